@@ -1,0 +1,65 @@
+/// @file cli.hpp
+/// @brief The command line every chapter binary shares (sizes, repetitions, kernels, CSV, checking).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace CLI { class App; }
+
+namespace mm {
+
+/// @brief One problem size. For GEMM chapters M×N×K; copy chapters use M×N and leave k = 1.
+struct ProblemSize {
+  std::int64_t m = 1, n = 1, k = 1;
+  friend bool operator==(const ProblemSize&, const ProblemSize&) = default;
+};
+
+/// @brief What a chapter binary accepts and its defaults.
+struct CliSpec {
+  std::string program;                  ///< binary name, for --help
+  std::string description;              ///< one line for --help
+  std::vector<std::string> kernels;     ///< names accepted by --kernel
+  std::vector<ProblemSize> default_sizes;
+  std::vector<std::string> layouts = {"RRR"};  ///< layout tags accepted by --layout; the first is the default
+  int default_reps = 20;
+  int default_warmup = 5;
+  bool has_k = true;                    ///< false for copy chapters: sizes are M×N
+  std::int64_t max_elements = (std::int64_t(1) << 31) - 1;  ///< per matrix: kernels index with 32-bit ints
+  std::function<void(CLI::App&)> extra; ///< chapter-specific options, added before parsing
+};
+
+/// @brief The parsed command line.
+struct CliOptions {
+  std::vector<ProblemSize> sizes;
+  std::vector<std::string> kernels;  ///< the selected kernels, in the spec's order
+  std::vector<std::string> layouts;  ///< the selected layout tags
+  int reps = 20;
+  int warmup = 5;
+  std::string csv;                   ///< empty: no CSV
+  bool check = true;                 ///< false with --no-check
+  std::uint64_t seed = 42;
+};
+
+/// @brief A rejected command line: `what()` is one line that names the flag; `exit_code` is 2 (0 for --help, whose text is `what()`).
+struct CliError : std::runtime_error {
+  int exit_code;
+  CliError(const std::string& msg, int code) : std::runtime_error(msg), exit_code(code) {}
+};
+
+/// @brief Parses argv; throws CliError on bad input or --help.
+CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec);
+
+/// @brief parse_cli, printing the message and exiting (2 on bad input, 0 after --help).
+CliOptions parse_cli_or_exit(int argc, const char* const* argv, const CliSpec& spec);
+
+/// @brief Parses a size list such as "1024", "512,1024", "1000x1x1000" (M×N×K; M×N when !has_k). Throws CliError naming `flag`.
+std::vector<ProblemSize> parse_sizes(const std::string& text, bool has_k, const std::string& flag);
+
+/// @brief Parses a positive integer (≥ `min`) for `flag`, rejecting text, signs, overflow and trailing junk. Throws CliError.
+std::int64_t parse_int(const std::string& text, const std::string& flag, std::int64_t min = 1);
+
+}  // namespace mm

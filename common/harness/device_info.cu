@@ -1,0 +1,86 @@
+#include "harness/device_info.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cctype>
+#include <fstream>
+
+namespace mm {
+
+std::string gpu_slug(const std::string& name) {
+  std::string s = name;
+  for (const char* vendor : {"NVIDIA ", "nvidia "})
+    if (s.rfind(vendor, 0) == 0) s = s.substr(std::char_traits<char>::length(vendor));
+  std::string out;
+  for (char ch : s) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      out += char(std::tolower(static_cast<unsigned char>(ch)));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "gpu" : out;
+}
+
+const DeviceInfo& device_info() {
+  static const DeviceInfo info = [] {
+    DeviceInfo d;
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+      d.unavailable = err != cudaSuccess ? std::string("no usable CUDA GPU (") + cudaGetErrorString(err) + ")"
+                                         : "no CUDA GPU found";
+      cudaGetLastError();  // clear the sticky-free error so later checks start clean
+      return d;
+    }
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) {
+      d.unavailable = "cudaGetDeviceProperties failed";
+      return d;
+    }
+    d.present = true;
+    d.name = p.name;
+    d.slug = gpu_slug(p.name);
+    d.cc = p.major * 10 + p.minor;
+    d.sm_count = p.multiProcessorCount;
+    d.l2_bytes = std::size_t(p.l2CacheSize);
+    d.global_bytes = p.totalGlobalMem;
+    return d;
+  }();
+  return info;
+}
+
+std::string cuda_version_string() {
+  int rt = 0, drv = 0, blas = 0;
+  cudaRuntimeGetVersion(&rt);
+  cudaDriverGetVersion(&drv);
+  cublasGetProperty(MAJOR_VERSION, &blas);
+  int blas_minor = 0, blas_patch = 0;
+  cublasGetProperty(MINOR_VERSION, &blas_minor);
+  cublasGetProperty(PATCH_LEVEL, &blas_patch);
+  auto v = [](int x) { return std::to_string(x / 1000) + "." + std::to_string((x % 1000) / 10); };
+  std::string s = "runtime " + v(rt);
+  if (drv > 0) s += " driver " + v(drv);
+  s += " cuBLAS " + std::to_string(blas) + "." + std::to_string(blas_minor) + "." + std::to_string(blas_patch);
+  return s;
+}
+
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto pos = line.find(':');
+      if (pos != std::string::npos) {
+        std::string s = line.substr(pos + 1);
+        while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+        for (char& ch : s) if (ch == ',') ch = ' ';
+        return s;
+      }
+    }
+  }
+  return "cpu";
+}
+
+}  // namespace mm

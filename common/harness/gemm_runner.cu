@@ -1,0 +1,205 @@
+#include "harness/gemm_runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "harness/cublas_gemm.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/device_info.hpp"
+#include "harness/random.hpp"
+#include "harness/results.hpp"
+#include "harness/timing.hpp"
+
+namespace mm {
+
+GemmProblem make_problem(const ProblemSize& s, const std::string& tag) {
+  auto order = [&](char ch) {
+    if (ch == 'R') return Order::row;
+    if (ch == 'C') return Order::col;
+    throw CliError("error: --layout: '" + tag + "' is not three letters R or C", 2);
+  };
+  if (tag.size() != 3) throw CliError("error: --layout: '" + tag + "' is not three letters R or C", 2);
+  return GemmProblem{s.m, s.n, s.k, order(tag[0]), order(tag[1]), order(tag[2])};
+}
+
+namespace {
+
+std::string size_text(const GemmProblem& p) {
+  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+}
+
+// Bad sizes are bad input: one line naming the flag, exit 2, before anything is allocated.
+template <class TIn, class TOut>
+void require_memory(const GemmProblem& p, bool check) {
+  const double dev_bytes = double(p.m * p.k + p.k * p.n) * sizeof(TIn) + double(p.m * p.n) * sizeof(TOut) +
+                           (check ? 2.0 * double(p.m * p.n) * sizeof(double) : 0.0);
+  std::size_t free_b = 0, total_b = 0;
+  MM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (dev_bytes > 0.9 * double(free_b)) {
+    std::fprintf(stderr, "error: --sizes/--m/--n/--k: %s needs %.1f GB of device memory, %.1f GB free\n",
+                 size_text(p).c_str(), dev_bytes / 1e9, double(free_b) / 1e9);
+    std::exit(2);
+  }
+  const double host_bytes = check ? double(p.m * p.n) * (2 * sizeof(double) + sizeof(TOut)) : 0.0;
+  const double host_free = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  if (host_bytes > 0.9 * host_free) {
+    std::fprintf(stderr, "error: --sizes/--m/--n/--k: checking %s needs %.1f GB of host memory, %.1f GB free (or pass --no-check)\n",
+                 size_text(p).c_str(), host_bytes / 1e9, host_free / 1e9);
+    std::exit(2);
+  }
+}
+
+}  // namespace
+
+template <class TIn, class TOut>
+int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
+                     const std::vector<GemmKernel<TIn, TOut>>& kernels) {
+  CliSpec spec;
+  spec.program = argc > 0 ? argv[0] : ch.chapter;
+  if (auto slash = spec.program.rfind('/'); slash != std::string::npos) spec.program = spec.program.substr(slash + 1);
+  spec.description = ch.description;
+  for (const auto& kern : kernels) spec.kernels.push_back(kern.name);
+  spec.default_sizes = ch.default_sizes;
+  spec.layouts = ch.layouts;
+  spec.default_reps = ch.default_reps;
+  spec.default_warmup = ch.default_warmup;
+  spec.extra = ch.extra;
+  const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
+
+  const DeviceInfo& dev = device_info();
+  if (!dev.present) {
+    std::cout << spec.program << ": skipped: " << dev.unavailable << " (this chapter runs on a GPU)\n";
+    return 0;
+  }
+  std::cout << ch.chapter << " on " << dev.name << " (sm_" << dev.cc << ", " << dev.sm_count << " SMs), "
+            << cuda_version_string() << "\n"
+            << "baseline: cublasGemmEx, " << CublasGemm::compute_type_name(ch.baseline) << "; timing: median of "
+            << opt.reps << " runs after " << opt.warmup << " warm-up runs, L2 flushed before each\n\n";
+
+  CublasGemm cublas;
+  const TimingOptions topt{opt.warmup, opt.reps, true};
+  const std::string version = cuda_version_string();
+  std::vector<ResultRow> rows;
+  int failures = 0;
+
+  for (const ProblemSize& size : opt.sizes)
+    for (const std::string& tag : opt.layouts) {
+      GemmProblem p;
+      try {
+        p = make_problem(size, tag);
+      } catch (const CliError& e) {
+        std::cerr << spec.program << ": " << e.what() << '\n';
+        return 2;
+      }
+      require_memory<TIn, TOut>(p, opt.check);
+      DeviceBuffer<TIn> a(p.m * p.k), b(p.k * p.n);
+      DeviceBuffer<TOut> c(p.m * p.n);
+      fill_random(a, opt.seed);
+      fill_random(b, opt.seed + 1);
+      Reference ref;
+      if (opt.check) ref = reference_gemm(p, a, b);
+
+      auto make_row = [&](const std::string& name, DType dt, const Timing& t, double rel) {
+        ResultRow r;
+        r.chapter = ch.chapter; r.kernel = name; r.dtype = std::string(dtype_name(dt)); r.layout = tag;
+        r.m = p.m; r.n = p.n; r.k = p.k;
+        r.median_ms = t.median_ms; r.min_ms = t.min_ms;
+        r.tflops = p.flops() / (t.median_ms * 1e-3) / 1e12;
+        const double bytes = double(p.m * p.k + p.k * p.n) * sizeof(TIn) + double(p.m * p.n) * sizeof(TOut);
+        r.gbps = bytes / (t.median_ms * 1e-3) / 1e9;
+        r.rel_error = rel;
+        r.gpu = dev.name; r.cuda_version = version; r.timestamp = utc_timestamp();
+        return r;
+      };
+      // Poison, run once, compare: an element the kernel never writes stays NaN and fails.
+      auto run_checked = [&](const std::string& name, DType dt, const std::function<void(cudaStream_t)>& run,
+                             double& rel) {
+        poison(c);
+        run(nullptr);
+        MM_CHECK_LAUNCH();
+        MM_CUDA_CHECK(cudaDeviceSynchronize());
+        rel = not_measured;
+        if (!opt.check) return true;
+        const CheckResult r = check_gemm(ref, c.download(), p.c, gemm_tolerance<TOut>(dt));
+        rel = r.rel_frobenius;
+        if (!r.ok) {
+          std::cout << "  " << name << " at " << size_text(p) << " " << tag << ": " << r.summary << '\n';
+          ++failures;
+        }
+        return r.ok;
+      };
+
+      auto cublas_run = [&](cudaStream_t s) { cublas.gemm(p, ch.baseline, a.data(), b.data(), c.data(), cuda_data_type<TOut>(), s); };
+      double rel = 0;
+      run_checked("cuBLAS", ch.baseline, cublas_run, rel);
+      const Timing base = time_on_gpu(cublas_run, topt);
+      ResultRow base_row = make_row("cuBLAS", ch.baseline, base, rel);
+      base_row.pct_of_cublas = 100.0;
+      rows.push_back(base_row);
+
+      for (const auto& kern : kernels) {
+        if (std::find(opt.kernels.begin(), opt.kernels.end(), kern.name) == opt.kernels.end()) continue;
+        if (kern.min_cc > dev.cc) {
+          std::cout << "  " << kern.name << ": skipped: needs sm_" << kern.min_cc << ", this GPU is sm_" << dev.cc << '\n';
+          continue;
+        }
+        if (kern.rejects) {
+          if (std::string why = kern.rejects(p); !why.empty()) {
+            std::cout << "  " << kern.name << " at " << size_text(p) << ": not run: " << why << '\n';
+            continue;
+          }
+        }
+        auto run = [&](cudaStream_t s) { kern.launch(p, a.data(), b.data(), c.data(), s); };
+        if (!run_checked(kern.name, kern.dtype, run, rel)) continue;  // a wrong kernel is not timed
+        const Timing t = time_on_gpu(run, topt);
+        ResultRow row = make_row(kern.name, kern.dtype, t, rel);
+        row.pct_of_cublas = 100.0 * base.median_ms / t.median_ms;
+        rows.push_back(row);
+      }
+    }
+
+  std::cout << '\n';
+  print_table(std::cout, rows);
+  if (!opt.csv.empty()) {
+    write_csv(opt.csv, rows);
+    std::cout << "\nwrote " << opt.csv << '\n';
+  }
+  if (failures > 0) {
+    std::cout << failures << " check(s) FAILED\n";
+    return 1;
+  }
+  return 0;
+}
+
+template <class TIn, class TOut>
+CheckResult check_gemm_kernel(const GemmProblem& p, const GemmLaunch<TIn, TOut>& launch, DType dtype,
+                              std::uint64_t seed) {
+  DeviceBuffer<TIn> a(p.m * p.k), b(p.k * p.n);
+  DeviceBuffer<TOut> c(p.m * p.n);
+  fill_random(a, seed);
+  fill_random(b, seed + 1);
+  poison(c);
+  launch(p, a.data(), b.data(), c.data(), nullptr);
+  MM_CHECK_LAUNCH();
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  return check_gemm(reference_gemm(p, a, b), c.download(), p.c, gemm_tolerance<TOut>(dtype));
+}
+
+#define MM_INSTANTIATE_RUNNER(TIn, TOut)                                                              \
+  template int run_gemm_chapter<TIn, TOut>(int, const char* const*, const GemmChapter&,                \
+                                           const std::vector<GemmKernel<TIn, TOut>>&);                 \
+  template CheckResult check_gemm_kernel<TIn, TOut>(const GemmProblem&, const GemmLaunch<TIn, TOut>&, \
+                                                    DType, std::uint64_t);
+MM_INSTANTIATE_RUNNER(float, float)
+MM_INSTANTIATE_RUNNER(__nv_bfloat16, float)
+MM_INSTANTIATE_RUNNER(__nv_bfloat16, __nv_bfloat16)
+MM_INSTANTIATE_RUNNER(__half, float)
+MM_INSTANTIATE_RUNNER(__half, __half)
+#undef MM_INSTANTIATE_RUNNER
+
+}  // namespace mm

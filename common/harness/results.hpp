@@ -1,0 +1,49 @@
+/// @file results.hpp
+/// @brief One result row per (kernel, size), the CSV schema every chapter writes, and the printed table.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace mm {
+
+/// @brief A value that was not measured (written as an empty CSV field, printed as "-").
+inline constexpr double not_measured = std::numeric_limits<double>::quiet_NaN();
+
+/// @brief One measured kernel at one size. The columns of the CSV, in order.
+struct ResultRow {
+  std::string chapter;       ///< e.g. "02_naive_gpu"
+  std::string kernel;        ///< e.g. "coalesced", or "cuBLAS" / "cudaMemcpy" for the baseline row
+  std::string dtype;         ///< "fp32", "tf32", "bf16", "fp16"
+  std::string layout;        ///< storage orders of A, B, C, e.g. "RRR"
+  std::int64_t m = 0, n = 0, k = 0;
+  double median_ms = not_measured;
+  double min_ms = not_measured;
+  double tflops = not_measured;         ///< 2·M·N·K / median time (GEMM); not_measured for copies
+  double gbps = not_measured;           ///< bytes that must move (each input read once, output written once) / median time
+  double pct_of_cublas = not_measured;  ///< 100 · baseline median / this median; the baseline is cuBLAS for GEMMs, cudaMemcpy for copies
+  double rel_error = not_measured;      ///< relative Frobenius error against the fp64 reference
+  std::string gpu;                      ///< device name (CPU model for the CPU chapter)
+  std::string cuda_version;
+  std::string timestamp;                ///< ISO 8601, UTC
+};
+
+/// @brief The header line of the CSV (column names, comma-separated, no newline).
+std::string csv_header();
+
+/// @brief Writes rows (with the header) to `path`, replacing the file. Exits 2 with a one-line message if it cannot.
+void write_csv(const std::string& path, const std::vector<ResultRow>& rows);
+
+/// @brief Reads a CSV written by write_csv. Throws std::runtime_error naming the line on a malformed file.
+std::vector<ResultRow> read_csv(const std::string& path);
+
+/// @brief Prints rows as an aligned table (kernel, dtype, layout, size, ms, TFLOP/s, GB/s, % of baseline, error).
+void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std::string& baseline_name = "cuBLAS");
+
+/// @brief Now as "2026-11-21T10:00:00Z".
+std::string utc_timestamp();
+
+}  // namespace mm

@@ -1,0 +1,32 @@
+/// @file timing.hpp
+/// @brief GPU timing with CUDA events: warm-up, then the median and minimum of many runs, L2 flushed before each.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <vector>
+
+namespace mm {
+
+/// @brief How to time.
+struct TimingOptions {
+  int warmup = 5;        ///< untimed runs first (module load, clocks ramping up, cuBLAS heuristics)
+  int reps = 20;         ///< timed runs
+  bool flush_l2 = true;  ///< overwrite a buffer twice the L2's size before each timed run
+};
+
+/// @brief What was measured, in milliseconds.
+struct Timing {
+  double median_ms = 0;
+  double min_ms = 0;
+  std::vector<float> samples_ms;  ///< every timed run, in order
+};
+
+/// @brief Times `launch(stream)`: events are recorded around each run only, so the L2 flush is not counted.
+Timing time_on_gpu(const std::function<void(cudaStream_t)>& launch, const TimingOptions& opt = {});
+
+/// @brief Median of a list (the mean of the two middle values for an even count); 0 for an empty list.
+double median(std::vector<float> v);
+
+}  // namespace mm

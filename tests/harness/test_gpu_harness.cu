@@ -1,0 +1,92 @@
+// The harness on the GPU: the device fill equals the host fill, poison makes
+// NaNs, cuBLAS passes the check in every storage order, the device reference
+// equals the host one, and timing returns sane numbers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpu_test.hpp"
+#include "harness/cublas_gemm.hpp"
+#include "harness/gemm_runner.hpp"
+#include "harness/random.hpp"
+#include "harness/timing.hpp"
+
+namespace {
+
+TEST(GpuHarness, DeviceFillEqualsHostFill) {
+  MM_REQUIRE_GPU();
+  mm::DeviceBuffer<float> d(100003);
+  mm::fill_random(d, 11);
+  EXPECT_EQ(d.download(), mm::random_host<float>(100003, 11));
+}
+
+TEST(GpuHarness, PoisonIsNaN) {
+  MM_REQUIRE_GPU();
+  mm::DeviceBuffer<float> f(17);
+  mm::poison(f);
+  for (float x : f.download()) EXPECT_TRUE(std::isnan(x));
+  mm::DeviceBuffer<__nv_bfloat16> h(17);
+  mm::poison(h);
+  for (__nv_bfloat16 x : h.download()) EXPECT_TRUE(std::isnan(float(x)));
+}
+
+TEST(GpuHarness, DeviceReferenceEqualsHostReference) {
+  MM_REQUIRE_GPU();
+  const mm::GemmProblem p{45, 31, 67, mm::Order::col, mm::Order::row, mm::Order::row};
+  mm::DeviceBuffer<float> a(p.m * p.k), b(p.k * p.n);
+  mm::fill_random(a, 1);
+  mm::fill_random(b, 2);
+  const mm::Reference dev = mm::reference_gemm_device(p, a.data(), b.data());
+  const mm::Reference host = mm::reference_gemm_host(p, a.download(), b.download());
+  ASSERT_EQ(dev.value.size(), host.value.size());
+  for (std::size_t i = 0; i < dev.value.size(); ++i) {
+    EXPECT_NEAR(dev.value[i], host.value[i], 1e-12);
+    EXPECT_NEAR(dev.abs_sum[i], host.abs_sum[i], 1e-12);
+  }
+}
+
+class CublasOrders : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CublasOrders, PassesTheCheck) {
+  MM_REQUIRE_GPU();
+  static mm::CublasGemm cublas;
+  for (mm::ProblemSize s : {mm::ProblemSize{1, 1, 1}, {17, 33, 9}, {129, 257, 33}, {300, 200, 1000}}) {
+    const mm::GemmProblem p = mm::make_problem(s, GetParam());
+    const mm::GemmLaunch<float, float> run = [](const mm::GemmProblem& q, const float* a, const float* b, float* c,
+                                                cudaStream_t st) {
+      cublas.gemm(q, mm::DType::f32, a, b, c, CUDA_R_32F, st);
+    };
+    const mm::CheckResult r = mm::check_gemm_kernel(p, run, mm::DType::f32);
+    EXPECT_TRUE(r.ok) << s.m << "x" << s.n << "x" << s.k << " " << GetParam() << ": " << r.summary;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFour, CublasOrders, ::testing::Values("RRR", "RCR", "CRR", "CCC", "RRC"),
+                         [](const auto& info) { return std::string(info.param); });
+
+TEST(GpuHarness, CheckCatchesAKernelThatSkipsALastElement) {
+  MM_REQUIRE_GPU();
+  static mm::CublasGemm cublas;
+  // cuBLAS on a problem one row short: the last row of C stays poisoned.
+  const mm::GemmLaunch<float, float> short_run = [](const mm::GemmProblem& q, const float* a, const float* b, float* c,
+                                                    cudaStream_t st) {
+    mm::GemmProblem shorter = q;
+    shorter.m -= 1;  // row-major C: the first m-1 rows are contiguous
+    cublas.gemm(shorter, mm::DType::f32, a, b, c, CUDA_R_32F, st);
+  };
+  const mm::CheckResult r = mm::check_gemm_kernel(mm::GemmProblem{8, 8, 8}, short_run, mm::DType::f32);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.nonfinite, 8);
+}
+
+TEST(GpuHarness, TimingIsPositiveAndOrdered) {
+  MM_REQUIRE_GPU();
+  mm::DeviceBuffer<float> x(1 << 24);
+  const mm::Timing t = mm::time_on_gpu(
+      [&](cudaStream_t s) { MM_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, x.bytes(), s)); }, {2, 9, true});
+  EXPECT_EQ(t.samples_ms.size(), 9u);
+  EXPECT_GT(t.min_ms, 0.0);
+  EXPECT_LE(t.min_ms, t.median_ms);
+}
+
+}  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gpu_test.hpp"
+#include "harness/copy_runner.hpp"
 #include "harness/cublas_gemm.hpp"
 #include "harness/gemm_runner.hpp"
 #include "harness/random.hpp"
@@ -87,6 +88,27 @@ TEST(GpuHarness, TimingIsPositiveAndOrdered) {
   EXPECT_EQ(t.samples_ms.size(), 9u);
   EXPECT_GT(t.min_ms, 0.0);
   EXPECT_LE(t.min_ms, t.median_ms);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(GpuHarness, CopyCheckPassesMemcpyAndCatchesAShortCopy) {
+  MM_REQUIRE_GPU();
+  const mm::CopyLaunch full = [](std::int64_t m, std::int64_t n, const float* s, float* d, cudaStream_t st) {
+    MM_CUDA_CHECK(cudaMemcpyAsync(d, s, m * n * sizeof(float), cudaMemcpyDeviceToDevice, st));
+  };
+  const mm::CopyLaunch one_short = [](std::int64_t m, std::int64_t n, const float* s, float* d, cudaStream_t st) {
+    MM_CUDA_CHECK(cudaMemcpyAsync(d, s, (m * n - 1) * sizeof(float), cudaMemcpyDeviceToDevice, st));
+  };
+  EXPECT_TRUE(mm::check_copy_kernel(33, 65, full, false).ok);
+  const mm::CopyCheck c = mm::check_copy_kernel(33, 65, one_short, false);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.bad, 1);
+  // A plain copy is not a transpose (unless the matrix is 1xN or Nx1).
+  EXPECT_FALSE(mm::check_copy_kernel(33, 65, full, true).ok);
+  EXPECT_TRUE(mm::check_copy_kernel(1, 65, full, true).ok);
 }
 
 }  // namespace

@@ -1,0 +1,101 @@
+// Chapter 03: shared-memory tiling. A block of TILE×TILE threads computes a TILE×TILE tile of C,
+// staging a TILE×TILE tile of A and one of B in shared memory per step along K, so that every
+// float read from global memory is used TILE times instead of once.
+//
+// Build: cmake --build build --target ch03_tiled_shared_memory      Run: build/bin/ch03_tiled_shared_memory
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "harness/problem.hpp"
+
+namespace mm::ch03 {
+
+/// The most blocks a grid may have along y (x may have 2^31 - 1).
+inline constexpr std::int64_t max_grid_y = 65535;
+
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+/// One block per TILE×TILE tile of C: x counts tile columns (N), y tile rows (M), so that
+/// threadIdx.x walks along a row of C and every global access of a warp is coalesced.
+template <int TILE>
+dim3 tiled_grid(const GemmProblem& p) {
+  return dim3(unsigned(ceil_div(p.n, TILE)), unsigned(ceil_div(p.m, TILE)));
+}
+
+/// TILE×TILE threads: one per element of the tile of C.
+template <int TILE>
+constexpr dim3 tiled_block() {
+  return dim3(TILE, TILE);
+}
+
+/// Steps along K: the last one is partial when TILE does not divide K (its missing part is loaded as zeros).
+template <int TILE>
+constexpr std::int64_t tiled_k_steps(const GemmProblem& p) {
+  return ceil_div(p.k, TILE);
+}
+
+/// Empty when the tiled kernel takes `p`; otherwise the constraint it breaks (for GemmKernel::rejects).
+template <int TILE>
+std::string tiled_rejects(const GemmProblem& p) {
+  if (p.layout_tag() != "RRR") return "needs row-major A, B and C (layout RRR), got " + p.layout_tag();
+  if (ceil_div(p.m, TILE) > max_grid_y)
+    return "needs M <= " + std::to_string(max_grid_y * TILE) + " (65535 tiles of " + std::to_string(TILE) +
+           " rows along grid y)";
+  return {};
+}
+
+/// C = A·B, all row-major: A is M×K, B is K×N, C is M×N. Any M, N, K ≥ 1: loads outside A or B
+/// put zeros in shared memory (they add 0 to the sum), and only threads inside C store.
+template <int TILE>
+__global__ void __launch_bounds__(TILE * TILE) tiled_gemm_kernel(int M, int N, int K, const float* A,
+                                                                  const float* B, float* C) {
+  static_assert(TILE * TILE <= 1024, "one thread per element of a tile: TILE*TILE <= 1024 threads per block");
+  __shared__ float sA[TILE][TILE];  // (TILE_M, TILE_K): rows of this block's tile of C, one K step of A
+  __shared__ float sB[TILE][TILE];  // (TILE_K, TILE_N): the same K step of B, columns of this block's tile
+
+  const int tx = threadIdx.x;             // column inside the tile: consecutive lanes, consecutive columns
+  const int ty = threadIdx.y;             // row inside the tile
+  const int row = blockIdx.y * TILE + ty;  // the element of C this thread owns
+  const int col = blockIdx.x * TILE + tx;
+
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < K; k0 += TILE) {
+    // Cooperative load: each thread brings one float of A and one of B. A warp (fixed ty,
+    // consecutive tx) reads consecutive floats of a row of A and of a row of B: both coalesced.
+    // No thread returns early: threads outside C still load (zeros) and reach both barriers.
+    sA[ty][tx] = (row < M && k0 + tx < K) ? A[row * K + (k0 + tx)] : 0.0f;
+    sB[ty][tx] = (k0 + ty < K && col < N) ? B[(k0 + ty) * N + col] : 0.0f;
+    __syncthreads();  // 1: every float of both tiles is written before anyone reads another thread's float
+
+#pragma unroll
+    for (int kk = 0; kk < TILE; ++kk) acc += sA[ty][kk] * sB[kk][tx];  // sA: broadcast, sB: one bank per lane
+
+    __syncthreads();  // 2: everyone has finished reading these tiles before the next step overwrites them
+  }
+  if (row < M && col < N) C[row * N + col] = acc;
+}
+
+/// Host launch: dim3 grid of tiles, dim3 block of TILE×TILE threads.
+template <int TILE>
+void launch_tiled(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream) {
+  if (std::string why = tiled_rejects<TILE>(p); !why.empty()) throw std::invalid_argument("tiled_gemm: " + why);
+  tiled_gemm_kernel<TILE><<<tiled_grid<TILE>(p), tiled_block<TILE>(), 0, stream>>>(int(p.m), int(p.n), int(p.k),
+                                                                                     A, B, C);
+}
+
+/// The tutorial's choice: 32×32 = 1024 threads per block, the most a block may have.
+inline void launch_tiled_32(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t s) {
+  launch_tiled<32>(p, A, B, C, s);
+}
+
+/// Half the reuse (each float used 16 times), a quarter of the threads per block.
+inline void launch_tiled_16(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t s) {
+  launch_tiled<16>(p, A, B, C, s);
+}
+
+}  // namespace mm::ch03

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# How the committed H200 results were produced: one call of the lead's device tool runs
+#   bash scripts/device/h200_session.sh [tests] [chapters] [sanitize] [ncu]
+# on the GPU machine over a build made on the CPU machine (carried as build-lead/, configured
+# for sm_80;sm_90a; its absolute paths are /work/main/... there as here). Everything it makes
+# goes under $OUT as one tarball (the tool brings back at most 8 files) plus a summary.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build-lead}
+OUT=${OUT:-/tmp/mm_out}
+mkdir -p "$OUT/data" "$OUT/logs"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(tests chapters sanitize)
+bin=$BUILD/bin
+summary=$OUT/summary.txt
+: >"$summary"
+say() { echo "$*" | tee -a "$summary"; }
+
+say "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader)"
+
+for step in "${steps[@]}"; do
+  case $step in
+  tests)
+    start=$SECONDS
+    ctest --test-dir "$BUILD" -j8 --output-on-failure >"$OUT/logs/ctest.log" 2>&1
+    say "ctest rc=$? ($((SECONDS - start)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/ctest.log" | tail -1)"
+    grep -E '\(Failed\)|\(Skipped\)|Not Run' "$OUT/logs/ctest.log" | head -20 | tee -a "$summary"
+    ;;
+  chapters)
+    for exe in "$bin"/ch0*; do
+      name=$(basename "$exe")
+      start=$SECONDS
+      "$exe" --csv "$OUT/data/$name.csv" >"$OUT/logs/$name.log" 2>&1
+      say "$name rc=$? ($((SECONDS - start)) s)"
+    done
+    ;;
+  sanitize)
+    # Small odd sizes: every partial-tile path runs, and the tools stay fast.
+    for exe in "$bin"/ch0[2-9]*; do
+      name=$(basename "$exe")
+      case $name in ch04*) sizes="33x4097,67x45" ;; *) sizes="67x131x45,129x257x33" ;; esac
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --sizes "$sizes" --reps 1 --warmup 0 --layout all \
+          >"$OUT/logs/sanitize_${tool}_$name.log" 2>&1 ||
+        compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --sizes "$sizes" --reps 1 --warmup 0 \
+          >"$OUT/logs/sanitize_${tool}_$name.log" 2>&1
+        say "sanitize $tool $name rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/logs/sanitize_${tool}_$name.log" | tail -1)"
+      done
+    done
+    ;;
+  ncu)
+    # Shared-memory bank conflicts of the chapters that compare padded and unpadded layouts.
+    for exe in "$bin"/ch04* "$bin"/ch05*; do
+      [ -x "$exe" ] || continue
+      name=$(basename "$exe")
+      ncu --clock-control none --metrics \
+        smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,gpu__time_duration.sum \
+        "$exe" --sizes 4096 --reps 1 --warmup 0 --no-check >"$OUT/logs/ncu_$name.log" 2>&1
+      say "ncu $name rc=$?"
+    done
+    ;;
+  *) say "unknown step $step" ;;
+  esac
+done
+tar czf "$OUT/results.tgz" -C "$OUT" data logs
+rm -rf "$OUT/data" "$OUT/logs"
+cat "$summary"

@@ -1,0 +1,209 @@
+"""Reading the result CSVs that every chapter binary writes (`--csv FILE`).
+
+The schema is the one in common/harness/results.hpp:
+
+    chapter,kernel,dtype,layout,M,N,K,median_ms,min_ms,tflops,gbps,
+    pct_of_cublas,rel_error,gpu,cuda_version,timestamp
+
+An empty field means "not measured". Each GEMM chapter measures cuBLAS on the
+same problems in the same run (rows with kernel "cuBLAS"); the copy chapter
+measures cudaMemcpy instead (kernel "cudaMemcpy", gbps filled, tflops empty).
+The CPU chapter (01) has no baseline row.
+
+Only the standard library is used here, so that update_tables.py runs with any
+Python 3; plot.py adds matplotlib on top.
+"""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+import statistics
+from dataclasses import dataclass
+
+COLUMNS = [
+    "chapter", "kernel", "dtype", "layout", "M", "N", "K", "median_ms", "min_ms", "tflops",
+    "gbps", "pct_of_cublas", "rel_error", "gpu", "cuda_version", "timestamp",
+]
+GEMM_BASELINE = "cuBLAS"
+COPY_BASELINE = "cudaMemcpy"
+BASELINES = (GEMM_BASELINE, COPY_BASELINE)
+CPU_NAIVE = ("01", "naive")  # chapter number and kernel of the speedup baseline
+
+
+class DataError(Exception):
+    """A results directory that cannot be used; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Row:
+    chapter: str
+    kernel: str
+    dtype: str
+    layout: str
+    m: int
+    n: int
+    k: int
+    median_ms: float | None
+    min_ms: float | None
+    tflops: float | None
+    gbps: float | None
+    pct: float | None  # % of the chapter's baseline (cuBLAS or cudaMemcpy)
+    rel_error: float | None
+    gpu: str
+    cuda_version: str
+    timestamp: str
+    source: str  # the CSV file this row came from
+
+    @property
+    def number(self) -> str:
+        """"02" for "02_naive_gpu"."""
+        return self.chapter.split("_", 1)[0]
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.kernel in BASELINES
+
+    @property
+    def is_copy(self) -> bool:
+        """A bandwidth row (copy or transpose): GB/s measured, no FLOPs."""
+        return self.tflops is None and self.gbps is not None
+
+    @property
+    def is_square(self) -> bool:
+        return self.m == self.n == self.k
+
+    @property
+    def size_text(self) -> str:
+        if self.is_copy:
+            return f"{self.m}×{self.n}"
+        if self.is_square:
+            return f"{self.m}³"
+        return f"{self.m}×{self.n}×{self.k}"
+
+
+def _number(text: str, where: str) -> float | None:
+    text = text.strip()
+    if text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise DataError(f"{where}: not a number: '{text}'") from None
+
+
+def read_csv(path: pathlib.Path) -> list[Row]:
+    """All rows of one CSV; raises DataError naming the file and line on a malformed file."""
+    rows: list[Row] = []
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header] != COLUMNS:
+            raise DataError(f"{path}:1: not the gemm-ladder CSV header (see common/harness/results.hpp)")
+        for line_no, fields in enumerate(reader, start=2):
+            if not fields or all(not x.strip() for x in fields):
+                continue
+            where = f"{path}:{line_no}"
+            if len(fields) != len(COLUMNS):
+                raise DataError(f"{where}: expected {len(COLUMNS)} fields, found {len(fields)}")
+            v = dict(zip(COLUMNS, fields))
+            dims = [_number(v[c], where) for c in ("M", "N", "K")]
+            if any(d is None for d in dims):
+                raise DataError(f"{where}: M, N and K must be filled")
+            m, n, k = (int(d) for d in dims)
+            rows.append(Row(
+                chapter=v["chapter"].strip(), kernel=v["kernel"].strip(), dtype=v["dtype"].strip(),
+                layout=v["layout"].strip(), m=m, n=n, k=k,
+                median_ms=_number(v["median_ms"], where), min_ms=_number(v["min_ms"], where),
+                tflops=_number(v["tflops"], where), gbps=_number(v["gbps"], where),
+                pct=_number(v["pct_of_cublas"], where), rel_error=_number(v["rel_error"], where),
+                gpu=v["gpu"].strip(), cuda_version=v["cuda_version"].strip(),
+                timestamp=v["timestamp"].strip(), source=str(path)))
+    return rows
+
+
+def csv_files(data_dir: pathlib.Path) -> list[pathlib.Path]:
+    return sorted(p for p in data_dir.rglob("*.csv") if p.is_file())
+
+
+def load(data_dir: pathlib.Path, require: bool = True) -> list[Row]:
+    """Every row of every CSV under data_dir (recursively), in chapter order.
+
+    With require=True a directory without any CSV raises DataError."""
+    if not data_dir.is_dir():
+        if require:
+            raise DataError(f"no results: '{data_dir}' is not a directory (pass --data DIR)")
+        return []
+    files = csv_files(data_dir)
+    if not files and require:
+        raise DataError(f"no results: no .csv file under '{data_dir}' (run scripts/run_all.sh, or pass --data DIR)")
+    rows: list[Row] = []
+    for f in files:
+        rows.extend(read_csv(f))
+    # One row per (chapter, kernel, dtype, layout, size): a later row (a re-run) replaces an earlier one.
+    unique: dict[tuple, Row] = {}
+    for r in rows:
+        unique[(r.chapter, r.kernel, r.dtype, r.layout, r.m, r.n, r.k)] = r
+    # Stable sort: chapter order, then the order the binary wrote its rows in.
+    return sorted(unique.values(), key=lambda r: r.chapter)
+
+
+def chapters(rows: list[Row]) -> list[str]:
+    return sorted({r.chapter for r in rows})
+
+
+def baseline_of(rows: list[Row], chapter: str) -> str | None:
+    """The chapter's baseline kernel name, or None (the CPU chapter)."""
+    names = {r.kernel for r in rows if r.chapter == chapter and r.is_baseline}
+    if COPY_BASELINE in names:
+        return COPY_BASELINE
+    if GEMM_BASELINE in names:
+        return GEMM_BASELINE
+    return None
+
+
+def gpu_gemm_chapters(rows: list[Row]) -> list[str]:
+    """Chapters with a cuBLAS baseline, i.e. GEMMs measured on the GPU."""
+    return [c for c in chapters(rows) if baseline_of(rows, c) == GEMM_BASELINE]
+
+
+def headline_size(rows: list[Row]) -> int | None:
+    """The square GEMM size the headline figure uses.
+
+    The size that the most GPU GEMM chapters measured (so that every chapter has
+    a bar), the largest such size on a tie. None when no square GPU GEMM exists."""
+    gpu = set(gpu_gemm_chapters(rows))
+    per_size: dict[int, set[str]] = {}
+    for r in rows:
+        if r.chapter in gpu and r.is_square and r.tflops is not None and not r.is_baseline:
+            per_size.setdefault(r.m, set()).add(r.chapter)
+    if not per_size:
+        return None
+    return max(per_size, key=lambda s: (len(per_size[s]), s))
+
+
+def pct_of_baseline(rows: list[Row], row: Row) -> float | None:
+    """% of the chapter's own baseline for this row: the CSV's value, else computed from the
+    baseline row of the same chapter, dtype, layout and size."""
+    if row.pct is not None:
+        return row.pct
+    base = baseline_of(rows, row.chapter)
+    if base is None or row.median_ms is None:
+        return None
+    for b in rows:
+        if (b.chapter == row.chapter and b.kernel == base and b.dtype == row.dtype
+                and (b.m, b.n, b.k) == (row.m, row.n, row.k) and b.median_ms is not None):
+            return 100.0 * b.median_ms / row.median_ms
+    return None
+
+
+def cpu_naive(rows: list[Row]) -> Row | None:
+    """Chapter 01's naive loop at its largest measured size (by M·N·K)."""
+    cands = [r for r in rows if r.number == CPU_NAIVE[0] and r.kernel == CPU_NAIVE[1] and r.tflops]
+    if not cands:
+        return None
+    return max(cands, key=lambda r: (r.m * r.n * r.k, r.m))
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)

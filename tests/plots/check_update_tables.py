@@ -1,0 +1,110 @@
+"""CTest plots.update_tables: plots/update_tables.py fills marker blocks in a temporary checkout.
+
+    python check_update_tables.py REPO_ROOT
+"""
+
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+TOP = """# Project
+
+Intro text that must survive.
+
+<!-- results:summary -->
+stale text
+<!-- /results -->
+
+Closing text.
+"""
+CH02 = """# Chapter 02
+
+<!-- results:02_naive_gpu -->
+<!-- /results -->
+
+More tutorial text.
+"""
+CH04 = """# Chapter 04
+
+<!-- results:04 -->
+<!-- /results -->
+"""
+CH09 = """# Chapter 09 (no results yet)
+
+<!-- results:09_hopper -->
+<!-- /results -->
+"""
+
+
+def fail(msg: str) -> None:
+    print(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def main() -> None:
+    repo = pathlib.Path(sys.argv[1])
+    script = repo / "plots" / "update_tables.py"
+    with tempfile.TemporaryDirectory(prefix="mm_tables_test_") as tmp:
+        root = pathlib.Path(tmp)
+        data = root / "plots" / "data" / "h200"
+        subprocess.run([sys.executable, str(pathlib.Path(__file__).with_name("make_synthetic_csv.py")), str(data)],
+                       check=True)
+        files = {"README.md": TOP, "chapters/02_naive_gpu/README.md": CH02,
+                 "chapters/04_copy_and_transpose/README.md": CH04, "chapters/09_hopper/README.md": CH09}
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text, encoding="utf-8")
+
+        def run(*args):
+            r = subprocess.run([sys.executable, str(script), "--root", str(root), *args], capture_output=True, text=True)
+            print(f"$ update_tables.py {' '.join(args)} -> {r.returncode}\n{r.stdout}{r.stderr}")
+            return r
+
+        if run("--check").returncode != 1:
+            fail("--check should exit 1 while blocks are stale")
+        if (root / "README.md").read_text(encoding="utf-8") != TOP:
+            fail("--check modified a file")
+        if run().returncode != 0:
+            fail("updating the blocks failed")
+        if run("--check").returncode != 0:
+            fail("--check should exit 0 right after an update")
+
+        top = (root / "README.md").read_text(encoding="utf-8")
+        ch02 = (root / "chapters/02_naive_gpu/README.md").read_text(encoding="utf-8")
+        ch04 = (root / "chapters/04_copy_and_transpose/README.md").read_text(encoding="utf-8")
+        ch09 = (root / "chapters/09_hopper/README.md").read_text(encoding="utf-8")
+        expect = [
+            (top, "Intro text that must survive.", "text before the block is kept"),
+            (top, "Closing text.", "text after the block is kept"),
+            (top, "| [02 naive_gpu](chapters/02_naive_gpu/README.md) | coalesced | 3.00 | 6.0% |",
+             "summary row of chapter 02 (best kernel at the headline size 4096)"),
+            (top, "| 03 tiled_shared_memory | tiled | 6.50 | 13.0% |", "summary row of a chapter without README"),
+            (top, "of cudaMemcpy", "the copy chapter's summary row is against cudaMemcpy"),
+            (ch02, "| coalesced | fp32 | RRR | 4096³ |", "chapter 02's 4096 row"),
+            (ch02, "| cuBLAS | fp32 | RRR | 4096³ |", "chapter 02's cuBLAS row"),
+            (ch02, "More tutorial text.", "chapter text after the block is kept"),
+            (ch04, "| GB/s | % of cudaMemcpy |", "copy chapter reports GB/s against cudaMemcpy"),
+            (ch09, "_No results for `09_hopper`", "a chapter without data says so"),
+        ]
+        for text, needle, what in expect:
+            if needle not in text:
+                fail(f"{what}: '{needle}' not found in:\n{text}")
+        if "stale text" in top:
+            fail("the old block content was not replaced")
+
+        # Editing a table by hand makes --check fail again.
+        (root / "chapters/02_naive_gpu/README.md").write_text(ch02.replace("6.0%", "60.0%"), encoding="utf-8")
+        if run("--check").returncode != 1:
+            fail("--check missed a hand-edited table")
+
+        # Unpaired markers: an error naming the file, exit 2.
+        (root / "chapters/09_hopper/README.md").write_text("<!-- results:09_hopper -->\nno end\n", encoding="utf-8")
+        r = run()
+        if r.returncode != 2 or "chapters/09_hopper/README.md" not in r.stderr:
+            fail("unpaired markers should exit 2 naming the file")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

@@ -33,6 +33,18 @@ constexpr dim3 tiled_block() {
   return dim3(TILE, TILE);
 }
 
+/// An element of C: row and column.
+struct RowCol {
+  std::int64_t row, col;
+};
+
+/// The element of C that thread `thread` of block `block` owns. The kernel and the tests call
+/// this same function, so the tests check the kernel's own index arithmetic.
+template <int TILE>
+__host__ __device__ constexpr RowCol tiled_element(dim3 block, dim3 thread) {
+  return {std::int64_t(block.y) * TILE + thread.y, std::int64_t(block.x) * TILE + thread.x};
+}
+
 /// Steps along K: the last one is partial when TILE does not divide K (its missing part is loaded as zeros).
 template <int TILE>
 constexpr std::int64_t tiled_k_steps(const GemmProblem& p) {
@@ -60,8 +72,8 @@ __global__ void __launch_bounds__(TILE * TILE) tiled_gemm_kernel(int M, int N, i
 
   const int tx = threadIdx.x;             // column inside the tile: consecutive lanes, consecutive columns
   const int ty = threadIdx.y;             // row inside the tile
-  const int row = blockIdx.y * TILE + ty;  // the element of C this thread owns
-  const int col = blockIdx.x * TILE + tx;
+  const RowCol e = tiled_element<TILE>(blockIdx, threadIdx);  // the element of C this thread owns
+  const int row = int(e.row), col = int(e.col);
 
   float acc = 0.0f;
   for (int k0 = 0; k0 < K; k0 += TILE) {

@@ -1,0 +1,145 @@
+// Chapter 03: the tiled kernels against the fp64 reference (GPU), and the launch arithmetic on
+// the CPU (no GPU needed). Every test name starts with "ch03", so that `ctest -R ch03` selects
+// this chapter. (Chapter 02's coalesced kernel, also run by the ch03 binary, is tested in tests/ch02.)
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "03_tiled_shared_memory/tiled_shared_memory.cuh"
+#include "gpu_test.hpp"
+#include "harness/gemm_runner.hpp"
+
+namespace {
+
+using mm::GemmProblem;
+using LaunchFn = void (*)(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+
+struct NamedKernel {
+  const char* name;
+  LaunchFn launch;
+  int tile;
+};
+void PrintTo(const NamedKernel& k, std::ostream* os) { *os << k.name; }
+
+const NamedKernel kKernels[] = {
+    {"tiled_16", mm::ch03::launch_tiled_16, 16},
+    {"tiled_32", mm::ch03::launch_tiled_32, 32},
+};
+
+// A size of the test list, printed as MxNxK.
+struct Size {
+  std::int64_t m, n, k;
+  GemmProblem problem() const { return GemmProblem{m, n, k}; }
+};
+void PrintTo(const Size& s, std::ostream* os) { *os << s.m << "x" << s.n << "x" << s.k; }
+
+// Degenerate (1), smaller than a tile, one short of / equal to / one past a tile of 32 (K too:
+// a partial last K step must load zeros), a single row or column of C, and many blocks.
+const Size kSizes[] = {
+    {1, 1, 1}, {7, 13, 5}, {31, 33, 17}, {32, 32, 32}, {33, 65, 129}, {1000, 1, 1000}, {1, 1000, 1000},
+    {1024, 1024, 1024},
+};
+
+std::string size_name(const GemmProblem& p) {
+  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+}
+
+// "tiled_32_33x65x129": the kernel and the size, readable in ctest's list.
+std::string case_name(const ::testing::TestParamInfo<std::tuple<NamedKernel, Size>>& info) {
+  return std::string(std::get<0>(info.param).name) + "_" + size_name(std::get<1>(info.param).problem());
+}
+
+// ---- GPU: every kernel, every size, against the fp64 reference (output poisoned first) ----
+
+class TiledGemm : public ::testing::TestWithParam<std::tuple<NamedKernel, Size>> {};
+
+TEST_P(TiledGemm, MatchesFp64Reference) {
+  MM_REQUIRE_GPU();
+  const NamedKernel& kernel = std::get<0>(GetParam());
+  const GemmProblem p = std::get<1>(GetParam()).problem();
+  const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32);
+  EXPECT_TRUE(r.ok) << kernel.name << " at " << size_name(p) << ": " << r.summary;
+}
+
+INSTANTIATE_TEST_SUITE_P(ch03, TiledGemm, ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kSizes)),
+                         case_name);
+
+// Non-square tiles of C and a K that is not a multiple of the tile, with a second seed.
+TEST(ch03_TiledGemm, MatchesFp64ReferenceWithAnotherSeed) {
+  MM_REQUIRE_GPU();
+  const GemmProblem p{100, 257, 63};
+  for (const NamedKernel& kernel : kKernels) {
+    const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32, 7);
+    EXPECT_TRUE(r.ok) << kernel.name << ": " << r.summary;
+  }
+}
+
+// ---- CPU: the grid covers C exactly once, the K loop covers K ----
+
+template <int TILE>
+std::vector<int> hits_per_element(const GemmProblem& p) {
+  std::vector<int> hits(std::size_t(p.m * p.n), 0);
+  const dim3 grid = mm::ch03::tiled_grid<TILE>(p), block = mm::ch03::tiled_block<TILE>();
+  for (unsigned by = 0; by < grid.y; ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx)
+      for (unsigned ty = 0; ty < block.y; ++ty)
+        for (unsigned tx = 0; tx < block.x; ++tx) {
+          const mm::ch03::RowCol e = mm::ch03::tiled_element<TILE>(dim3(bx, by), dim3(tx, ty));
+          if (e.row < p.m && e.col < p.n) ++hits[std::size_t(e.row * p.n + e.col)];
+        }
+  return hits;
+}
+
+class TiledGridCover : public ::testing::TestWithParam<std::tuple<NamedKernel, Size>> {};
+
+TEST_P(TiledGridCover, CoversEveryElementOfCExactlyOnce) {
+  const NamedKernel& kernel = std::get<0>(GetParam());
+  const GemmProblem p = std::get<1>(GetParam()).problem();
+  const std::vector<int> hits = kernel.tile == 16 ? hits_per_element<16>(p) : hits_per_element<32>(p);
+  std::int64_t missed = 0, twice = 0;
+  for (int h : hits) missed += h == 0, twice += h > 1;
+  EXPECT_EQ(missed, 0) << kernel.name << " at " << size_name(p);
+  EXPECT_EQ(twice, 0) << kernel.name << " at " << size_name(p);
+}
+
+INSTANTIATE_TEST_SUITE_P(ch03, TiledGridCover,
+                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kSizes)), case_name);
+
+TEST(ch03_TiledGrid, XCountsTileColumnsYCountsTileRows) {
+  const GemmProblem p{100, 3000, 7};
+  EXPECT_EQ(mm::ch03::tiled_grid<32>(p).x, 94u);  // ceil(3000 / 32)
+  EXPECT_EQ(mm::ch03::tiled_grid<32>(p).y, 4u);   // ceil(100 / 32)
+  EXPECT_EQ(mm::ch03::tiled_grid<16>(p).x, 188u);
+  EXPECT_EQ(mm::ch03::tiled_grid<16>(p).y, 7u);
+  EXPECT_EQ(mm::ch03::tiled_block<32>().x * mm::ch03::tiled_block<32>().y, 1024u);  // the most a block may have
+  EXPECT_EQ(mm::ch03::tiled_block<16>().x * mm::ch03::tiled_block<16>().y, 256u);
+}
+
+TEST(ch03_TiledGrid, KStepsCoverKWithAtMostOnePartialStep) {
+  for (std::int64_t k : {1, 5, 15, 16, 17, 31, 32, 33, 129, 1000, 1024}) {
+    const GemmProblem p{1, 1, k};
+    const std::int64_t s16 = mm::ch03::tiled_k_steps<16>(p), s32 = mm::ch03::tiled_k_steps<32>(p);
+    EXPECT_GE(s16 * 16, k);
+    EXPECT_LT((s16 - 1) * 16, k);
+    EXPECT_GE(s32 * 32, k);
+    EXPECT_LT((s32 - 1) * 32, k);
+  }
+}
+
+TEST(ch03_TiledGrid, RejectsWhatTheGridCannotHold) {
+  // grid.y holds at most 65535 tiles of rows.
+  EXPECT_EQ(mm::ch03::tiled_rejects<32>(GemmProblem{65535 * 32, 1, 1}), "");
+  EXPECT_NE(mm::ch03::tiled_rejects<32>(GemmProblem{65535 * 32 + 1, 1, 1}), "");
+  EXPECT_NE(mm::ch03::tiled_rejects<16>(GemmProblem{65535 * 16 + 1, 1, 1}), "");
+  EXPECT_EQ(mm::ch03::tiled_rejects<16>(GemmProblem{1, 1 << 30, 1}), "");  // N is on x: 2^31 - 1 blocks allowed
+  GemmProblem col_major_a{64, 64, 64};
+  col_major_a.a = mm::Order::col;
+  EXPECT_NE(mm::ch03::tiled_rejects<32>(col_major_a), "");
+  EXPECT_THROW(mm::ch03::launch_tiled_32(col_major_a, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);
+}
+
+}  // namespace

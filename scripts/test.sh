@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds everything and runs every test (the README's test command).
+#
+#   scripts/test.sh [ctest arguments, e.g. -R plots]
+#
+# Needs the CUDA toolkit, CMake >= 3.25, Ninja, a C++ compiler and Python 3; installs the plotting
+# packages into .venv itself. Without a GPU the GPU tests are reported as skipped, not passed.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+mm_check_tools
+mm_venv
+mm_configure_and_build
+say "running the tests (ctest --preset default)"
+if ! ctest --preset default "$@"; then
+  die "some tests failed (listed above)"
+fi

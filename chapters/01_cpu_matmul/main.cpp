@@ -86,7 +86,7 @@ void require_fits(const mm::GemmProblem& p, bool check) {
   const double bytes = 4.0 * double(p.m * p.k + p.k * p.n + p.m * p.n) + (check ? 16.0 * double(p.m * p.n) : 0.0);
   const double phys = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
   if (phys > 0 && bytes > 0.8 * phys) {
-    std::fprintf(stderr, "ch01_cpu_matmul: error: --sizes: %lldx%lldx%lld needs %.1f GB of host memory, this machine has %.1f GB\n",
+    std::fprintf(stderr, "ch01_cpu_matmul: error: --sizes/--m/--n/--k: %lldx%lldx%lld needs %.1f GB of host memory, this machine has %.1f GB\n",
                  (long long)p.m, (long long)p.n, (long long)p.k, bytes / 1e9, phys / 1e9);
     std::exit(2);
   }
@@ -114,6 +114,8 @@ int main(int argc, char** argv) {
     return e.exit_code;
   }
 
+  for (const mm::ProblemSize& s : o.cli.sizes) require_fits({s.m, s.n, s.k}, o.cli.check);
+
   const std::string cpu = mm::cpu_name();
   const std::string when = mm::utc_timestamp();
   std::printf("ch01_cpu_matmul on %s: %u hardware threads, threaded kernel uses %u; %d warm-up + %d timed runs%s\n\n",
@@ -127,7 +129,6 @@ int main(int argc, char** argv) {
   bool all_ok = true;
   for (const mm::ProblemSize& s : o.cli.sizes) {
     const mm::GemmProblem p{s.m, s.n, s.k};
-    require_fits(p, o.cli.check);
     const auto a = mm::random_host<float>(std::size_t(p.m * p.k), o.cli.seed);      // (M,K) row-major
     const auto b = mm::random_host<float>(std::size_t(p.k * p.n), o.cli.seed + 1);  // (K,N) row-major
     std::vector<float> c(std::size_t(p.m * p.n));                                   // (M,N) row-major

@@ -89,8 +89,14 @@ def save(fig, out_dir: pathlib.Path, name: str) -> None:
     plt.close(fig)
 
 
-def skip(name: str, why: str) -> None:
+def skip(name: str, why: str, out_dir: pathlib.Path) -> None:
     print(f"{name}: skipped: {why}", file=sys.stderr)
+    # A figure left over from older data would no longer match the CSVs: remove it.
+    for ext in ("png", "svg"):
+        stale = out_dir / f"{name}.{ext}"
+        if stale.is_file():
+            stale.unlink()
+            print(f"{name}: removed the stale {stale}", file=sys.stderr)
 
 
 def baseline_levels(rows: list[rd.Row], kernel: str, pick) -> dict[str, float]:
@@ -135,12 +141,12 @@ def chapter_legend(ax, chapters: list[str], colors: dict[str, str], extra=(), **
 def plot_headline(rows, headline, colors, out_dir) -> bool:
     name = "gemm_tflops"
     if headline is None:
-        skip(name, "no square GEMM size measured on the GPU")
+        skip(name, "no square GEMM size measured on the GPU", out_dir)
         return False
     at = [r for r in rows if r.is_square and r.m == headline and r.tflops is not None]
     kernels = [r for r in at if not r.is_baseline]
     if not kernels:
-        skip(name, f"no kernel measured at {headline}³")
+        skip(name, f"no kernel measured at {headline}³", out_dir)
         return False
     labels = kernel_labels([r for r in rows if not r.is_copy])
     groups = []
@@ -170,7 +176,7 @@ def plot_speedup(rows, headline, colors, out_dir) -> bool:
     name = "speedup_vs_cpu"
     naive = rd.cpu_naive(rows)
     if naive is None:
-        skip(name, "no chapter 01 'naive' row (the CPU baseline)")
+        skip(name, "no chapter 01 'naive' row (the CPU baseline)", out_dir)
         return False
     base_gflops = naive.tflops * 1e3
     groups, cpu_size, gpu_sizes = [], naive.size_text, set()
@@ -193,7 +199,7 @@ def plot_speedup(rows, headline, colors, out_dir) -> bool:
         if bars:
             groups.append((chapter, [(lbl, s, f"{s:,.0f}×" if s >= 10 else f"{s:.1f}×") for lbl, s, _ in bars]))
     if len(groups) == 0:
-        skip(name, "nothing to compare")
+        skip(name, "nothing to compare", out_dir)
         return False
     fig, ax = plt.subplots(figsize=(max(7.0, 0.75 * sum(len(b) for _, b in groups) + 3), 4.8))
     grouped_bars(ax, groups, colors)
@@ -225,7 +231,7 @@ def plot_vs_size(rows, colors, out_dir) -> bool:
         if not r.is_baseline:
             series.setdefault((r.chapter, r.kernel, r.dtype, r.layout), []).append(r)
     if not series:
-        skip(name, "no square GEMM sizes measured")
+        skip(name, "no square GEMM sizes measured", out_dir)
         return False
     labels = kernel_labels([r for r in rows if not r.is_copy])
     fig, ax = plt.subplots(figsize=(9, 5.2))
@@ -267,7 +273,7 @@ def plot_copy(rows, colors, out_dir) -> bool:
     copies = [r for r in rows if r.chapter in copy_chapters and r.is_copy]
     kernels = [r for r in copies if not r.is_baseline]
     if not kernels:
-        skip(name, "no copy-chapter rows (GB/s with a cudaMemcpy baseline)")
+        skip(name, "no copy-chapter rows (GB/s with a cudaMemcpy baseline)", out_dir)
         return False
     # The size most kernels were measured at, the largest on a tie.
     per_size: dict[tuple[int, int], set[str]] = {}

@@ -79,7 +79,7 @@ def relative(path: str, root: pathlib.Path) -> str:
 
 def provenance(rows: list[rd.Row], root: pathlib.Path) -> str:
     machines = sorted({r.gpu for r in rows if r.gpu})
-    cuda = sorted({r.cuda_version for r in rows if r.cuda_version})
+    cuda = sorted({r.cuda_version for r in rows if r.cuda_version and not r.cuda_version.startswith("n/a")})
     dates = sorted({r.timestamp[:10] for r in rows if r.timestamp})
     files = sorted({relative(r.source, root) for r in rows})
     parts = ["Measured on " + (", ".join(machines) if machines else "an unnamed machine")]

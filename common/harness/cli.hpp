@@ -14,7 +14,10 @@ namespace mm {
 
 /// @brief One problem size. For GEMM chapters M×N×K; copy chapters use M×N and leave k = 1.
 struct ProblemSize {
-  std::int64_t m = 1, n = 1, k = 1;
+  std::int64_t m = 1;  ///< rows of A and C
+  std::int64_t n = 1;  ///< columns of B and C
+  std::int64_t k = 1;  ///< columns of A, rows of B (1 for copies)
+  /// @brief Two sizes are equal when M, N and K are.
   friend bool operator==(const ProblemSize&, const ProblemSize&) = default;
 };
 
@@ -23,10 +26,10 @@ struct CliSpec {
   std::string program;                  ///< binary name, for --help
   std::string description;              ///< one line for --help
   std::vector<std::string> kernels;     ///< names accepted by --kernel
-  std::vector<ProblemSize> default_sizes;
+  std::vector<ProblemSize> default_sizes;  ///< sizes run unless --sizes or --m/--n/--k say otherwise
   std::vector<std::string> layouts = {"RRR"};  ///< layout tags accepted by --layout; the first is the default
-  int default_reps = 20;
-  int default_warmup = 5;
+  int default_reps = 20;                ///< timed runs unless --reps says otherwise
+  int default_warmup = 5;               ///< warm-up runs unless --warmup says otherwise
   bool has_k = true;                    ///< false for copy chapters: sizes are M×N
   std::int64_t max_elements = (std::int64_t(1) << 31) - 1;  ///< per matrix: kernels index with 32-bit ints
   std::function<void(CLI::App&)> extra; ///< chapter-specific options, added before parsing
@@ -34,19 +37,20 @@ struct CliSpec {
 
 /// @brief The parsed command line.
 struct CliOptions {
-  std::vector<ProblemSize> sizes;
+  std::vector<ProblemSize> sizes;    ///< the problems to run, in order
   std::vector<std::string> kernels;  ///< the selected kernels, in the spec's order
   std::vector<std::string> layouts;  ///< the selected layout tags
-  int reps = 20;
-  int warmup = 5;
+  int reps = 20;                     ///< timed runs
+  int warmup = 5;                    ///< untimed runs first
   std::string csv;                   ///< empty: no CSV
   bool check = true;                 ///< false with --no-check
-  std::uint64_t seed = 42;
+  std::uint64_t seed = 42;           ///< seed of the random inputs
 };
 
 /// @brief A rejected command line: `what()` is one line that names the flag; `exit_code` is 2 (0 for --help, whose text is `what()`).
 struct CliError : std::runtime_error {
-  int exit_code;
+  int exit_code;  ///< 2 for bad input, 0 for --help
+  /// @brief A message (one line) and the exit code the binary should return.
   CliError(const std::string& msg, int code) : std::runtime_error(msg), exit_code(code) {}
 };
 

@@ -24,9 +24,9 @@ using CopyLaunch = std::function<void(std::int64_t m, std::int64_t n, const floa
 
 /// @brief One kernel of a copy chapter.
 struct CopyKernel {
-  std::string name;
+  std::string name;         ///< what --kernel selects and the table shows
   bool transposes = false;  ///< dst is the N×M transpose rather than a copy
-  CopyLaunch launch;
+  CopyLaunch launch;        ///< runs it once
   /// @brief Empty when the kernel takes an M×N matrix; otherwise a one-line reason naming the constraint.
   std::function<std::string(std::int64_t m, std::int64_t n)> rejects = {};
   int min_cc = 0;           ///< e.g. 80 for cp.async
@@ -34,17 +34,17 @@ struct CopyKernel {
 
 /// @brief A copy chapter's description and defaults.
 struct CopyChapter {
-  std::string chapter;
-  std::string description;
+  std::string chapter;                     ///< "04_copy_and_transpose": the CSV's chapter column
+  std::string description;                 ///< one line for --help
   std::vector<ProblemSize> default_sizes;  ///< M×N (k unused)
-  int default_reps = 50;
-  int default_warmup = 5;
-  std::function<void(CLI::App&)> extra;
+  int default_reps = 50;                   ///< timed runs unless --reps says otherwise
+  int default_warmup = 5;                  ///< warm-up runs unless --warmup says otherwise
+  std::function<void(CLI::App&)> extra;    ///< chapter-specific flags
 };
 
 /// @brief The verdict on one copy: exact equality is expected (nothing is computed).
 struct CopyCheck {
-  bool ok = false;
+  bool ok = false;       ///< every element equal, bit for bit
   std::int64_t bad = 0;  ///< elements that differ (poisoned ones included)
   std::string summary;   ///< "ok" or "FAIL: 3 elements differ, first at (0, 31): got nan, want 0.25"
 };

@@ -33,7 +33,7 @@ template <class TIn, class TOut>
 struct GemmKernel {
   std::string name;                 ///< what --kernel selects and the table shows
   DType dtype = DType::f32;         ///< how it multiplies: sets the tolerance
-  GemmLaunch<TIn, TOut> launch;
+  GemmLaunch<TIn, TOut> launch;     ///< runs it once
   /// @brief Empty when the kernel takes `p`; otherwise a one-line reason naming the constraint (e.g. "needs K % 8 == 0").
   std::function<std::string(const GemmProblem& p)> rejects = {};
   int min_cc = 0;                   ///< compute capability it needs, e.g. 80 for cp.async, 90 for wgmma
@@ -43,10 +43,10 @@ struct GemmKernel {
 struct GemmChapter {
   std::string chapter;                      ///< "02_naive_gpu": the CSV's chapter column
   std::string description;                  ///< one line for --help
-  std::vector<ProblemSize> default_sizes;
+  std::vector<ProblemSize> default_sizes;   ///< sizes run unless the command line says otherwise
   std::vector<std::string> layouts = {"RRR"};  ///< storage orders the kernels take; the first is the default
-  int default_reps = 20;
-  int default_warmup = 5;
+  int default_reps = 20;                    ///< timed runs unless --reps says otherwise
+  int default_warmup = 5;                   ///< warm-up runs unless --warmup says otherwise
   DType baseline = DType::f32;              ///< how cuBLAS multiplies (fp32 SGEMM, tf32, bf16)
   std::function<void(CLI::App&)> extra;     ///< chapter-specific flags
 };

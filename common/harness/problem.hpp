@@ -16,9 +16,9 @@ constexpr char order_letter(Order o) { return o == Order::row ? 'R' : 'C'; }
 
 /// @brief A dense matrix in memory: element (r, c) lives at `r * row_stride + c * col_stride`.
 struct MatrixShape {
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
-  Order order = Order::row;
+  std::int64_t rows = 0;     ///< number of rows
+  std::int64_t cols = 0;     ///< number of columns
+  Order order = Order::row;  ///< storage order
   /// @brief Distance between consecutive rows (cols for row-major, 1 for column-major).
   constexpr std::int64_t row_stride() const { return order == Order::row ? cols : 1; }
   /// @brief Distance between consecutive columns (1 for row-major, rows for column-major).
@@ -35,8 +35,12 @@ struct MatrixShape {
 
 /// @brief One GEMM problem: sizes and the storage order of A (M×K), B (K×N) and C (M×N).
 struct GemmProblem {
-  std::int64_t m = 1, n = 1, k = 1;
-  Order a = Order::row, b = Order::row, c = Order::row;
+  std::int64_t m = 1;     ///< rows of A and C
+  std::int64_t n = 1;     ///< columns of B and C
+  std::int64_t k = 1;     ///< columns of A, rows of B
+  Order a = Order::row;   ///< storage order of A
+  Order b = Order::row;   ///< storage order of B
+  Order c = Order::row;   ///< storage order of C
 
   /// @brief A as an M×K matrix.
   constexpr MatrixShape shape_a() const { return {m, k, a}; }

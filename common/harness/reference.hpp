@@ -14,7 +14,8 @@ namespace mm {
 
 /// @brief The exact-as-possible result of a GEMM, computed in fp64 from the same inputs the kernel saw.
 struct Reference {
-  std::int64_t m = 0, n = 0;
+  std::int64_t m = 0;           ///< rows of C
+  std::int64_t n = 0;           ///< columns of C
   std::vector<double> value;    ///< C(i, j) at i*n + j (row-major, whatever C's storage order)
   std::vector<double> abs_sum;  ///< sum_k |A(i,k) * B(k,j)|: the scale the error is measured against
 };

@@ -19,15 +19,17 @@ struct ResultRow {
   std::string kernel;        ///< e.g. "coalesced", or "cuBLAS" / "cudaMemcpy" for the baseline row
   std::string dtype;         ///< "fp32", "tf32", "bf16", "fp16"
   std::string layout;        ///< storage orders of A, B, C, e.g. "RRR"
-  std::int64_t m = 0, n = 0, k = 0;
-  double median_ms = not_measured;
-  double min_ms = not_measured;
+  std::int64_t m = 0;                   ///< rows of C (of the source matrix for copies)
+  std::int64_t n = 0;                   ///< columns of C
+  std::int64_t k = 0;                   ///< the inner dimension; 0 for copies
+  double median_ms = not_measured;      ///< median time of the timed runs
+  double min_ms = not_measured;         ///< fastest timed run
   double tflops = not_measured;         ///< 2·M·N·K / median time (GEMM); not_measured for copies
   double gbps = not_measured;           ///< bytes that must move (each input read once, output written once) / median time
   double pct_of_cublas = not_measured;  ///< 100 · baseline median / this median; the baseline is cuBLAS for GEMMs, cudaMemcpy for copies
   double rel_error = not_measured;      ///< relative Frobenius error against the fp64 reference
   std::string gpu;                      ///< device name (CPU model for the CPU chapter)
-  std::string cuda_version;
+  std::string cuda_version;             ///< runtime, driver and cuBLAS versions
   std::string timestamp;                ///< ISO 8601, UTC
 };
 

@@ -18,8 +18,8 @@ struct TimingOptions {
 
 /// @brief What was measured, in milliseconds.
 struct Timing {
-  double median_ms = 0;
-  double min_ms = 0;
+  double median_ms = 0;           ///< median of the timed runs
+  double min_ms = 0;              ///< fastest timed run
   std::vector<float> samples_ms;  ///< every timed run, in order
 };
 

@@ -1,0 +1,524 @@
+// The layout algebra: coalesce, composition, complement, divides, products, inverses.
+//
+// Same semantics as CuTe's layout algebra (see docs/layouts.md):
+//   coalesce(L)        same function, fewest modes
+//   composition(A, B)  R(c) = A(B(c)): B picks which of A's elements, in which order
+//   complement(A, M)   the layout that "fills the holes" of A up to M
+//   logical_divide     A split into (tile, rest) by a tiler
+//   logical_product    A repeated in the arrangement of B
+// Compile-time layouts stay compile-time through every operation.
+#pragma once
+
+#include "layout/layout.hpp"
+
+namespace mm {
+
+// ---- coalesce ------------------------------------------------------------------------------
+
+namespace detail {
+// True only when `x` is a compile-time true (a run-time condition cannot change types).
+template <class T>
+inline constexpr bool static_true_v = is_constant_value_v<true, T>;
+
+template <int I, class FS, class FD, class RS, class RD>
+MM_HD constexpr auto coalesce_impl(FS const& fs, FD const& fd, RS const& rs, RD const& rd) {
+  if constexpr (I == rank_v<FS>) {
+    if constexpr (rank_v<RS> == 0) return Layout<_1, _0>{};
+    else if constexpr (rank_v<RS> == 1) return make_layout(get<0>(rs), get<0>(rd));
+    else return make_layout(rs, rd);
+  } else {
+    auto s = get<I>(fs);
+    auto d = get<I>(fd);
+    if constexpr (is_constant_value_v<1, decltype(s)>) {
+      return coalesce_impl<I + 1>(fs, fd, rs, rd);  // a size-1 mode changes nothing
+    } else if constexpr (rank_v<RS> == 0) {
+      return coalesce_impl<I + 1>(fs, fd, make_tuple(s), make_tuple(d));
+    } else {
+      constexpr int L = rank_v<RS> - 1;
+      auto ps = get<L>(rs);
+      auto pd = get<L>(rd);
+      if constexpr (static_true_v<decltype(ps * pd == d)>) {
+        // The new mode continues the previous one: merge (s0,s1):(d0,s0*d0) -> s0*s1:d0.
+        return coalesce_impl<I + 1>(fs, fd, append(take<0, L>(rs), ps * s), rd);
+      } else {
+        return coalesce_impl<I + 1>(fs, fd, append(rs, s), append(rd, d));
+      }
+    }
+  }
+}
+}  // namespace detail
+
+/// The same function with the fewest modes: `coalesce((2,(1,6)):(1,(7,2))) = 12:1`.
+/// Merges are decided at compile time, so only compile-time shapes/strides merge.
+template <class S, class D>
+MM_HD constexpr auto coalesce(Layout<S, D> const& l) {
+  return detail::coalesce_impl<0>(flatten_to_tuple(l.shape()), flatten_to_tuple(l.stride()), tuple<>{}, tuple<>{});
+}
+/// Coalesce by mode: with a tuple profile each top-level mode is coalesced separately
+/// (the rank is kept); with an integer profile, the whole layout.
+template <class S, class D, class Profile>
+MM_HD constexpr auto coalesce(Layout<S, D> const& l, Profile const& profile) {
+  if constexpr (is_tuple_v<Profile>) {
+    static_assert(rank_v<Profile> <= rank_v<S>, "coalesce: profile has more modes than the layout");
+    return index_apply<rank_v<S>>([&](auto... i) {
+      return make_layout([&](auto ii) {
+        if constexpr (ii < rank_v<Profile>) return coalesce(layout<ii>(l), get<ii>(profile));
+        else return layout<ii>(l);
+      }(i)...);
+    });
+  } else {
+    return coalesce(l);
+  }
+}
+
+// ---- composition ---------------------------------------------------------------------------
+
+namespace detail {
+// Admissibility: `a` and `b` must divide one another. A compile error for static values,
+// a run-time check otherwise; never a silently wrong layout.
+template <class A, class B>
+MM_HD constexpr void check_divides(A const& a, B const& b, char const* msg) {
+  if constexpr (is_constant_v<A> && is_constant_v<B>) {
+    static_assert(A::value % B::value == 0 || B::value % A::value == 0,
+                  "inadmissible composition: a stride or shape of the right-hand layout does not "
+                  "divide (and is not divisible by) the left-hand layout's shape");
+  } else if constexpr (is_constant_value_v<1, A> || is_constant_value_v<1, B>) {
+    // 1 divides everything
+  } else {
+    layout_check(a % b == 0 || b % a == 0, msg);
+  }
+}
+
+// A (coalesced, flat, rank >= 2) composed with the single mode s:d, d != 0.
+template <class AS, class AD, class S, class D>
+MM_HD constexpr auto compose_mode(AS const& as, AD const& ad, S const& s, D const& d) {
+  constexpr int R = rank_v<AS>;
+  // Step 1: skip d elements of A: every mode but the last is divided by what remains of d.
+  auto step1 = fold(take<0, R - 1>(as), make_tuple(tuple<>{}, tuple<>{}, d, _0{}), [&](auto const& acc, auto const& si) {
+    constexpr int i = value_v<decltype(get<3>(acc))>;
+    auto rest = get<2>(acc);
+    check_divides(si, rest, "inadmissible composition: stride divisibility condition violated");
+    auto ns = shape_div_int(si, rest);
+    auto nd = get<i>(ad) * shape_div_int(si, ns);
+    return make_tuple(append(get<0>(acc), ns), append(get<1>(acc), nd), shape_div_int(rest, si), Int<i + 1>{});
+  });
+  auto s1 = append(get<0>(step1), get<R - 1>(as));
+  auto d1 = append(get<1>(step1), get<R - 1>(ad) * get<2>(step1));
+  // Step 2: keep the first s elements: modes fill up in order, the last takes the remainder.
+  auto step2 = fold(take<0, R - 1>(s1), make_tuple(tuple<>{}, s), [&](auto const& acc, auto const& si) {
+    auto rest = get<1>(acc);
+    auto ns = min(si, rest);
+    auto nrest = [&] {
+      if constexpr (is_constant_v<decltype(si)> && is_constant_v<decltype(rest)>) {
+        static_assert(value_v<decltype(rest)> <= value_v<decltype(si)> || value_v<decltype(rest)> % value_v<decltype(si)> == 0,
+                      "inadmissible composition: shape divisibility condition violated");
+        return C<(value_v<decltype(rest)> <= value_v<decltype(si)> ? 1 : value_v<decltype(rest)> / value_v<decltype(si)>)>{};
+      } else if constexpr (is_constant_value_v<1, decltype(si)>) {
+        return rest;
+      } else {
+        layout_check(rest <= si || rest % si == 0, "inadmissible composition: shape divisibility condition violated");
+        return dynamic_value(rest) <= dynamic_value(si) ? decltype(dynamic_value(rest) / dynamic_value(si))(1)
+                                                        : dynamic_value(rest) / dynamic_value(si);
+      }
+    }();
+    return make_tuple(append(get<0>(acc), ns), nrest);
+  });
+  auto s2 = append(get<0>(step2), get<1>(step2));
+  // Drop the modes that ended up with (compile-time) extent 1.
+  auto kept = index_apply<R>([&](auto... i) {
+    return tuple_cat(tuple<>{}, [&](auto ii) {
+      if constexpr (is_constant_value_v<1, decltype(get<ii>(s2))>) return tuple<>{};
+      else return make_tuple(make_tuple(get<ii>(s2), get<ii>(d1)));
+    }(i)...);
+  });
+  constexpr int K = rank_v<decltype(kept)>;
+  if constexpr (K == 0) return Layout<_1, _0>{};
+  else if constexpr (K == 1) return make_layout(get<0, 0>(kept), get<0, 1>(kept));
+  else return index_apply<K>([&](auto... i) { return make_layout(make_shape(get<i, 0>(kept)...), make_stride(get<i, 1>(kept)...)); });
+}
+}  // namespace detail
+
+/// Functional composition R = A ∘ B: R(c) = A(B(c)), with R's shape compatible with B's.
+/// `composition((6,2):(8,2), (4,3):(3,1)) = ((2,2),3):((24,2),8)`.
+/// B must be admissible for A (its strides and shapes divide A's shapes): otherwise a
+/// compile error (static layouts) or a run-time check (dynamic ones) stops it.
+template <class SA, class DA, class SB, class DB>
+MM_HD constexpr auto composition(Layout<SA, DA> const& a, Layout<SB, DB> const& b) {
+  if constexpr (is_tuple_v<SB>) {
+    // B distributes over its modes: R = (A ∘ B0, A ∘ B1, ...).
+    return index_apply<rank_v<SB>>([&](auto... i) { return make_layout(composition(a, layout<i>(b))...); });
+  } else if constexpr (is_constant_value_v<0, DB>) {
+    return make_layout(b.shape(), _0{});
+  } else {
+    auto ca = coalesce(a);
+    if constexpr (is_tuple_v<decltype(ca.shape())>) {
+      if constexpr (is_constant_v<DB>) {
+        return detail::compose_mode(ca.shape(), ca.stride(), b.shape(), b.stride());
+      } else {
+        // A run-time stride may be 0 (a broadcast): compose with 1, then zero the strides.
+        bool zero = b.stride() == 0;
+        auto r = detail::compose_mode(ca.shape(), ca.stride(), b.shape(), zero ? decltype(b.stride())(1) : b.stride());
+        return make_layout(r.shape(), transform_leaf(r.stride(), [&](auto const& d) { return d * int(!zero); }));
+      }
+    } else {
+      return make_layout(b.shape(), ca.stride() * b.stride());
+    }
+  }
+}
+
+/// Composition with a tiler: a tuple applies by mode (`(A0 ∘ T0, A1 ∘ T1, ...)`, modes of A
+/// beyond the tiler unchanged; an integer `n` in the tiler means `n:1`, `_` keeps the mode);
+/// an integer `n` means `n:1`.
+template <class SA, class DA, class T>
+  requires(!is_layout_v<T>)
+MM_HD constexpr auto composition(Layout<SA, DA> const& a, T const& tiler);
+
+namespace detail {
+// One tiler entry as a layout (or `_`).
+template <class T>
+MM_HD constexpr auto tiler_mode(T const& t) {
+  if constexpr (is_layout_v<T> || std::is_same_v<T, Underscore>) return t;
+  else return make_layout(t);
+}
+// Applies `f(mode_i_of_a, tiler_i)` for each tiler mode; modes of `a` past the tiler stay.
+template <class SA, class DA, class T, class F>
+MM_HD constexpr auto by_mode(Layout<SA, DA> const& a, T const& tiler, F&& f) {
+  constexpr int RA = rank_v<SA>;
+  constexpr int RT = rank_v<T>;
+  static_assert(RT <= RA, "tiler has more modes than the layout");
+  return index_apply<RA>([&](auto... i) {
+    return make_layout([&](auto ii) {
+      if constexpr (ii < RT) {
+        auto t = tiler_mode(get<ii>(tiler));
+        if constexpr (std::is_same_v<decltype(t), Underscore>) return layout<ii>(a);
+        else return f(layout<ii>(a), t);
+      } else {
+        return layout<ii>(a);
+      }
+    }(i)...);
+  });
+}
+}  // namespace detail
+
+template <class SA, class DA, class T>
+  requires(!is_layout_v<T>)
+MM_HD constexpr auto composition(Layout<SA, DA> const& a, T const& tiler) {
+  if constexpr (is_tuple_v<T>)
+    return detail::by_mode(a, tiler, [](auto const& m, auto const& t) { return composition(m, t); });
+  else
+    return composition(a, make_layout(tiler));
+}
+
+/// `layout` reshaped: `composition(layout, make_layout(shape))`.
+template <class S, class D, class Shape>
+MM_HD constexpr auto with_shape(Layout<S, D> const& l, Shape const& shape) {
+  return composition(l, make_layout(shape));
+}
+
+// ---- complement ----------------------------------------------------------------------------
+
+namespace detail {
+template <int N>
+struct int_array {
+  int v[N > 0 ? N : 1];
+};
+// The order that sorts compile-time strides ascending (stable).
+template <class D>
+constexpr auto sort_order() {
+  constexpr int N = rank_v<D>;
+  int_array<N> val{}, idx{};
+  index_apply<N>([&](auto... i) {
+    ((val.v[i] = int(std::remove_cvref_t<decltype(get<i>(D{}))>::value), idx.v[i] = i), ...);
+    return 0;
+  });
+  for (int a = 1; a < N; ++a)
+    for (int b = a; b > 0 && val.v[b - 1] > val.v[b]; --b) {
+      int t = val.v[b]; val.v[b] = val.v[b - 1]; val.v[b - 1] = t;
+      t = idx.v[b]; idx.v[b] = idx.v[b - 1]; idx.v[b - 1] = t;
+    }
+  return idx;
+}
+template <class D>
+inline constexpr auto sort_order_v = sort_order<D>();
+
+template <class T0, class T1>
+MM_HD constexpr auto pair_cat(T0 const& a, T1 const& b) {
+  return make_tuple(tuple_cat(get<0>(a), get<0>(b)), tuple_cat(get<1>(a), get<1>(b)));
+}
+template <class A, class B, class Cc>
+MM_HD constexpr auto pair_cat(A const& a, B const& b, Cc const& c) { return pair_cat(pair_cat(a, b), c); }
+// Flattened (shapes, strides) of a layout with trivial modes removed.
+template <class S, class D>
+MM_HD constexpr auto nontrivial_modes(Layout<S, D> const& l) {
+  auto fs = flatten_to_tuple(l.shape());
+  auto fd = flatten_to_tuple(l.stride());
+  return index_apply<rank_v<decltype(fs)>>([&](auto... i) {
+    auto one = [&](auto ii) {
+      using Si = std::remove_cvref_t<decltype(get<ii>(fs))>;
+      using Di = std::remove_cvref_t<decltype(get<ii>(fd))>;
+      if constexpr (is_constant_value_v<1, Si> || is_constant_value_v<0, Di>) return make_tuple(tuple<>{}, tuple<>{});
+      else return make_tuple(make_tuple(get<ii>(fs)), make_tuple(get<ii>(fd)));
+    };
+    return fold(make_tuple(one(i)...), make_tuple(tuple<>{}, tuple<>{}),
+                [](auto const& acc, auto const& p) { return pair_cat(acc, p); });
+  });
+}
+}  // namespace detail
+
+/// The complement of `a` with respect to `cotarget`: a layout B, ordered and disjoint from
+/// `a`, such that (a, B) covers [0, cotarget) (rounded up). `complement(4:2, 24) = (2,3):(1,8)`.
+/// The strides of `a` must be compile-time (they are sorted), or `a` must have one mode.
+template <class S, class D, class CoTarget>
+MM_HD constexpr auto complement(Layout<S, D> const& a, CoTarget const& cotarget) {
+  auto modes = detail::nontrivial_modes(a);
+  auto fs = get<0>(modes);
+  auto fd = get<1>(modes);
+  constexpr int R = rank_v<decltype(fs)>;
+  if constexpr (R == 0) {
+    return coalesce(make_layout(cotarget, _1{}));
+  } else {
+    static_assert(R == 1 || is_static_v<decltype(fd)>, "complement: needs compile-time strides to sort them");
+    auto sorted = index_apply<R>([&](auto... i) {
+      constexpr auto o = [] {
+        if constexpr (R == 1) return detail::int_array<1>{{0}};
+        else return detail::sort_order_v<decltype(fd)>;
+      }();
+      return make_tuple(make_tuple(get<o.v[i]>(fs)...), make_tuple(get<o.v[i]>(fd)...));
+    });
+    auto ss = get<0>(sorted);
+    auto sd = get<1>(sorted);
+    // Walk the modes by increasing stride; each gap between "what is covered so far" and
+    // the next stride becomes a mode of the complement.
+    auto acc = fold(index_apply<R>([](auto... i) { return make_tuple(i...); }), make_tuple(tuple<>{}, tuple<>{}, _1{}),
+                    [&](auto const& st, auto i) {
+                      auto cur = get<2>(st);
+                      auto di = get<i>(sd);
+                      detail::check_divides(di, cur, "complement: strides are not divisible (layout is not injective?)");
+                      return make_tuple(append(get<0>(st), shape_div_int(di, cur)), append(get<1>(st), cur), get<i>(ss) * di);
+                    });
+    auto cur = get<2>(acc);
+    auto rs = append(get<0>(acc), ceil_div_int(cotarget, cur));
+    auto rd = append(get<1>(acc), cur);
+    return coalesce(make_layout(rs, rd));
+  }
+}
+/// The complement of `a` with respect to its own cosize.
+template <class S, class D>
+MM_HD constexpr auto complement(Layout<S, D> const& a) { return complement(a, cosize(a)); }
+
+// ---- divides -------------------------------------------------------------------------------
+
+/// `a` split by `tiler` into (tile, rest) per mode: `logical_divide((4,2,3):(2,1,8), 4:2)`
+/// = `((2,2),(2,3)):((4,1),(2,8))`. A tuple tiler divides mode by mode.
+template <class S, class D, class T>
+MM_HD constexpr auto logical_divide(Layout<S, D> const& a, T const& tiler) {
+  if constexpr (is_layout_v<T>) {
+    return composition(a, make_layout(tiler, complement(tiler, size(a))));
+  } else if constexpr (is_tuple_v<T>) {
+    return detail::by_mode(a, tiler, [](auto const& m, auto const& t) { return logical_divide(m, t); });
+  } else {
+    return logical_divide(a, make_layout(tiler));
+  }
+}
+
+namespace detail {
+// ((tile modes...), (rest modes..., untouched modes...)) from a by-mode logical divide.
+template <int RT, class L>
+MM_HD constexpr auto zip_divided(L const& r) {
+  constexpr int RA = rank_v<typename L::shape_type>;
+  auto tile = index_apply<RT>([&](auto... i) { return make_layout(layout<i, 0>(r)...); });
+  auto rest = index_apply<RA>([&](auto... i) {
+    return make_layout([&](auto ii) {
+      if constexpr (ii < RT) return layout<ii, 1>(r);
+      else return layout<ii>(r);
+    }(i)...);
+  });
+  return make_tuple(tile, rest);
+}
+}  // namespace detail
+
+/// `a` divided by `tiler`, with all tile modes gathered in mode 0 and all rest modes in
+/// mode 1: `((TileM,TileN), (RestM,RestN))`. Slicing mode 1 picks one tile.
+template <class S, class D, class T>
+MM_HD constexpr auto zipped_divide(Layout<S, D> const& a, T const& tiler) {
+  if constexpr (is_tuple_v<T>) {
+    auto z = detail::zip_divided<rank_v<T>>(logical_divide(a, tiler));
+    return make_layout(get<0>(z), get<1>(z));
+  } else {
+    return logical_divide(a, tiler);
+  }
+}
+/// Like zipped_divide, but the rest modes are unpacked: `((TileM,TileN), RestM, RestN)`.
+template <class S, class D, class T>
+MM_HD constexpr auto tiled_divide(Layout<S, D> const& a, T const& tiler) {
+  auto z = zipped_divide(a, tiler);
+  constexpr int R1 = rank_v<decltype(z.template shape<1>())>;
+  return index_apply<R1>([&](auto... i) { return make_layout(layout<0>(z), layout<1, i>(z)...); });
+}
+/// Like zipped_divide, with every mode unpacked: `(TileM, TileN, RestM, RestN)`.
+template <class S, class D, class T>
+MM_HD constexpr auto flat_divide(Layout<S, D> const& a, T const& tiler) {
+  auto z = zipped_divide(a, tiler);
+  constexpr int R0 = rank_v<decltype(z.template shape<0>())>;
+  constexpr int R1 = rank_v<decltype(z.template shape<1>())>;
+  return index_apply<R0>([&](auto... i) {
+    return index_apply<R1>([&](auto... j) { return make_layout(layout<0, i>(z)..., layout<1, j>(z)...); });
+  });
+}
+
+// ---- products ------------------------------------------------------------------------------
+
+/// `a` repeated in the arrangement of `b`: `(a, complement(a, size(a)*cosize(b)) ∘ b)`.
+/// `logical_product((2,2):(4,1), 6:1) = ((2,2),6):((4,1),2)`. A tuple `b` applies by mode.
+template <class S, class D, class T>
+MM_HD constexpr auto logical_product(Layout<S, D> const& a, T const& b) {
+  if constexpr (is_layout_v<T>) {
+    return make_layout(a, composition(complement(a, size(a) * cosize(b)), b));
+  } else if constexpr (is_tuple_v<T>) {
+    return detail::by_mode(a, b, [](auto const& m, auto const& t) { return logical_product(m, t); });
+  } else {
+    return logical_product(a, make_layout(b));
+  }
+}
+/// logical_product with the block modes in mode 0 and the repetition modes in mode 1.
+template <class S, class D, class T>
+MM_HD constexpr auto zipped_product(Layout<S, D> const& a, T const& b) {
+  if constexpr (is_tuple_v<T>) {
+    auto z = detail::zip_divided<rank_v<T>>(logical_product(a, b));
+    return make_layout(get<0>(z), get<1>(z));
+  } else {
+    return logical_product(a, b);
+  }
+}
+/// zipped_product with the repetition modes unpacked: `((BlockM,BlockN), RepM, RepN)`.
+template <class S, class D, class T>
+MM_HD constexpr auto tiled_product(Layout<S, D> const& a, T const& b) {
+  auto z = zipped_product(a, b);
+  constexpr int R1 = rank_v<decltype(z.template shape<1>())>;
+  if constexpr (!is_tuple_v<decltype(z.template shape<1>())>) return z;
+  else return index_apply<R1>([&](auto... i) { return make_layout(layout<0>(z), layout<1, i>(z)...); });
+}
+/// zipped_product with every mode unpacked.
+template <class S, class D, class T>
+MM_HD constexpr auto flat_product(Layout<S, D> const& a, T const& b) {
+  auto z = zipped_product(a, b);
+  return index_apply<rank_v<decltype(z.template shape<0>())>>([&](auto... i) {
+    return index_apply<rank_v<decltype(z.template shape<1>())>>(
+        [&](auto... j) { return make_layout(layout<0, i>(z)..., layout<1, j>(z)...); });
+  });
+}
+
+namespace detail {
+template <bool Blocked, class SA, class DA, class SB, class DB>
+MM_HD constexpr auto block_rake(Layout<SA, DA> const& a, Layout<SB, DB> const& b) {
+  constexpr int R = rank_v<SA> > rank_v<SB> ? rank_v<SA> : rank_v<SB>;
+  auto a2 = append<R>(a);
+  auto b2 = append<R>(b);
+  auto reps = composition(complement(a2, size(a2) * cosize(b2)), b2);  // R modes, like b2
+  auto by_mode_pairs = index_apply<R>([&](auto... i) {
+    if constexpr (Blocked) return make_layout(make_layout(layout<i>(a2), layout<i>(reps))...);
+    else return make_layout(make_layout(layout<i>(reps), layout<i>(a2))...);
+  });
+  return coalesce(by_mode_pairs, repeat<R>(_1{}));
+}
+}  // namespace detail
+
+/// Blocks of `a` arranged by `b`, mode by mode: mode i is (a_i, b_i). The result's
+/// mode i is a_i-sized blocks, repeated size(b_i) times.
+/// `blocked_product((2,5):(5,1), (3,4):(1,3)) = ((2,3),(5,4)):((5,10),(1,30))`.
+template <class SA, class DA, class SB, class DB>
+MM_HD constexpr auto blocked_product(Layout<SA, DA> const& a, Layout<SB, DB> const& b) {
+  return detail::block_rake<true>(a, b);
+}
+/// `a` interleaved ("raked") across the arrangement `b`: mode i is (b_i, a_i), so
+/// neighbouring elements belong to different copies of `a`. Used to build thread-value maps.
+template <class SA, class DA, class SB, class DB>
+MM_HD constexpr auto raked_product(Layout<SA, DA> const& a, Layout<SB, DB> const& b) {
+  return detail::block_rake<false>(a, b);
+}
+
+// ---- inverses ------------------------------------------------------------------------------
+
+/// The right inverse R of `l`: l(R(i)) == i for i < size(R). R covers the contiguous
+/// prefix [0, size(R)) of l's image. Needs compile-time strides.
+template <class S, class D>
+MM_HD constexpr auto right_inverse(Layout<S, D> const& l) {
+  auto c = coalesce(l);
+  auto fs = flatten_to_tuple(c.shape());
+  auto fd = flatten_to_tuple(c.stride());
+  auto cs = compact_col_major(fs);  // where each mode's coordinate lands in the 1-D domain
+  constexpr int R = rank_v<decltype(fs)>;
+  static_assert(is_static_v<decltype(fd)>, "right_inverse: needs compile-time strides");
+  constexpr auto o = detail::sort_order_v<decltype(fd)>;
+  // Walk modes by increasing stride while they tile [0, N) contiguously.
+  auto walk = [&](auto self, auto k, auto cur, auto rs, auto rd) {
+    if constexpr (k == R) {
+      return make_tuple(rs, rd);
+    } else {
+      constexpr int m = o.v[value_v<decltype(k)>];
+      if constexpr (detail::static_true_v<decltype(get<m>(fd) == cur)>)
+        return self(self, Int<k + 1>{}, cur * get<m>(fs), append(rs, get<m>(fs)), append(rd, get<m>(cs)));
+      else
+        return make_tuple(rs, rd);
+    }
+  };
+  auto r = walk(walk, _0{}, _1{}, tuple<>{}, tuple<>{});
+  if constexpr (rank_v<decltype(get<0>(r))> == 0) return Layout<_1, _0>{};
+  else return coalesce(make_layout(get<0>(r), get<1>(r)));
+}
+/// The left inverse L of `l`: L(l(i)) == i for every i < size(l) (l must be injective).
+template <class S, class D>
+MM_HD constexpr auto left_inverse(Layout<S, D> const& l) {
+  return right_inverse(make_layout(l, complement(l)));
+}
+
+// ---- tile_to_shape, upcast, downcast --------------------------------------------------------
+
+/// Repeats `block` (blocked_product) until it covers `target_shape`, column-major by
+/// default (LayoutRight: the repetitions go row-major); each mode is coalesced.
+template <class S, class D, class TShape, class Order = LayoutLeft>
+MM_HD constexpr auto tile_to_shape(Layout<S, D> const& block, TShape const& target_shape, Order order = {}) {
+  constexpr int R = rank_v<TShape>;
+  static_assert(rank_v<S> <= R, "tile_to_shape: block has more modes than the target shape");
+  auto target = product_each(target_shape);
+  auto blk = product_each(append<R>(block.shape(), _1{}));
+  auto reps = transform(target, blk, [](auto const& t, auto const& b) {
+    return ceil_div_int(t, b);
+  });
+  return coalesce(blocked_product(block, make_layout(reps, order)), target);
+}
+
+namespace detail {
+// f(shape, stride) -> layout applied to every leaf mode, keeping the nesting.
+template <class S, class D, class F>
+MM_HD constexpr auto map_leaves(Layout<S, D> const& l, F const& f) {
+  if constexpr (is_tuple_v<S>)
+    return index_apply<rank_v<S>>([&](auto... i) { return make_layout(map_leaves(layout<i>(l), f)...); });
+  else
+    return f(l.shape(), l.stride());
+}
+}  // namespace detail
+
+/// The layout seen in units N times larger (e.g. float -> float4): the stride-1 mode
+/// shrinks by N, other strides are divided by N. `upcast<2>((4,3):(1,4)) = (2,3):(1,2)`.
+template <int N, class S, class D>
+MM_HD constexpr auto upcast(Layout<S, D> const& l) {
+  auto leaf = [](auto const& s, auto const& d) {
+    if constexpr (is_constant_value_v<0, decltype(d)>) return make_layout(s, d);
+    else if constexpr (is_constant_value_v<1, decltype(d)>) return make_layout(shape_div_int(s, Int<N>{}), d);
+    else return make_layout(s, shape_div_int(d, Int<N>{}));
+  };
+  return detail::map_leaves(l, leaf);
+}
+/// The layout seen in units N times smaller (e.g. float4 -> float): the stride-1 mode
+/// grows by N, other strides are multiplied by N. `downcast<2>((2,3):(1,2)) = (4,3):(1,4)`.
+template <int N, class S, class D>
+MM_HD constexpr auto downcast(Layout<S, D> const& l) {
+  auto leaf = [](auto const& s, auto const& d) {
+    if constexpr (is_constant_value_v<1, decltype(d)>) return make_layout(s * Int<N>{}, d);
+    else return make_layout(s, d * Int<N>{});
+  };
+  return detail::map_leaves(l, leaf);
+}
+
+}  // namespace mm

@@ -1,0 +1,8 @@
+// The layout library in one include: `#include "layout/all.hpp"`.
+// CuTe-style layouts, tensors, tiling, partitioning, copies and MMAs, in namespace mm.
+#pragma once
+
+#include "layout/integer.hpp"
+#include "layout/int_tuple.hpp"
+#include "layout/layout.hpp"
+#include "layout/algebra.hpp"

@@ -29,8 +29,10 @@ for step in "${steps[@]}"; do
   chapters)
     for exe in "$bin"/ch0*; do
       name=$(basename "$exe")
+      extra=()
+      [ "$name" = ch01_cpu_matmul ] && extra=(--thread-sweep)  # measure how threads scale
       start=$SECONDS
-      "$exe" --csv "$OUT/data/$name.csv" >"$OUT/logs/$name.log" 2>&1
+      "$exe" --csv "$OUT/data/$name.csv" "${extra[@]}" >"$OUT/logs/$name.log" 2>&1
       say "$name rc=$? ($((SECONDS - start)) s)"
     done
     ;;

@@ -21,6 +21,11 @@ say "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temper
 for step in "${steps[@]}"; do
   case $step in
   tests)
+    # The build was configured on the CPU machine: its CTest files name that machine's CMake
+    # module for test discovery and the plotting venv's Python. Give both the same paths here.
+    gta=$(grep -rhoE '/[^ "]*/GoogleTestAddTests.cmake' "$BUILD/tests" | head -1)
+    if [ -n "$gta" ] && [ ! -e "$gta" ]; then mkdir -p "$(dirname "$gta")" && cp scripts/device/cmake/GoogleTestAddTests.cmake "$gta"; fi
+    if [ ! -x .venv/bin/python ]; then mkdir -p .venv/bin && ln -sf "$(command -v python3)" .venv/bin/python; fi
     start=$SECONDS
     ctest --test-dir "$BUILD" -j8 --output-on-failure >"$OUT/logs/ctest.log" 2>&1
     say "ctest rc=$? ($((SECONDS - start)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/ctest.log" | tail -1)"
@@ -46,7 +51,7 @@ for step in "${steps[@]}"; do
           >"$OUT/logs/sanitize_${tool}_$name.log" 2>&1 ||
         compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --sizes "$sizes" --reps 1 --warmup 0 \
           >"$OUT/logs/sanitize_${tool}_$name.log" 2>&1
-        say "sanitize $tool $name rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/logs/sanitize_${tool}_$name.log" | tail -1)"
+        say "sanitize $tool $name rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/logs/sanitize_${tool}_$name.log" | tail -1)"
       done
     done
     ;;

@@ -6,3 +6,6 @@
 #include "layout/int_tuple.hpp"
 #include "layout/layout.hpp"
 #include "layout/algebra.hpp"
+#include "layout/tensor.hpp"
+#include "layout/predicate.hpp"
+#include "layout/print.hpp"

@@ -139,10 +139,13 @@ MM_HD constexpr Tile<T...> make_tile(T const&... t) { return {t...}; }
 
 /// Number of top-level modes: 1 for an integer.
 template <class T>
-inline constexpr int rank_v = [] {
-  if constexpr (is_tuple_v<T>) return int(tuple_size<std::remove_cvref_t<T>>::value);
-  else return 1;
-}();
+struct rank_of : std::integral_constant<int, 1> {};
+template <class T>
+  requires(is_tuple_v<T>)
+struct rank_of<T> : std::integral_constant<int, int(tuple_size<T>::value)> {};
+/// Number of top-level modes: 1 for an integer.
+template <class T>
+inline constexpr int rank_v = rank_of<std::remove_cvref_t<T>>::value;
 
 namespace detail {
 template <class F, std::size_t... I>
@@ -316,30 +319,28 @@ MM_HD constexpr auto depth(T const& x) { return detail::tuple_depth(shape<I...>(
 template <class T>
 inline constexpr bool is_static_v = std::is_empty_v<std::remove_cvref_t<T>>;
 
+namespace detail {
+template <class T>
+struct has_underscore : std::is_same<T, Underscore> {};
+template <class... T>
+struct has_underscore<tuple<T...>> : std::bool_constant<(has_underscore<T>::value || ...)> {};
+template <class A, class B>
+struct congruent : std::bool_constant<!is_tuple_v<A> && !is_tuple_v<B>> {};
+template <bool SameRank, class A, class B>
+struct congruent_tuples : std::false_type {};
+template <class... A, class... B>
+struct congruent_tuples<true, tuple<A...>, tuple<B...>> : std::bool_constant<(congruent<A, B>::value && ...)> {};
+template <class... A, class... B>
+struct congruent<tuple<A...>, tuple<B...>> : congruent_tuples<sizeof...(A) == sizeof...(B), tuple<A...>, tuple<B...>> {};
+}  // namespace detail
+
 /// True when the tuple contains `_` anywhere.
 template <class T>
-inline constexpr bool has_underscore_v = [] {
-  using U = std::remove_cvref_t<T>;
-  if constexpr (std::is_same_v<U, Underscore>) return true;
-  else if constexpr (is_tuple_v<U>)
-    return index_apply<rank_v<U>>([](auto... i) {
-      return bool_constant<(has_underscore_v<std::remove_cvref_t<decltype(get<i>(U{}))>> || ...)>{};
-    })();
-  else return false;
-}();
+inline constexpr bool has_underscore_v = detail::has_underscore<std::remove_cvref_t<T>>::value;
 
 /// True when A and B have the same nesting (profile).
 template <class A, class B>
-inline constexpr bool congruent_v = [] {
-  if constexpr (is_tuple_v<A> && is_tuple_v<B>) {
-    if constexpr (rank_v<A> != rank_v<B>) return false;
-    else return index_apply<rank_v<A>>([](auto... i) {
-        return bool_constant<(congruent_v<decltype(get<i>(A{})), decltype(get<i>(B{}))> && ...)>{};
-      })();
-  } else {
-    return !is_tuple_v<A> && !is_tuple_v<B>;
-  }
-}();
+inline constexpr bool congruent_v = detail::congruent<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::value;
 
 // ---- Reductions ----------------------------------------------------------------------------
 

@@ -94,10 +94,12 @@ inline constexpr bool is_constant_v = is_constant<std::remove_cvref_t<T>>::value
 
 /// True for compile-time integers whose value is `n`.
 template <auto n, class T>
-inline constexpr bool is_constant_value_v = [] {
-  if constexpr (is_constant_v<T>) return std::remove_cvref_t<T>::value == n;
-  else return false;
-}();
+struct is_constant_value : std::false_type {};
+template <auto n, auto v>
+struct is_constant_value<n, C<v>> : std::bool_constant<v == n> {};
+/// True for compile-time integers whose value is `n`.
+template <auto n, class T>
+inline constexpr bool is_constant_value_v = is_constant_value<n, std::remove_cvref_t<T>>::value;
 
 /// The value of a compile-time integer type (references and cv ignored).
 template <class T>

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "layout/layout.hpp"
+#include "layout/predicate.hpp"
 
 namespace mm {
 
@@ -39,6 +39,22 @@ std::ostream& operator<<(std::ostream& os, tuple<T...> const& t) {
 template <class S, class D>
 std::ostream& operator<<(std::ostream& os, Layout<S, D> const& l) {
   return os << l.shape() << ":" << l.stride();
+}
+
+/// Prints a basis vector as CuTe does: `_1@0` is the unit vector of mode 0.
+template <int N, class V>
+std::ostream& operator<<(std::ostream& os, ScaledBasis<N, V> const& b) {
+  return os << b.value() << "@" << N;
+}
+/// Prints a tensor as `ptr o layout` (views) or `rmem o layout` (owning fragments).
+template <class E, class L>
+std::ostream& operator<<(std::ostream& os, Tensor<E, L> const& t) {
+  if constexpr (!requires { t.engine_.iter_; })
+    return os << "rmem o " << t.layout();
+  else if constexpr (std::is_pointer_v<decltype(t.data())>)
+    return os << "ptr(" << static_cast<void const*>(t.data()) << ") o " << t.layout();
+  else
+    return os << "coord o " << t.layout();
 }
 
 /// Anything printable, as a string: `to_string(make_layout(make_shape(4,2))) == "(4,2):(_1,4)"`.

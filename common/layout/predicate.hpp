@@ -1,0 +1,171 @@
+// Predication for tiles that overhang the matrix: coordinate (identity) tensors.
+//
+//   auto cA   = make_identity_tensor(make_shape(M, K));   // cA(m,k) == (m,k)
+//   auto tAcA = local_partition(local_tile(cA, tile, coord), thr, tid);  // tiled like the data
+//   if (elem_less(tAcA(i), make_shape(M, K))) ...          // element i is inside A
+//
+// The identity tensor's strides are basis vectors E<0>, E<1>, ...: an index is then a
+// coordinate, so tiling and partitioning it needs no division.
+#pragma once
+
+#include "layout/tensor.hpp"
+
+namespace mm {
+
+/// `value` times the unit vector of mode N: the stride of an identity tensor.
+template <int N, class V = _1>
+struct ScaledBasis {
+  V value_{}; ///< The scale.
+  constexpr ScaledBasis() = default;
+  /// The basis vector of mode N scaled by v.
+  MM_HD constexpr ScaledBasis(V const& v) : value_(v) {}
+  /// The scale.
+  MM_HD constexpr V value() const { return value_; }
+};
+/// The unit vector of mode N: `E<0>{}`, `E<1>{}`.
+template <int N>
+using E = ScaledBasis<N, _1>;
+
+/// True for ScaledBasis.
+template <class T>
+inline constexpr bool is_scaled_basis_v = false;
+template <int N, class V>
+inline constexpr bool is_scaled_basis_v<ScaledBasis<N, V>> = true;
+
+/// A coordinate that supports `+`: what an identity tensor's element is.
+template <class... T>
+struct ArithTuple : tuple<T...> {
+  constexpr ArithTuple() = default;
+  /// From the elements.
+  MM_HD constexpr ArithTuple(T const&... t)
+    requires(sizeof...(T) > 0)
+      : tuple<T...>(t...) {}
+  /// From a tuple.
+  MM_HD constexpr ArithTuple(tuple<T...> const& t) : tuple<T...>(t) {}
+};
+template <class... T>
+struct is_tuple<ArithTuple<T...>> : std::true_type {};
+template <class... T>
+struct tuple_size<ArithTuple<T...>> : std::integral_constant<std::size_t, sizeof...(T)> {};
+
+namespace detail {
+template <class>
+struct zero_of {
+  using type = _0;
+};
+template <class... T>
+MM_HD constexpr auto as_arith(tuple<T...> const& t) { return ArithTuple<T...>(t); }
+// The basis vector as an ArithTuple of rank N+1 (zeros elsewhere).
+template <int N, class V>
+MM_HD constexpr auto basis_to_tuple(ScaledBasis<N, V> const& b) {
+  return as_arith(index_apply<N + 1>([&](auto... i) {
+    return make_tuple([&](auto ii) {
+      if constexpr (ii == N) return b.value();
+      else return _0{};
+    }(i)...);
+  }));
+}
+template <class A, class B>
+MM_HD constexpr auto arith_add(A const& a, B const& b) {
+  constexpr int R = rank_v<A> > rank_v<B> ? rank_v<A> : rank_v<B>;
+  return as_arith(index_apply<R>([&](auto... i) {
+    return make_tuple([&](auto ii) {
+      if constexpr (ii < rank_v<A> && ii < rank_v<B>) return get<ii>(a) + get<ii>(b);
+      else if constexpr (ii < rank_v<A>) return get<ii>(a);
+      else return get<ii>(b);
+    }(i)...);
+  }));
+}
+}  // namespace detail
+
+/// Integer times basis vector.
+template <class T, int N, class V>
+  requires(is_integral_v<T>)
+MM_HD constexpr auto operator*(T const& a, ScaledBasis<N, V> const& b) {
+  return ScaledBasis<N, decltype(a * b.value())>(a * b.value());
+}
+/// Basis vector times integer.
+template <class T, int N, class V>
+  requires(is_integral_v<T>)
+MM_HD constexpr auto operator*(ScaledBasis<N, V> const& b, T const& a) {
+  return ScaledBasis<N, decltype(b.value() * a)>(b.value() * a);
+}
+/// Sum of basis vectors: same mode adds the scales, different modes make a coordinate.
+template <int N, class V, int M, class W>
+MM_HD constexpr auto operator+(ScaledBasis<N, V> const& a, ScaledBasis<M, W> const& b) {
+  if constexpr (N == M) return ScaledBasis<N, decltype(a.value() + b.value())>(a.value() + b.value());
+  else return detail::arith_add(detail::basis_to_tuple(a), detail::basis_to_tuple(b));
+}
+/// Coordinate plus basis vector.
+template <class... T, int N, class V>
+MM_HD constexpr auto operator+(ArithTuple<T...> const& a, ScaledBasis<N, V> const& b) {
+  return detail::arith_add(a, detail::basis_to_tuple(b));
+}
+/// Basis vector plus coordinate.
+template <class... T, int N, class V>
+MM_HD constexpr auto operator+(ScaledBasis<N, V> const& b, ArithTuple<T...> const& a) {
+  return detail::arith_add(detail::basis_to_tuple(b), a);
+}
+/// Coordinate plus coordinate.
+template <class... T, class... U>
+MM_HD constexpr auto operator+(ArithTuple<T...> const& a, ArithTuple<U...> const& b) { return detail::arith_add(a, b); }
+/// Coordinate plus 0 (a run-time or compile-time integer zero offset).
+template <class... T, class I>
+  requires(is_integral_v<I>)
+MM_HD constexpr auto operator+(ArithTuple<T...> const& a, I const&) { return a; }
+/// Basis vector plus an integer. The integer is always a zero offset here (it comes from a
+/// stride-0 or extent-1 mode), so the sum is the basis vector.
+template <int N, class V, class I>
+  requires(is_integral_v<I>)
+MM_HD constexpr auto operator+(ScaledBasis<N, V> const& b, I const&) { return b; }
+/// Integer (a zero offset) plus basis vector.
+template <int N, class V, class I>
+  requires(is_integral_v<I>)
+MM_HD constexpr auto operator+(I const&, ScaledBasis<N, V> const& b) { return b; }
+/// Integer (a zero offset) plus coordinate.
+template <class... T, class I>
+  requires(is_integral_v<I>)
+MM_HD constexpr auto operator+(I const&, ArithTuple<T...> const& a) { return a; }
+/// Equality of basis vectors: different modes are never equal (a compile-time false).
+template <int N, class V, int M, class W>
+MM_HD constexpr auto operator==(ScaledBasis<N, V> const& a, ScaledBasis<M, W> const& b) {
+  if constexpr (N == M) return a.value() == b.value();
+  else return false_type{};
+}
+
+/// Iterator of an identity tensor: "dereferencing" offset o gives the coordinate base + o.
+template <class Coord>
+struct CoordIterator {
+  Coord base_; ///< The coordinate of element 0.
+  /// The coordinate at offset `o`.
+  template <class O>
+  MM_HD constexpr auto operator[](O const& o) const { return base_ + o; }
+  /// The iterator moved by offset `o`.
+  template <class O>
+  MM_HD constexpr auto operator+(O const& o) const {
+    auto nb = base_ + o;
+    return CoordIterator<decltype(nb)>{nb};
+  }
+};
+
+/// A tensor whose element at (m, n, ...) is the coordinate (m, n, ...) itself: tile and
+/// partition it like the data, then compare its elements with the matrix shape.
+template <class Shape>
+MM_HD constexpr auto make_identity_tensor(Shape const& shape) {
+  constexpr int R = rank_v<Shape>;
+  auto strides = index_apply<R>([](auto... i) { return make_stride(E<i>{}...); });
+  auto base = index_apply<R>([](auto... i) { return ArithTuple<typename detail::zero_of<decltype(i)>::type...>{}; });
+  return make_tensor(CoordIterator<decltype(base)>{base}, make_layout(wrap(shape), strides));
+}
+
+/// A register tensor of bools shaped like `t`: pred(i) = elem_less(t(i), bound).
+/// Build it once before the main loop, use it with copy_if.
+template <class E2, class L, class Bound>
+MM_HD constexpr auto make_predicate(Tensor<E2, L> const& coords, Bound const& bound) {
+  auto p = make_tensor<bool>(make_layout(coords.shape()));
+#pragma unroll
+  for (int i = 0; i < int(size(p)); ++i) p(i) = bool(elem_less(coords(i), bound));
+  return p;
+}
+
+}  // namespace mm

@@ -1,0 +1,352 @@
+// Tensor = an iterator (pointer) with a layout.
+//
+//   auto mA = make_tensor(A, make_shape(M, K), make_stride(K, _1{}));   // (M,K) row-major view
+//   auto gA = local_tile(mA, make_shape(_128{}, _8{}), make_coord(bx, _)); // (BM,BK,k)
+//   auto tAgA = local_partition(gA, thr_layout, threadIdx.x);            // (THR_M,THR_K,k)
+//   auto rC = make_tensor<float>(Shape<_8, _8>{});                       // owning, in registers
+//
+// A view never owns memory (global or shared); `make_tensor<T>(layout)` owns a static-size
+// array (a register fragment in a kernel).
+#pragma once
+
+#include "layout/algebra.hpp"
+
+namespace mm {
+
+/// Storage of a view: just the iterator (a pointer, or a coordinate counter).
+template <class Iter>
+struct ViewEngine {
+  Iter iter_; ///< Where element 0 lives.
+  /// The iterator.
+  MM_HD constexpr Iter begin() const { return iter_; }
+};
+
+/// Storage of an owning tensor: a static array (registers when it lives in a kernel).
+template <class T, int N>
+struct ArrayEngine {
+  alignas(16) T data_[N]; ///< The elements (16-byte aligned so vector copies may use it).
+  /// Pointer to element 0.
+  MM_HD constexpr T* begin() { return data_; }
+  /// Pointer to element 0.
+  MM_HD constexpr T const* begin() const { return data_; }
+};
+
+template <class Iter, class L>
+  requires(requires(L const& l) { l.shape(); l.stride(); })
+MM_HD constexpr auto make_tensor(Iter const& iter, L const& layout);
+
+/// A tensor: `engine` says where the elements are, `layout` maps coordinates to offsets.
+template <class Engine, class Layout>
+struct Tensor {
+  Engine engine_; ///< The storage (a view's iterator, or an owned array).
+  [[no_unique_address]] Layout layout_; ///< Coordinate -> offset (no storage when static).
+
+  /// The iterator of element 0 (a pointer for memory tensors).
+  MM_HD constexpr auto data() { return engine_.begin(); }
+  /// The iterator of element 0.
+  MM_HD constexpr auto data() const { return engine_.begin(); }
+  /// The layout.
+  MM_HD constexpr Layout const& layout() const { return layout_; }
+  /// The shape (of mode I... if given).
+  template <int... I>
+  MM_HD constexpr auto shape() const { return mm::shape<I...>(layout_); }
+  /// The stride (of mode I... if given).
+  template <int... I>
+  MM_HD constexpr auto stride() const { return get_at<I...>(layout_.stride()); }
+  /// Number of elements.
+  MM_HD constexpr auto size() const { return mm::size(layout_); }
+
+  /// Element at a coordinate (1-D, N-D or hierarchical); a coordinate with `_` returns
+  /// the sliced sub-tensor (a view).
+  template <class Crd>
+  MM_HD constexpr decltype(auto) operator()(Crd const& crd) {
+    if constexpr (has_underscore_v<Crd>) {
+      auto so = slice_and_offset(crd, layout_);
+      return make_tensor(data() + get<1>(so), get<0>(so));
+    } else {
+      return data()[layout_(crd)];
+    }
+  }
+  /// Element at a coordinate, or a sliced view.
+  template <class Crd>
+  MM_HD constexpr decltype(auto) operator()(Crd const& crd) const {
+    if constexpr (has_underscore_v<Crd>) {
+      auto so = slice_and_offset(crd, layout_);
+      return make_tensor(data() + get<1>(so), get<0>(so));
+    } else {
+      return data()[layout_(crd)];
+    }
+  }
+  /// Element at the N-D coordinate (c0, c1, ...), or a sliced view if any is `_`.
+  template <class C0, class C1, class... Cs>
+  MM_HD constexpr decltype(auto) operator()(C0 const& c0, C1 const& c1, Cs const&... cs) {
+    return (*this)(make_coord(c0, c1, cs...));
+  }
+  /// Element at the N-D coordinate (c0, c1, ...), or a sliced view if any is `_`.
+  template <class C0, class C1, class... Cs>
+  MM_HD constexpr decltype(auto) operator()(C0 const& c0, C1 const& c1, Cs const&... cs) const {
+    return (*this)(make_coord(c0, c1, cs...));
+  }
+  /// Element at 1-D coordinate i (colexicographic order of the shape).
+  template <class I>
+  MM_HD constexpr decltype(auto) operator[](I const& i) { return data()[layout_(i)]; }
+  /// Element at 1-D coordinate i.
+  template <class I>
+  MM_HD constexpr decltype(auto) operator[](I const& i) const { return data()[layout_(i)]; }
+};
+
+/// True for `Tensor<...>`.
+template <class T>
+struct is_tensor : std::false_type {};
+template <class E, class L>
+struct is_tensor<Tensor<E, L>> : std::true_type {};
+/// True for `Tensor<...>`.
+template <class T>
+inline constexpr bool is_tensor_v = is_tensor<std::remove_cvref_t<T>>::value;
+
+/// True for types with a shape that map coordinates: Layout, ComposedLayout.
+template <class T>
+inline constexpr bool is_layout_like_v = requires(T const& t) {
+  t.shape();
+  t.stride();
+} && !is_tensor_v<T>;
+
+/// Marks a pointer as global memory (CuTe's spelling; the pointer itself is returned).
+template <class T>
+MM_HD constexpr T* make_gmem_ptr(T* p) { return p; }
+/// Marks a pointer as shared memory (CuTe's spelling; the pointer itself is returned).
+template <class T>
+MM_HD constexpr T* make_smem_ptr(T* p) { return p; }
+
+/// A view: `iter` with `layout` (global, shared or any memory; nothing is owned).
+template <class Iter, class L>
+  requires(requires(L const& l) { l.shape(); l.stride(); })
+MM_HD constexpr auto make_tensor(Iter const& iter, L const& layout) {
+  return Tensor<ViewEngine<Iter>, L>{{iter}, layout};
+}
+/// A view with the compact column-major layout of `shape`.
+template <class Iter, class Shape>
+  requires(!is_layout_like_v<Shape>)
+MM_HD constexpr auto make_tensor(Iter const& iter, Shape const& shape) {
+  return make_tensor(iter, make_layout(shape));
+}
+/// A view with layout (shape, stride).
+template <class Iter, class Shape, class Stride>
+MM_HD constexpr auto make_tensor(Iter const& iter, Shape const& shape, Stride const& stride) {
+  return make_tensor(iter, make_layout(shape, stride));
+}
+/// An owning tensor of T with a static layout (or the column-major layout of a static
+/// shape): a register fragment when declared in a kernel. Storage is cosize(layout).
+template <class T, class L>
+MM_HD constexpr auto make_tensor(L const& l) {
+  if constexpr (is_layout_like_v<L>) {
+    static_assert(is_static_v<L>, "make_tensor<T>(layout): an owning tensor needs a compile-time layout");
+    return Tensor<ArrayEngine<T, cosize_v<L>>, L>{};
+  } else {
+    return make_tensor<T>(make_layout(l));
+  }
+}
+/// An owning tensor shaped like `x` (a tensor or a layout), compact column-major: the
+/// register copy of a partition. Element type: that of the tensor, or T.
+template <class T = void, class X>
+MM_HD constexpr auto make_fragment_like(X const& x) {
+  if constexpr (is_tensor_v<X>) {
+    using V = std::conditional_t<std::is_void_v<T>, std::remove_cvref_t<decltype(x(0))>, T>;
+    return make_tensor<V>(make_layout(x.shape()));
+  } else {
+    static_assert(!std::is_void_v<T>, "make_fragment_like(layout) needs the element type: make_fragment_like<T>(layout)");
+    return make_tensor<T>(make_layout(x.shape()));
+  }
+}
+/// An owning tensor with the same shape and element type as `x` (CuTe's make_tensor_like).
+template <class T = void, class X>
+MM_HD constexpr auto make_tensor_like(X const& x) { return make_fragment_like<T>(x); }
+
+/// The layout of a tensor (of mode I... if given).
+template <int... I, class E, class L>
+MM_HD constexpr auto layout(Tensor<E, L> const& t) { return layout<I...>(t.layout()); }
+
+// ---- Layout operations on tensors: the same data, a new layout -----------------------------
+
+/// Tensor with its layout composed with `b` (a layout or tiler).
+template <class E, class L, class B>
+MM_HD constexpr auto composition(Tensor<E, L> const& t, B const& b) { return make_tensor(t.data(), composition(t.layout(), b)); }
+/// Tensor with its layout coalesced.
+template <class E, class L>
+MM_HD constexpr auto coalesce(Tensor<E, L> const& t) { return make_tensor(t.data(), coalesce(t.layout())); }
+/// Tensor with its layout divided by `tiler`.
+template <class E, class L, class T>
+MM_HD constexpr auto logical_divide(Tensor<E, L> const& t, T const& tiler) { return make_tensor(t.data(), logical_divide(t.layout(), tiler)); }
+/// Tensor divided by `tiler`: ((tile), (rest)).
+template <class E, class L, class T>
+MM_HD constexpr auto zipped_divide(Tensor<E, L> const& t, T const& tiler) { return make_tensor(t.data(), zipped_divide(t.layout(), tiler)); }
+/// Tensor divided by `tiler`: ((tile), rest0, rest1, ...).
+template <class E, class L, class T>
+MM_HD constexpr auto tiled_divide(Tensor<E, L> const& t, T const& tiler) { return make_tensor(t.data(), tiled_divide(t.layout(), tiler)); }
+/// Tensor divided by `tiler`: (tile0, tile1, ..., rest0, rest1, ...).
+template <class E, class L, class T>
+MM_HD constexpr auto flat_divide(Tensor<E, L> const& t, T const& tiler) { return make_tensor(t.data(), flat_divide(t.layout(), tiler)); }
+/// Tensor with modes [B, E) grouped into one.
+template <int B, int E2, class E, class L>
+MM_HD constexpr auto group_modes(Tensor<E, L> const& t) { return make_tensor(t.data(), group<B, E2>(t.layout())); }
+/// Tensor with modes I... selected (`select<1,0>` is the transpose).
+template <int... I, class E, class L>
+MM_HD constexpr auto select(Tensor<E, L> const& t) { return make_tensor(t.data(), select<I...>(t.layout())); }
+/// Tensor with a flat layout.
+template <class E, class L>
+MM_HD constexpr auto flatten(Tensor<E, L> const& t) { return make_tensor(t.data(), flatten(t.layout())); }
+
+// ---- Tiling and partitioning ---------------------------------------------------------------
+
+/// The tile of `t` at `coord` for a `tiler` (one extent or layout per mode):
+/// `local_tile(mA, (BM,BK), (bx, _))` is `(BM,BK,k)`: tile row bx, every tile along K.
+/// A `_` in the coordinate keeps that tile mode as a trailing mode.
+template <class E, class L, class Tiler, class Crd>
+MM_HD constexpr auto local_tile(Tensor<E, L> const& t, Tiler const& tiler, Crd const& coord) {
+  auto z = zipped_divide(t, tiler);  // ((tile...), (rest...))
+  constexpr int R0 = rank_v<decltype(z.layout().template shape<0>())>;
+  constexpr int R1 = rank_v<decltype(z.layout().template shape<1>())>;
+  return z(make_coord(repeat<R0>(_), append<R1>(wrap(coord), _)));
+}
+/// local_tile with a projection: modes whose step is `X` are dropped from the tiler and
+/// the coordinate. `local_tile(mA, (BM,BN,BK), (bx,by,_), Step<_1,X,_1>{})` tiles A by (BM,BK).
+template <class E, class L, class Tiler, class Crd, class Proj>
+MM_HD constexpr auto local_tile(Tensor<E, L> const& t, Tiler const& tiler, Crd const& coord, Proj const& proj) {
+  return local_tile(t, dice(proj, tiler), dice(proj, coord));
+}
+
+namespace detail {
+// The 1-D coordinate of thread `idx` inside each mode of the thread layout.
+template <class TL, class Idx>
+MM_HD constexpr auto thread_coord(TL const& thr, Idx const& idx) {
+  auto hier = thr.get_hier_coord(idx);
+  return transform(wrap(hier), wrap(thr.shape()), [](auto const& c, auto const& s) { return crd2idx(c, s); });
+}
+}  // namespace detail
+
+/// The elements of `t` that thread `idx` of `thr_layout` owns: `t` is tiled by the
+/// thread layout's shape and each thread takes its element of every tile.
+/// `local_partition(sA (128,8), Layout<(32,8)>, tid)` is `(4,1)`: rows tid%32 + 32*i.
+template <class E, class L, class TS, class TD, class Idx>
+MM_HD constexpr auto local_partition(Tensor<E, L> const& t, Layout<TS, TD> const& thr_layout, Idx const& idx) {
+  auto tiler = product_each(thr_layout.shape());
+  auto z = zipped_divide(t, tiler);  // ((thr...), (rest...))
+  constexpr int R1 = rank_v<decltype(z.layout().template shape<1>())>;
+  return z(make_coord(detail::thread_coord(thr_layout, idx), repeat<R1>(_)));
+}
+/// local_partition with a projection: modes whose step is `X` are ignored, so threads that
+/// differ only there share elements. `local_partition(sA (BM,BK), tC (16,16), tid, Step<_1,X>{})`
+/// gives each thread the rows of A for its row of C (all of K).
+template <class E, class L, class TS, class TD, class Idx, class Proj>
+MM_HD constexpr auto local_partition(Tensor<E, L> const& t, Layout<TS, TD> const& thr_layout, Idx const& idx, Proj const& proj) {
+  auto tiler = dice(proj, product_each(thr_layout.shape()));
+  auto crd = dice(proj, detail::thread_coord(thr_layout, idx));
+  auto z = zipped_divide(t, tiler);
+  constexpr int R1 = rank_v<decltype(z.layout().template shape<1>())>;
+  return z(make_coord(crd, repeat<R1>(_)));
+}
+
+/// MoYe's `@tile`: the teaching name of local_tile.
+template <class Tn, class Tiler, class Crd>
+MM_HD constexpr auto tile(Tn const& t, Tiler const& tiler, Crd const& coord) { return local_tile(t, tiler, coord); }
+/// MoYe's `@tile` with a projection (MoYe writes `(1, :)`; we write `Step<_1, X>{}`).
+template <class Tn, class Tiler, class Crd, class Proj>
+MM_HD constexpr auto tile(Tn const& t, Tiler const& tiler, Crd const& coord, Proj const& proj) {
+  return local_tile(t, tiler, coord, proj);
+}
+/// MoYe's `@parallelize`: the teaching name of local_partition.
+template <class Tn, class TL, class Idx>
+MM_HD constexpr auto parallelize(Tn const& t, TL const& thr_layout, Idx const& idx) { return local_partition(t, thr_layout, idx); }
+/// MoYe's `@parallelize` with a projection.
+template <class Tn, class TL, class Idx, class Proj>
+MM_HD constexpr auto parallelize(Tn const& t, TL const& thr_layout, Idx const& idx, Proj const& proj) {
+  return local_partition(t, thr_layout, idx, proj);
+}
+
+// ---- Element-wise algorithms ---------------------------------------------------------------
+
+/// dst(i) = src(i) for every i (same size; any layouts).
+template <class SE, class SL, class DE, class DL>
+MM_HD constexpr void copy(Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
+  using V = std::remove_cvref_t<decltype(dst(0))>;
+  constexpr bool both_static = is_static_v<decltype(src.shape())> && is_static_v<decltype(dst.shape())>;
+  if constexpr (both_static) static_assert(size_v<SL> == size_v<DL>, "copy: source and destination sizes differ");
+#pragma unroll
+  for (int i = 0; i < int(size(dst)); ++i) dst(i) = static_cast<V>(src(i));
+}
+/// dst(i) = src(i) for every i.
+template <class SE, class SL, class DE, class DL>
+MM_HD constexpr void copy(Tensor<SE, SL> const& src, Tensor<DE, DL>& dst) { copy(src, static_cast<Tensor<DE, DL>&&>(dst)); }
+
+/// dst(i) = src(i) where pred(i) is true: predication for tiles that overhang the matrix.
+/// `pred` is a tensor of bools or any callable taking the 1-D index.
+template <class P, class SE, class SL, class DE, class DL>
+MM_HD constexpr void copy_if(P const& pred, Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
+  using V = std::remove_cvref_t<decltype(dst(0))>;
+#pragma unroll
+  for (int i = 0; i < int(size(dst)); ++i)
+    if (pred(i)) dst(i) = static_cast<V>(src(i));
+}
+/// copy_if into an lvalue tensor.
+template <class P, class SE, class SL, class DE, class DL>
+MM_HD constexpr void copy_if(P const& pred, Tensor<SE, SL> const& src, Tensor<DE, DL>& dst) {
+  copy_if(pred, src, static_cast<Tensor<DE, DL>&&>(dst));
+}
+
+/// Sets every element to `v`.
+template <class E, class L, class V>
+MM_HD constexpr void fill(Tensor<E, L>&& t, V const& v) {
+#pragma unroll
+  for (int i = 0; i < int(size(t)); ++i) t(i) = v;
+}
+/// Sets every element to `v`.
+template <class E, class L, class V>
+MM_HD constexpr void fill(Tensor<E, L>& t, V const& v) { fill(static_cast<Tensor<E, L>&&>(t), v); }
+/// Sets every element to zero (value-initialised).
+template <class E, class L>
+MM_HD constexpr void clear(Tensor<E, L>&& t) {
+  using V = std::remove_cvref_t<decltype(t(0))>;
+  fill(t, V{});
+}
+/// Sets every element to zero (value-initialised).
+template <class E, class L>
+MM_HD constexpr void clear(Tensor<E, L>& t) { clear(static_cast<Tensor<E, L>&&>(t)); }
+
+/// C += A·Bᵀ on tensors, CuTe's convention: C(M,N) += A(M,K) * B(N,K).
+/// Also (M),(N),(M,N) (outer product) and value-moded (1,M,K),(1,N,K),(1,M,N).
+template <class AE, class AL, class BE, class BL, class CE, class CL>
+MM_HD constexpr void gemm(Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, Tensor<CE, CL>&& Cc) {
+  constexpr int RA = rank_v<decltype(A.shape())>;
+  constexpr int RC = rank_v<decltype(Cc.shape())>;
+  if constexpr (RA == 1 && RC == 2) {
+#pragma unroll
+    for (int m = 0; m < int(size<0>(A)); ++m)
+#pragma unroll
+      for (int n = 0; n < int(size<0>(B)); ++n) Cc(m, n) += A(m) * B(n);
+  } else if constexpr (RA == 2) {
+    static_assert(RC == 2 && rank_v<decltype(B.shape())> == 2, "gemm: expected A(M,K), B(N,K), C(M,N)");
+#pragma unroll
+    for (int k = 0; k < int(size<1>(A)); ++k)
+#pragma unroll
+      for (int m = 0; m < int(size<0>(A)); ++m)
+#pragma unroll
+        for (int n = 0; n < int(size<0>(B)); ++n) Cc(m, n) += A(m, k) * B(n, k);
+  } else {
+    static_assert(RA == 3 && RC == 3, "gemm: expected A(V,M,K), B(V,N,K), C(V,M,N)");
+#pragma unroll
+    for (int k = 0; k < int(size<2>(A)); ++k)
+#pragma unroll
+      for (int m = 0; m < int(size<1>(A)); ++m)
+#pragma unroll
+        for (int n = 0; n < int(size<1>(B)); ++n)
+#pragma unroll
+          for (int v = 0; v < int(size<0>(Cc)); ++v) Cc(v, m, n) += A(v, m, k) * B(v, n, k);
+  }
+}
+/// gemm into an lvalue accumulator.
+template <class AE, class AL, class BE, class BL, class CE, class CL>
+MM_HD constexpr void gemm(Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, Tensor<CE, CL>& Cc) {
+  gemm(A, B, static_cast<Tensor<CE, CL>&&>(Cc));
+}
+
+}  // namespace mm

@@ -1,0 +1,120 @@
+// The layout library compiled by nvcc: every main piece instantiated inside __global__
+// kernels (so the headers stay device-capable), and run when a GPU is present.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "layout/all.hpp"
+
+namespace {
+
+using namespace mm;
+
+// C = A * B^T over one 32x32 tile with 16x16 threads, MoYe-style: tile, parallelize,
+// register accumulators, predication for any M, N (K multiple of 8 for brevity).
+__global__ void tile_gemm_kernel(float const* A, float const* B, float* Cm, int M, int N, int K) {
+  using BM = _32;
+  using BN = _32;
+  using BK = _8;
+  __shared__ float smem_a[cosize_v<Layout<Shape<BM, BK>, Stride<_1, Int<33>>>>];
+  __shared__ float smem_b[cosize_v<Layout<Shape<BN, BK>, Stride<_1, Int<33>>>>];
+  auto sA = make_tensor(make_smem_ptr(smem_a), Layout<Shape<BM, BK>, Stride<_1, Int<33>>>{});  // (BM,BK)
+  auto sB = make_tensor(make_smem_ptr(smem_b), Layout<Shape<BN, BK>, Stride<_1, Int<33>>>{});  // (BN,BK)
+  auto mA = make_tensor(make_gmem_ptr(A), make_shape(M, K), make_stride(K, _1{}));            // (M,K)
+  auto mB = make_tensor(make_gmem_ptr(B), make_shape(N, K), make_stride(K, _1{}));            // (N,K)
+  auto mC = make_tensor(make_gmem_ptr(Cm), make_shape(M, N), make_stride(N, _1{}));           // (M,N)
+  auto cA = make_identity_tensor(shape(mA));
+  auto cB = make_identity_tensor(shape(mB));
+  auto cC = make_identity_tensor(shape(mC));
+
+  auto tiler = make_shape(BM{}, BN{}, BK{});
+  auto coord = make_coord(int(blockIdx.x), int(blockIdx.y), _);
+  auto gA = local_tile(mA, tiler, coord, Step<_1, X, _1>{});  // (BM,BK,k)
+  auto gB = local_tile(mB, tiler, coord, Step<X, _1, _1>{});  // (BN,BK,k)
+  auto gC = local_tile(mC, tiler, coord, Step<_1, _1, X>{});  // (BM,BN)
+  auto gcA = local_tile(cA, tiler, coord, Step<_1, X, _1>{});
+  auto gcB = local_tile(cB, tiler, coord, Step<X, _1, _1>{});
+  auto gcC = local_tile(cC, tiler, coord, Step<_1, _1, X>{});
+
+  auto tCopy = Layout<Shape<_32, _8>>{};
+  auto tAgA = local_partition(gA, tCopy, threadIdx.x);    // (1,1,k)
+  auto tAsA = local_partition(sA, tCopy, threadIdx.x);    // (1,1)
+  auto tAcA = local_partition(gcA, tCopy, threadIdx.x);
+  auto tBgB = local_partition(gB, tCopy, threadIdx.x);
+  auto tBsB = local_partition(sB, tCopy, threadIdx.x);
+  auto tBcB = local_partition(gcB, tCopy, threadIdx.x);
+
+  auto tC = Layout<Shape<_16, _16>>{};
+  auto tCsA = parallelize(sA, tC, threadIdx.x, Step<_1, X>{});  // (2,BK)
+  auto tCsB = parallelize(sB, tC, threadIdx.x, Step<X, _1>{});  // (2,BK)
+  auto tCgC = parallelize(gC, tC, threadIdx.x);                 // (2,2)
+  auto tCcC = parallelize(gcC, tC, threadIdx.x);
+  auto tCrC = make_fragment_like(tCgC);
+  clear(tCrC);
+
+  for (int k = 0; k < int(size<2>(tAgA)); ++k) {
+    auto pa = make_predicate(tAcA(_, _, k), shape(mA));
+    auto pb = make_predicate(tBcB(_, _, k), shape(mB));
+    clear(tAsA);
+    clear(tBsB);
+    copy_if(pa, tAgA(_, _, k), tAsA);
+    copy_if(pb, tBgB(_, _, k), tBsB);
+    __syncthreads();
+    gemm(tCsA, tCsB, tCrC);
+    __syncthreads();
+  }
+  copy_if(make_predicate(tCcC, shape(mC)), tCrC, tCgC);
+}
+
+// Algebra evaluated on the device: composition, swizzle, divides.
+__global__ void algebra_kernel(int* out) {
+  auto a = make_layout(make_shape(_6{}, _2{}), make_stride(_8{}, _2{}));
+  auto r = composition(a, make_layout(make_shape(_4{}, _3{}), make_stride(_3{}, _1{})));
+  auto z = zipped_divide(make_layout(make_shape(12, 32)), make_shape(_4{}, _8{}));
+  for (int i = 0; i < 12; ++i) out[i] = r(i);
+  out[12] = z(make_coord(3, 7), make_coord(2, 1));
+  out[13] = right_inverse(Layout<Shape<_4, _2>, Stride<_2, _1>>{})(5);
+}
+
+}  // namespace
+
+TEST(LayoutCuda, HostSideOfTheSameHeaders) {
+  auto r = composition(make_layout(make_shape(_6{}, _2{}), make_stride(_8{}, _2{})),
+                       make_layout(make_shape(_4{}, _3{}), make_stride(_3{}, _1{})));
+  EXPECT_EQ(to_string(r), "((_2,_2),_3):((_24,_2),_8)");
+}
+
+TEST(LayoutCuda, AlgebraOnDevice) {
+  MM_REQUIRE_GPU();
+  mm::DeviceBuffer<int> out(14);
+  algebra_kernel<<<1, 1>>>(out.data());
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<int> h = out.download();
+  auto r = composition(make_layout(make_shape(_6{}, _2{}), make_stride(_8{}, _2{})),
+                       make_layout(make_shape(_4{}, _3{}), make_stride(_3{}, _1{})));
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(h[i], int(r(i)));
+  EXPECT_EQ(h[12], int(zipped_divide(make_layout(make_shape(12, 32)), make_shape(_4{}, _8{}))(make_coord(3, 7), make_coord(2, 1))));
+  EXPECT_EQ(h[13], int(right_inverse(Layout<Shape<_4, _2>, Stride<_2, _1>>{})(5)));
+}
+
+TEST(LayoutCuda, TileGemmAnySize) {
+  MM_REQUIRE_GPU();
+  int M = 45, N = 70, K = 24;
+  std::vector<float> a(M * K), b(N * K), c(M * N, -1.f);
+  for (int i = 0; i < M * K; ++i) a[i] = float(i % 7) - 3.f;
+  for (int i = 0; i < N * K; ++i) b[i] = float(i % 5) - 2.f;
+  mm::DeviceBuffer<float> dA(a), dB(b), dC(c);
+  tile_gemm_kernel<<<dim3((M + 31) / 32, (N + 31) / 32), 256>>>(dA.data(), dB.data(), dC.data(), M, N, K);
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> h = dC.download();
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      float ref = 0.f;
+      for (int k = 0; k < K; ++k) ref += a[m * K + k] * b[n * K + k];
+      ASSERT_EQ(h[m * N + n], ref) << m << "," << n;
+    }
+}

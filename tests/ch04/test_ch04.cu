@@ -1,0 +1,227 @@
+// Chapter 04: every copy and transpose kernel against the source, element by element (GPU),
+// and the layouts the README describes, computed with the layout library on the CPU (no GPU
+// needed): which elements a thread owns, which bank a warp's shared-memory access hits.
+// Every test name starts with "ch04", so that `ctest -R ch04` selects this chapter.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <ostream>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "04_copy_and_transpose/copy_and_transpose.cuh"
+#include "gpu_test.hpp"
+#include "harness/copy_runner.hpp"
+
+namespace {
+
+namespace ch = mm::ch04;
+using LaunchFn = void (*)(std::int64_t, std::int64_t, const float*, float*, cudaStream_t);
+
+struct NamedKernel {
+  const char* name;
+  LaunchFn launch;
+  bool transposes;
+  int min_cc;
+};
+void PrintTo(const NamedKernel& k, std::ostream* os) { *os << k.name; }
+
+const NamedKernel kKernels[] = {
+    {"copy_smem", ch::launch_copy_smem, false, 0},
+    {"copy_cp_async", ch::launch_copy_cp_async, false, 80},
+    {"copy_vec128", ch::launch_copy_vec128, false, 0},
+    {"copy_vec128_64x64", ch::launch_copy_vec128_64x64, false, 0},
+    {"transpose_naive", ch::launch_transpose_naive, true, 0},
+    {"transpose_smem", ch::launch_transpose_smem, true, 0},
+    {"transpose_smem_padded", ch::launch_transpose_smem_padded, true, 0},
+    {"transpose_smem_padded_64x64", ch::launch_transpose_smem_padded_64x64, true, 0},
+};
+
+struct Size {
+  std::int64_t m, n;
+};
+void PrintTo(const Size& s, std::ostream* os) { *os << s.m << "x" << s.n; }
+
+// One element; smaller than a tile with N % 4 != 0 (the float4 kernels fall back); exactly
+// one tile; one row and one column past a tile, N % 4 == 1; many whole tiles; N not a
+// multiple of 32 or 64 but of 4 (partial float4 tiles).
+const Size kSizes[] = {{1, 1}, {31, 33}, {32, 32}, {33, 4097}, {2048, 2048}, {4096, 1000}};
+
+// "transpose_smem_padded_33x4097": the kernel and the size, readable in ctest's list.
+std::string case_name(const ::testing::TestParamInfo<std::tuple<NamedKernel, Size>>& info) {
+  const Size s = std::get<1>(info.param);
+  return std::string(std::get<0>(info.param).name) + "_" + std::to_string(s.m) + "x" + std::to_string(s.n);
+}
+
+// ---- GPU: every kernel, every size, bit for bit (destination poisoned first) ----
+
+class CopyKernels : public ::testing::TestWithParam<std::tuple<NamedKernel, Size>> {};
+
+TEST_P(CopyKernels, MatchesTheSourceExactly) {
+  const NamedKernel& k = std::get<0>(GetParam());
+  MM_REQUIRE_GPU();
+  // (MM_REQUIRE_CC cannot be used: its parameter `cc` also replaces the `.cc` member it reads.)
+  if (mm::device_info().cc < k.min_cc)
+    GTEST_SKIP() << k.name << " needs sm_" << k.min_cc << ", this GPU is sm_" << mm::device_info().cc;
+  const Size s = std::get<1>(GetParam());
+  const mm::CopyCheck r = mm::check_copy_kernel(s.m, s.n, k.launch, k.transposes);
+  EXPECT_TRUE(r.ok) << k.name << " at " << s.m << "x" << s.n << ": " << r.summary;
+}
+
+INSTANTIATE_TEST_SUITE_P(ch04, CopyKernels, ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kSizes)),
+                         case_name);
+
+// A rectangular matrix whose tiles overhang in both directions, with another seed.
+TEST(ch04_CopyKernels, MatchTheSourceWithAnotherSeed) {
+  MM_REQUIRE_GPU();
+  for (const NamedKernel& k : kKernels) {
+    if (k.min_cc > mm::device_info().cc) continue;
+    const mm::CopyCheck r = mm::check_copy_kernel(100, 260, k.launch, k.transposes, 11);
+    EXPECT_TRUE(r.ok) << k.name << ": " << r.summary;
+  }
+}
+
+// ---- CPU: the partition the README draws ----
+
+// Thread t of ThreadLayout (8,32):(32,1) sits at row t/32, column t%32 of the thread grid.
+TEST(ch04_Layouts, ThreadLayoutPutsAWarpOnOneRow) {
+  const ch::ThreadLayout thr{};
+  for (int t = 0; t < ch::kThreads; ++t) {
+    const auto c = thr.get_hier_coord(t);
+    EXPECT_EQ(int(mm::get<0>(c)), t / 32) << "thread " << t;
+    EXPECT_EQ(int(mm::get<1>(c)), t % 32) << "thread " << t;
+  }
+}
+
+// parallelize(32x32 tile, (8,32) threads, t) is (4,1): rows t/32 + 8i, column t%32, i = 0..3.
+TEST(ch04_Layouts, EachThreadOwnsFourElementsEightRowsApart) {
+  const auto tileC = mm::make_identity_tensor(mm::Shape<mm::_32, mm::_32>{});  // (32,32) -> (m,n)
+  std::vector<int> owner(32 * 32, -1);
+  for (int t = 0; t < ch::kThreads; ++t) {
+    auto mine = mm::parallelize(tileC, ch::ThreadLayout{}, t);  // (4,1) -> (m,n)
+    ASSERT_EQ(int(mm::size(mine)), 4);
+    EXPECT_EQ(int(mm::size<0>(mine)), 4);
+    EXPECT_EQ(int(mm::size<1>(mine)), 1);
+    for (int i = 0; i < 4; ++i) {
+      const auto mn = mine(i);
+      const int m = int(mm::get<0>(mn)), n = int(mm::get<1>(mn));
+      EXPECT_EQ(m, t / 32 + 8 * i) << "thread " << t << " element " << i;
+      EXPECT_EQ(n, t % 32) << "thread " << t << " element " << i;
+      EXPECT_EQ(owner[m * 32 + n], -1) << "element (" << m << "," << n << ") owned twice";
+      owner[m * 32 + n] = t;
+    }
+  }
+  for (int e = 0; e < 32 * 32; ++e) EXPECT_NE(owner[e], -1) << "element " << e << " owned by nobody";
+}
+
+// The same thread layout over a 64x64 tile: (8,2) elements per thread, 16 in all.
+TEST(ch04_Layouts, OnA64x64TileEachThreadOwnsSixteen) {
+  const auto tileC = mm::make_identity_tensor(mm::Shape<mm::_64, mm::_64>{});
+  for (int t : {0, 1, 31, 32, 255}) {
+    auto mine = mm::parallelize(tileC, ch::ThreadLayout{}, t);  // (8,2) -> (m,n)
+    EXPECT_EQ(int(mm::size<0>(mine)), 8);
+    EXPECT_EQ(int(mm::size<1>(mine)), 2);
+    for (int a = 0; a < 8; ++a)
+      for (int b = 0; b < 2; ++b) {
+        const auto mn = mine(a, b);
+        EXPECT_EQ(int(mm::get<0>(mn)), t / 32 + 8 * a);
+        EXPECT_EQ(int(mm::get<1>(mn)), t % 32 + 32 * b);
+      }
+  }
+}
+
+// The float4 thread layout (32,8):(8,1) gives thread t the float4 at (t/8, t%8) of a 32x8 tile.
+TEST(ch04_Layouts, VecThreadLayoutGivesOneFloat4PerThread) {
+  const auto tileC = mm::make_identity_tensor(mm::Shape<mm::_32, mm::_8>{});
+  for (int t = 0; t < ch::kThreads; ++t) {
+    auto mine = mm::parallelize(tileC, ch::VecThreadLayout{}, t);
+    ASSERT_EQ(int(mm::size(mine)), 1);
+    EXPECT_EQ(int(mm::get<0>(mine(0))), t / 8);
+    EXPECT_EQ(int(mm::get<1>(mine(0))), t % 8);
+  }
+}
+
+// ---- CPU: shared-memory banks of one warp access ----
+
+// The bank of each lane's word when warp `warp` accesses element i of its partition of a
+// shared tile with layout `smem` (32 banks of 4-byte words: bank = offset % 32).
+template <class SmemLayout>
+std::vector<int> banks_of_warp(SmemLayout smem, int warp, int i) {
+  static float storage[mm::cosize_v<SmemLayout>];
+  auto s = mm::make_tensor(mm::make_smem_ptr(storage), smem);
+  std::vector<int> banks;
+  for (int lane = 0; lane < 32; ++lane) {
+    auto mine = mm::parallelize(s, ch::ThreadLayout{}, warp * 32 + lane);
+    banks.push_back(int((&mine(i) - storage) % 32));
+  }
+  return banks;
+}
+int distinct(const std::vector<int>& v) { return int(std::set<int>(v.begin(), v.end()).size()); }
+
+TEST(ch04_Banks, StoringARowOfTheTileHits32Banks) {
+  for (int warp = 0; warp < 8; ++warp)
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(distinct(banks_of_warp(ch::SmemRowMajor<32, 32>{}, warp, i)), 32);
+      EXPECT_EQ(distinct(banks_of_warp(ch::SmemPadded<32, 32>{}, warp, i)), 32);
+    }
+}
+
+TEST(ch04_Banks, ReadingAColumnOfTheUnpaddedTileHitsOneBank) {
+  const auto transposed = mm::select<1, 0>(ch::SmemRowMajor<32, 32>{});  // (32,32):(1,32)
+  EXPECT_EQ(mm::to_string(transposed), "(_32,_32):(_1,_32)");
+  for (int warp = 0; warp < 8; ++warp)
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(distinct(banks_of_warp(transposed, warp, i)), 1);  // 32-way conflict
+}
+
+TEST(ch04_Banks, ReadingAColumnOfThePaddedTileHits32Banks) {
+  const auto transposed = mm::select<1, 0>(ch::SmemPadded<32, 32>{});  // (32,32):(1,33)
+  EXPECT_EQ(mm::to_string(transposed), "(_32,_32):(_1,_33)");
+  for (int warp = 0; warp < 8; ++warp)
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(distinct(banks_of_warp(transposed, warp, i)), 32);
+  // The 64x64 tile with rows of 65: a column read is conflict-free as well.
+  const auto big = mm::select<1, 0>(ch::SmemPadded<64, 64>{});
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(distinct(banks_of_warp(big, 3, i)), 32);
+}
+
+// Transposing is a composition: the layout composed with the row-major (32,32) layout reads
+// it with the modes swapped, the same function as select<1,0>.
+TEST(ch04_Layouts, TransposedViewIsACompositionWithTheTransposition) {
+  const auto transposition = mm::make_layout(mm::Shape<mm::_32, mm::_32>{}, mm::LayoutRight{});  // (32,32):(32,1)
+  const auto padded = ch::SmemPadded<32, 32>{};
+  const auto composed = mm::composition(padded, transposition);
+  const auto selected = mm::select<1, 0>(padded);
+  for (int a = 0; a < 32; ++a)
+    for (int b = 0; b < 32; ++b) EXPECT_EQ(int(composed(a, b)), int(selected(a, b))) << a << "," << b;
+}
+
+// ---- CPU: launch arithmetic and size limits ----
+
+TEST(ch04_Launch, GridCoversTheMatrixWithTiles) {
+  const dim3 small = ch::tile_grid<32, 32>(33, 4097);
+  EXPECT_EQ(small.x, 129u);  // ceil(4097 / 32)
+  EXPECT_EQ(small.y, 2u);    // ceil(33 / 32)
+  const dim3 big = ch::tile_grid<64, 64>(4096, 1000);
+  EXPECT_EQ(big.x, 16u);  // ceil(1000 / 64)
+  EXPECT_EQ(big.y, 64u);
+  const dim3 one = ch::tile_grid<32, 32>(1, 1);
+  EXPECT_EQ(one.x * one.y, 1u);
+}
+
+TEST(ch04_Launch, RejectsWhatTheGridCannotHold) {
+  EXPECT_EQ(ch::tile_rejects<32>(65535 * 32, 1), "");
+  EXPECT_NE(ch::tile_rejects<32>(65535 * 32 + 1, 1), "");
+  EXPECT_NE(ch::tile_rejects<64>(65535 * 64 + 1, 1), "");
+  EXPECT_EQ(ch::tile_rejects<32>(1, 1 << 30), "");
+  EXPECT_THROW(ch::launch_copy_smem(65535 * 32 + 1, 1, nullptr, nullptr, nullptr), std::invalid_argument);
+}
+
+TEST(ch04_Launch, Float4PathOnlyForRowsOfWholeFloat4) {
+  alignas(16) static float buf[8];
+  EXPECT_TRUE(ch::vec128_ok(4096, buf, buf));
+  EXPECT_FALSE(ch::vec128_ok(4097, buf, buf));  // rows start at 4-byte, not 16-byte, boundaries
+  EXPECT_FALSE(ch::vec128_ok(4096, buf + 1, buf));
+}
+
+}  // namespace

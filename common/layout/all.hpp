@@ -8,4 +8,6 @@
 #include "layout/algebra.hpp"
 #include "layout/tensor.hpp"
 #include "layout/predicate.hpp"
+#include "layout/copy.hpp"
+#include "layout/mma.hpp"
 #include "layout/print.hpp"

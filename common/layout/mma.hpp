@@ -1,0 +1,193 @@
+// MMA atoms and TiledMMA.
+//
+// An MMA atom is one multiply-accumulate instruction on an (M,N,K) tile: UniversalFMA is
+// one scalar FMA by one thread; tensor-core atoms (mma.sync, wgmma) plug in the same way
+// through MMA_Traits: their thread layout and which (m,k)/(n,k)/(m,n) element each
+// (thread, value) holds. A TiledMMA repeats an atom over a grid of threads:
+//
+//   auto mma = make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_16, _16, _1>>{});
+//   auto thr = mma.get_slice(threadIdx.x);
+//   auto tCsA = thr.partition_A(sA);         // (MMA,MMA_M,MMA_K)
+//   auto tCsB = thr.partition_B(sB);         // (MMA,MMA_N,MMA_K)
+//   auto tCgC = thr.partition_C(gC);         // (MMA,MMA_M,MMA_N)
+//   auto tCrC = thr.partition_fragment_C(gC);
+//   gemm(mma, tCsA, tCsB, tCrC);             // C(m,n) += A(m,k) * B(n,k)
+#pragma once
+
+#include "layout/tensor.hpp"
+
+namespace mm {
+
+/// One scalar fused multiply-add by one thread: d = a * b + c.
+template <class D, class A = D, class B = D, class Cc = D>
+struct UniversalFMA {
+  /// d = a * b + c.
+  MM_HD static void fma(D& d, A const& a, B const& b, Cc const& c) { d = a * b + c; }
+};
+
+/// What an MMA instruction computes and which thread holds which element. Specialise it
+/// for a new atom (tensor-core instructions arrive with their chapters).
+template <class Op>
+struct MMA_Traits;
+
+/// Traits of UniversalFMA: a 1x1x1 tile, one thread, one value of each operand.
+template <class D, class A, class B, class Cc>
+struct MMA_Traits<UniversalFMA<D, A, B, Cc>> {
+  using ValTypeD = D;  ///< Accumulator type written.
+  using ValTypeA = A;  ///< A element type.
+  using ValTypeB = B;  ///< B element type.
+  using ValTypeC = Cc; ///< Accumulator type read.
+  using Shape_MNK = Shape<_1, _1, _1>;           ///< The tile of one instruction.
+  using ThrID = Layout<_1>;                      ///< Threads taking part.
+  using ALayout = Layout<Shape<_1, _1>>;         ///< (thr, val) -> m + M*k
+  using BLayout = Layout<Shape<_1, _1>>;         ///< (thr, val) -> n + N*k
+  using CLayout = Layout<Shape<_1, _1>>;         ///< (thr, val) -> m + M*n
+  /// D = A * B + C on this thread's value fragments (one value each).
+  template <class TD, class TA, class TB, class TC>
+  MM_HD static void call(TD&& d, TA const& a, TB const& b, TC const& c) {
+    UniversalFMA<D, A, B, Cc>::fma(d(0), a(0), b(0), c(0));
+  }
+};
+
+/// An MMA instruction with its traits.
+template <class Op>
+struct MMA_Atom : MMA_Traits<Op> {
+  using traits = MMA_Traits<Op>; ///< Shapes, layouts and value types of the instruction.
+};
+
+template <class TiledMMA, class Tid>
+struct ThrMMA;
+
+/// An MMA atom repeated over a grid of atoms (AtomLayoutMNK: (TM,TN,TK) -> thread group),
+/// with an optional permutation of M, N, K (a tiler applied first; `tuple<>` for none).
+template <class Atom, class AtomLayoutMNK, class PermutationMNK = tuple<>>
+struct TiledMMA : Atom {
+  using atom_type = Atom;                  ///< The instruction.
+  using atom_layout_type = AtomLayoutMNK;  ///< (TM,TN,TK) -> atom index.
+  using traits = typename Atom::traits;    ///< The instruction's traits.
+
+  /// Number of threads.
+  MM_HD static constexpr int size() { return size_v<typename traits::ThrID> * size_v<AtomLayoutMNK>; }
+
+  /// Thread index -> (atom thread, tm, tn, tk).
+  template <class Tid>
+  MM_HD static constexpr auto thread_coord(Tid const& tid) {
+    constexpr int AT = size_v<typename traits::ThrID>;
+    auto grid = AtomLayoutMNK{}.get_hier_coord(tid / Int<AT>{});
+    return make_tuple(tid % Int<AT>{}, get<0>(grid), get<1>(grid), get<2>(grid));
+  }
+
+  // t (P,Q) -> ((atom thr, atom val), ((TP,TQ), (FP,FQ))): tiles of the atom, spread on threads.
+  template <int P, int Q, class E, class L, class AtomTV>
+  MM_HD static constexpr auto thrfrg(Tensor<E, L> const& t, AtomTV const& atom_tv) {
+    auto tp = [&] {
+      if constexpr (rank_v<PermutationMNK> == 0) return t;
+      else return logical_divide(t, make_tile(get<P>(PermutationMNK{}), get<Q>(PermutationMNK{})));
+    }();
+    auto atom_shape = make_shape(get<P>(typename traits::Shape_MNK{}), get<Q>(typename traits::Shape_MNK{}));
+    auto z = zipped_divide(tp.layout(), atom_shape);                        // ((AP,AQ), (RP,RQ))
+    auto grid = make_shape(shape<P>(AtomLayoutMNK{}), shape<Q>(AtomLayoutMNK{}));
+    auto rest = zipped_divide(layout<1>(z), grid);                          // ((TP,TQ), (FP,FQ))
+    return make_tensor(tp.data(), make_layout(composition(layout<0>(z), atom_tv), rest));
+  }
+  /// This thread's view of the MMA.
+  template <class Tid>
+  MM_HD constexpr auto get_slice(Tid const& tid) const { return ThrMMA<TiledMMA, Tid>{*this, tid}; }
+  /// This thread's view of the MMA (CuTe's other name).
+  template <class Tid>
+  MM_HD constexpr auto get_thread_slice(Tid const& tid) const { return get_slice(tid); }
+
+  /// A register fragment for A shaped like a partition (MMA,MMA_M,MMA_K).
+  template <class E, class L>
+  MM_HD static constexpr auto make_fragment_A(Tensor<E, L> const& part) { return make_fragment_like<typename traits::ValTypeA>(part); }
+  /// A register fragment for B shaped like a partition (MMA,MMA_N,MMA_K).
+  template <class E, class L>
+  MM_HD static constexpr auto make_fragment_B(Tensor<E, L> const& part) { return make_fragment_like<typename traits::ValTypeB>(part); }
+  /// A register accumulator shaped like a partition (MMA,MMA_M,MMA_N).
+  template <class E, class L>
+  MM_HD static constexpr auto make_fragment_C(Tensor<E, L> const& part) { return make_fragment_like<typename traits::ValTypeC>(part); }
+};
+
+/// One thread's part of a TiledMMA.
+template <class TiledMMA, class Tid>
+struct ThrMMA {
+  TiledMMA tiled_mma_; ///< The tiled MMA.
+  Tid tid_;            ///< This thread's index.
+
+  /// This thread's elements of a (M,K) tile of A: (MMA, MMA_M, MMA_K).
+  template <class E, class L>
+  MM_HD constexpr auto partition_A(Tensor<E, L> const& a) const {
+    auto c = TiledMMA::thread_coord(tid_);
+    auto f = TiledMMA::template thrfrg<0, 2>(a, typename TiledMMA::traits::ALayout{});
+    return f(make_coord(make_coord(get<0>(c), _), make_coord(make_coord(get<1>(c), get<3>(c)), make_coord(_, _))));
+  }
+  /// This thread's elements of a (N,K) tile of B: (MMA, MMA_N, MMA_K).
+  template <class E, class L>
+  MM_HD constexpr auto partition_B(Tensor<E, L> const& b) const {
+    auto c = TiledMMA::thread_coord(tid_);
+    auto f = TiledMMA::template thrfrg<1, 2>(b, typename TiledMMA::traits::BLayout{});
+    return f(make_coord(make_coord(get<0>(c), _), make_coord(make_coord(get<2>(c), get<3>(c)), make_coord(_, _))));
+  }
+  /// This thread's elements of a (M,N) tile of C: (MMA, MMA_M, MMA_N).
+  template <class E, class L>
+  MM_HD constexpr auto partition_C(Tensor<E, L> const& cm) const {
+    auto c = TiledMMA::thread_coord(tid_);
+    auto f = TiledMMA::template thrfrg<0, 1>(cm, typename TiledMMA::traits::CLayout{});
+    return f(make_coord(make_coord(get<0>(c), _), make_coord(make_coord(get<1>(c), get<2>(c)), make_coord(_, _))));
+  }
+  /// A register fragment for this thread's part of A.
+  template <class E, class L>
+  MM_HD constexpr auto partition_fragment_A(Tensor<E, L> const& a) const { return TiledMMA::make_fragment_A(partition_A(a)); }
+  /// A register fragment for this thread's part of B.
+  template <class E, class L>
+  MM_HD constexpr auto partition_fragment_B(Tensor<E, L> const& b) const { return TiledMMA::make_fragment_B(partition_B(b)); }
+  /// A register accumulator for this thread's part of C.
+  template <class E, class L>
+  MM_HD constexpr auto partition_fragment_C(Tensor<E, L> const& cm) const { return TiledMMA::make_fragment_C(partition_C(cm)); }
+  /// A register fragment shaped like a partition of A.
+  template <class E, class L>
+  MM_HD constexpr auto make_fragment_A(Tensor<E, L> const& part) const { return TiledMMA::make_fragment_A(part); }
+  /// A register fragment shaped like a partition of B.
+  template <class E, class L>
+  MM_HD constexpr auto make_fragment_B(Tensor<E, L> const& part) const { return TiledMMA::make_fragment_B(part); }
+  /// A register accumulator shaped like a partition of C.
+  template <class E, class L>
+  MM_HD constexpr auto make_fragment_C(Tensor<E, L> const& part) const { return TiledMMA::make_fragment_C(part); }
+};
+
+/// Builds a TiledMMA: `atom_layout` arranges atoms (threads, for UniversalFMA) over
+/// (M,N[,K]); rank 2 means TK = 1. `permutation` (optional) is a tiler applied to M,N,K
+/// first, e.g. to interleave which rows a thread owns.
+template <class Op, class S, class D, class Perm = tuple<>>
+MM_HD constexpr auto make_tiled_mma(Op const&, Layout<S, D> const& atom_layout, Perm const& = {}) {
+  auto l3 = append<3>(atom_layout);
+  using AtomT = std::conditional_t<requires { typename Op::traits; }, Op, MMA_Atom<Op>>;
+  return TiledMMA<AtomT, decltype(l3), Perm>{};
+}
+
+/// Number of threads of a TiledMMA.
+template <class A, class L, class P>
+MM_HD constexpr auto size(TiledMMA<A, L, P> const&) { return Int<TiledMMA<A, L, P>::size()>{}; }
+
+/// C += A·Bᵀ with a TiledMMA on this thread's partitions: A (MMA,MMA_M,MMA_K),
+/// B (MMA,MMA_N,MMA_K), C (MMA,MMA_M,MMA_N). One atom call per (m, n, k).
+template <class TM, class AE, class AL, class BE, class BL, class CE, class CL>
+  requires(requires { typename TM::atom_layout_type; })
+MM_HD void gemm(TM const&, Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, Tensor<CE, CL>&& Cc) {
+  static_assert(rank_v<typename AL::shape_type> == 3 && rank_v<typename CL::shape_type> == 3,
+                "gemm(mma, A, B, C): expected A(MMA,M,K), B(MMA,N,K), C(MMA,M,N)");
+#pragma unroll
+  for (int k = 0; k < int(size<2>(A)); ++k)
+#pragma unroll
+    for (int m = 0; m < int(size<1>(A)); ++m)
+#pragma unroll
+      for (int n = 0; n < int(size<1>(B)); ++n) TM::traits::call(Cc(_, m, n), A(_, m, k), B(_, n, k), Cc(_, m, n));
+}
+/// gemm with a TiledMMA into an lvalue accumulator.
+template <class TM, class AE, class AL, class BE, class BL, class CE, class CL>
+  requires(requires { typename TM::atom_layout_type; })
+MM_HD void gemm(TM const& mma, Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, Tensor<CE, CL>& Cc) {
+  gemm(mma, A, B, static_cast<Tensor<CE, CL>&&>(Cc));
+}
+
+}  // namespace mm

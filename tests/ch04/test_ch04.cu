@@ -4,6 +4,7 @@
 // Every test name starts with "ch04", so that `ctest -R ch04` selects this chapter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <set>
@@ -194,6 +195,151 @@ TEST(ch04_Layouts, TransposedViewIsACompositionWithTheTransposition) {
   const auto selected = mm::select<1, 0>(padded);
   for (int a = 0; a < 32; ++a)
     for (int b = 0; b < 32; ++b) EXPECT_EQ(int(composed(a, b)), int(selected(a, b))) << a << "," << b;
+}
+
+
+// ---- CPU: the kernels' tile / parallelize / predicate expressions, run on the host ----
+//
+// These repeat the tensor expressions of copy_smem_kernel and transpose_smem_kernel, block by
+// block and thread by thread, on host arrays (the load leg of every thread, then the store leg:
+// the barrier). They check, without a GPU, that tiles overhanging M and N are predicated right
+// and that the transposed shared view puts every element in its place.
+
+template <int BM, int BN, class SmemLayout>
+std::vector<float> emulate_transpose(int M, int N, const std::vector<float>& src) {
+  std::vector<float> dst(std::size_t(M) * N, -1.0f);
+  std::vector<float> smem(mm::cosize_v<SmemLayout>);
+  auto mS = ch::row_major(src.data(), M, N);                               // (M,N)
+  auto mD = ch::row_major(dst.data(), N, M);                               // (N,M)
+  auto cMS = mm::make_identity_tensor(mm::make_shape(M, N));
+  auto cMD = mm::make_identity_tensor(mm::make_shape(N, M));
+  auto sS = mm::make_tensor(mm::make_smem_ptr(smem.data()), SmemLayout{});            // (BM,BN)
+  auto sD = mm::make_tensor(mm::make_smem_ptr(smem.data()), mm::select<1, 0>(SmemLayout{}));  // (BN,BM)
+  const dim3 grid = ch::tile_grid<BM, BN>(M, N);
+  for (int by = 0; by < int(grid.y); ++by)
+    for (int bx = 0; bx < int(grid.x); ++bx) {
+      std::fill(smem.begin(), smem.end(), -2.0f);
+      auto gS = mm::tile(mS, mm::Shape<mm::Int<BM>, mm::Int<BN>>{}, mm::make_coord(by, bx));
+      auto cS = mm::tile(cMS, mm::Shape<mm::Int<BM>, mm::Int<BN>>{}, mm::make_coord(by, bx));
+      auto gD = mm::tile(mD, mm::Shape<mm::Int<BN>, mm::Int<BM>>{}, mm::make_coord(bx, by));
+      auto cD = mm::tile(cMD, mm::Shape<mm::Int<BN>, mm::Int<BM>>{}, mm::make_coord(bx, by));
+      for (int t = 0; t < ch::kThreads; ++t) {  // load leg
+        auto tSgS = mm::parallelize(gS, ch::ThreadLayout{}, t);
+        auto tSsS = mm::parallelize(sS, ch::ThreadLayout{}, t);
+        auto tSp = mm::make_predicate(mm::parallelize(cS, ch::ThreadLayout{}, t), mm::make_shape(M, N));
+        auto tSrS = mm::make_fragment_like(tSsS);
+        mm::clear(tSrS);
+        mm::copy_if(tSp, tSgS, tSrS);
+        mm::copy(tSrS, tSsS);
+      }
+      for (int t = 0; t < ch::kThreads; ++t) {  // store leg, after the barrier
+        auto tDsD = mm::parallelize(sD, ch::ThreadLayout{}, t);
+        auto tDgD = mm::parallelize(gD, ch::ThreadLayout{}, t);
+        auto tDp = mm::make_predicate(mm::parallelize(cD, ch::ThreadLayout{}, t), mm::make_shape(N, M));
+        mm::copy_if(tDp, tDsD, tDgD);
+      }
+    }
+  return dst;
+}
+
+template <int BM, int BN>
+std::vector<float> emulate_naive_transpose(int M, int N, const std::vector<float>& src) {
+  std::vector<float> dst(std::size_t(M) * N, -1.0f);
+  auto mS = ch::row_major(src.data(), M, N);                                                   // (M,N)
+  auto mDt = mm::make_tensor(dst.data(), mm::make_shape(M, N), mm::make_stride(mm::_1{}, std::int64_t(M)));  // (M,N)
+  auto cM = mm::make_identity_tensor(mm::make_shape(M, N));
+  const dim3 grid = ch::tile_grid<BM, BN>(M, N);
+  auto tiler = mm::Shape<mm::Int<BM>, mm::Int<BN>>{};
+  for (int by = 0; by < int(grid.y); ++by)
+    for (int bx = 0; bx < int(grid.x); ++bx)
+      for (int t = 0; t < ch::kThreads; ++t) {
+        auto blk = mm::make_coord(by, bx);
+        auto tSgS = mm::parallelize(mm::tile(mS, tiler, blk), ch::ThreadLayout{}, t);
+        auto tSgDt = mm::parallelize(mm::tile(mDt, tiler, blk), ch::ThreadLayout{}, t);
+        auto tSp = mm::make_predicate(mm::parallelize(mm::tile(cM, tiler, blk), ch::ThreadLayout{}, t), mm::make_shape(M, N));
+        auto tSr = mm::make_fragment_like(tSgS);
+        mm::copy_if(tSp, tSgS, tSr);
+        mm::copy_if(tSp, tSr, tSgDt);
+      }
+  return dst;
+}
+
+// The float4 copy on host float4 arrays (N % 4 == 0).
+template <int BM, int BN>
+std::vector<float4> emulate_vec128_copy(int M, int N, const std::vector<float4>& src) {
+  constexpr int BN4 = BN / 4;
+  const int N4 = N / 4;
+  std::vector<float4> dst(src.size(), float4{-1, -1, -1, -1});
+  std::vector<float4> smem(BM * BN4);
+  auto mS = ch::row_major(src.data(), M, N4);
+  auto mD = ch::row_major(dst.data(), M, N4);
+  auto cM = mm::make_identity_tensor(mm::make_shape(M, N4));
+  auto sS = mm::make_tensor(mm::make_smem_ptr(smem.data()), ch::SmemRowMajor<BM, BN4>{});
+  auto tiler = mm::Shape<mm::Int<BM>, mm::Int<BN4>>{};
+  const dim3 grid = ch::tile_grid<BM, BN>(M, N);
+  for (int by = 0; by < int(grid.y); ++by)
+    for (int bx = 0; bx < int(grid.x); ++bx)
+      for (int t = 0; t < ch::kThreads; ++t) {
+        auto blk = mm::make_coord(by, bx);
+        auto tSgS = mm::parallelize(mm::tile(mS, tiler, blk), ch::VecThreadLayout{}, t);
+        auto tSgD = mm::parallelize(mm::tile(mD, tiler, blk), ch::VecThreadLayout{}, t);
+        auto tSsS = mm::parallelize(sS, ch::VecThreadLayout{}, t);
+        auto tSp = mm::make_predicate(mm::parallelize(mm::tile(cM, tiler, blk), ch::VecThreadLayout{}, t), mm::make_shape(M, N4));
+        auto tSrS = mm::make_fragment_like(tSsS);
+        mm::clear(tSrS);
+        mm::copy_if(tSp, tSgS, tSrS);
+        mm::copy(tSrS, tSsS);
+        mm::copy_if(tSp, tSsS, tSgD);
+      }
+  return dst;
+}
+
+std::vector<float> iota_matrix(int M, int N) {
+  std::vector<float> v(std::size_t(M) * N);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = float(i);
+  return v;
+}
+
+template <class F>
+void expect_transposed(int M, int N, F emulate, const char* what) {
+  const std::vector<float> src = iota_matrix(M, N);
+  const std::vector<float> dst = emulate(M, N, src);
+  int bad = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      if (dst[std::size_t(j) * M + i] != src[std::size_t(i) * N + j] && bad++ < 3)
+        ADD_FAILURE() << what << " " << M << "x" << N << ": dst(" << j << "," << i << ") = " << dst[std::size_t(j) * M + i]
+                      << ", want " << src[std::size_t(i) * N + j];
+  EXPECT_EQ(bad, 0) << what << " " << M << "x" << N;
+}
+
+const Size kEmulatedSizes[] = {{1, 1}, {31, 33}, {32, 32}, {33, 70}, {65, 4}, {100, 129}};
+
+TEST(ch04_HostEmulation, TransposeSmemPutsEveryElementInItsPlace) {
+  for (const Size& s : kEmulatedSizes) {
+    expect_transposed(int(s.m), int(s.n), emulate_transpose<32, 32, ch::SmemRowMajor<32, 32>>, "transpose_smem");
+    expect_transposed(int(s.m), int(s.n), emulate_transpose<32, 32, ch::SmemPadded<32, 32>>, "transpose_smem_padded");
+    expect_transposed(int(s.m), int(s.n), emulate_transpose<64, 64, ch::SmemPadded<64, 64>>, "transpose_smem_padded_64x64");
+  }
+}
+
+TEST(ch04_HostEmulation, TransposeNaivePutsEveryElementInItsPlace) {
+  for (const Size& s : kEmulatedSizes)
+    expect_transposed(int(s.m), int(s.n), emulate_naive_transpose<32, 32>, "transpose_naive");
+}
+
+TEST(ch04_HostEmulation, Vec128CopyCopiesEveryFloat4) {
+  for (const Size& s : {Size{1, 4}, Size{31, 36}, Size{33, 100}, Size{64, 64}, Size{65, 260}}) {
+    const int M = int(s.m), N = int(s.n);
+    std::vector<float4> src(std::size_t(M) * N / 4);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = float4{float(4 * i), float(4 * i + 1), float(4 * i + 2), float(4 * i + 3)};
+    for (auto dst : {emulate_vec128_copy<32, 32>(M, N, src), emulate_vec128_copy<64, 64>(M, N, src)}) {
+      int bad = 0;
+      for (std::size_t i = 0; i < src.size(); ++i)
+        bad += dst[i].x != src[i].x || dst[i].y != src[i].y || dst[i].z != src[i].z || dst[i].w != src[i].w;
+      EXPECT_EQ(bad, 0) << "copy_vec128 " << M << "x" << N;
+    }
+  }
 }
 
 // ---- CPU: launch arithmetic and size limits ----

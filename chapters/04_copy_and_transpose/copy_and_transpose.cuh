@@ -114,25 +114,6 @@ __global__ void __launch_bounds__(kThreads) copy_smem_kernel(int M, int N, const
 
 // ---- Step 2: the global -> shared leg with cp.async ---------------------------------------
 
-namespace detail {
-// One 4-byte cp.async: the copy goes from global to shared memory without passing through a
-// register, and the thread does not wait for it until cp_async_wait_all.
-__device__ __forceinline__ void cp_async_4(float* smem_dst, const float* gmem_src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned s = unsigned(__cvta_generic_to_shared(smem_dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem_src) : "memory");
-#else
-  *smem_dst = *gmem_src;  // never launched below sm_80 (CopyKernel::min_cc), kept compilable
-#endif
-}
-// Closes the group of cp.async issued so far and waits until all of them have landed.
-__device__ __forceinline__ void cp_async_wait_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
-#endif
-}
-}  // namespace detail
-
 /// copy_smem_kernel with the global -> shared leg done by cp.async (sm_80 and later).
 template <int BM, int BN, class SmemLayout>
 __global__ void __launch_bounds__(kThreads) copy_cp_async_kernel(int M, int N, const float* src, float* dst) {
@@ -151,10 +132,15 @@ __global__ void __launch_bounds__(kThreads) copy_cp_async_kernel(int M, int N, c
   auto tSsS = parallelize(sS, ThreadLayout{}, int(threadIdx.x));                    // (BM/8,BN/32)
   auto tSp = make_predicate(tScS, make_shape(M, N));                           // (BM/8,BN/32)
 
-#pragma unroll
-  for (int i = 0; i < size(tSsS); ++i)
-    if (tSp(i)) detail::cp_async_4(&tSsS(i), &tSgS(i));
-  detail::cp_async_wait_all();  // this thread's copies have landed (and are visible to it)
+  // Global -> shared without a register: each cp.async is issued and the thread moves on, so
+  // all four are in flight at once without the register stage of copy_smem. Where tSp is
+  // false the instruction reads nothing and writes a zero.
+  copy_if(Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<float>, float>{}, tSp, tSgS, tSsS);
+  cp_async_fence();    // close the group of copies issued so far
+  cp_async_wait<0>();  // wait until this thread's group has landed
+  // A thread reads back only its own elements, but the barrier also keeps the compiler from
+  // moving the shared loads above the wait (cp_async_wait is not a compiler memory barrier).
+  __syncthreads();
   copy_if(tSp, tSsS, tSgD);
 }
 

@@ -8,6 +8,7 @@
 #include "layout/algebra.hpp"
 #include "layout/tensor.hpp"
 #include "layout/predicate.hpp"
+#include "layout/swizzle.hpp"
 #include "layout/copy.hpp"
 #include "layout/mma.hpp"
 #include "layout/print.hpp"

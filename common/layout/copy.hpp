@@ -262,9 +262,11 @@ struct TiledCopy : Atom {
   template <class E, class L>
   MM_HD static constexpr auto tidfrg(Tensor<E, L> const& t) {
     constexpr int V = Atom::NumVal;
-    auto z = zipped_divide(t.layout(), TilerMN{});  // ((TM,TN), (RM,RN,...))
     auto tv = make_layout(layout<0>(LayoutTV{}), logical_divide(layout<1>(LayoutTV{}), Int<V>{}));
-    return make_tensor(t.data(), make_layout(composition(layout<0>(z), tv), layout<1>(z)));
+    return make_tensor(t.data(), transform_inner(t.layout(), [&](auto const& l) {
+                         auto z = zipped_divide(l, TilerMN{});  // ((TM,TN), (RM,RN,...))
+                         return make_layout(composition(layout<0>(z), tv), layout<1>(z));
+                       }));
   }
   /// This thread's view of the copy.
   template <class Tid>

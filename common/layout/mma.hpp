@@ -85,10 +85,12 @@ struct TiledMMA : Atom {
       else return logical_divide(t, make_tile(get<P>(PermutationMNK{}), get<Q>(PermutationMNK{})));
     }();
     auto atom_shape = make_shape(get<P>(typename traits::Shape_MNK{}), get<Q>(typename traits::Shape_MNK{}));
-    auto z = zipped_divide(tp.layout(), atom_shape);                        // ((AP,AQ), (RP,RQ))
     auto grid = make_shape(shape<P>(AtomLayoutMNK{}), shape<Q>(AtomLayoutMNK{}));
-    auto rest = zipped_divide(layout<1>(z), grid);                          // ((TP,TQ), (FP,FQ))
-    return make_tensor(tp.data(), make_layout(composition(layout<0>(z), atom_tv), rest));
+    return make_tensor(tp.data(), transform_inner(tp.layout(), [&](auto const& l) {
+                         auto z = zipped_divide(l, atom_shape);           // ((AP,AQ), (RP,RQ))
+                         auto rest = zipped_divide(layout<1>(z), grid);   // ((TP,TQ), (FP,FQ))
+                         return make_layout(composition(layout<0>(z), atom_tv), rest);
+                       }));
   }
   /// This thread's view of the MMA.
   template <class Tid>

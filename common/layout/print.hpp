@@ -14,6 +14,7 @@
 #include <string>
 
 #include "layout/predicate.hpp"
+#include "layout/swizzle.hpp"
 
 namespace mm {
 
@@ -55,6 +56,17 @@ std::ostream& operator<<(std::ostream& os, Tensor<E, L> const& t) {
     return os << "ptr(" << static_cast<void const*>(t.data()) << ") o " << t.layout();
   else
     return os << "coord o " << t.layout();
+}
+
+/// Prints a swizzle as `Sw<B,M,S>`.
+template <int B, int M, int S>
+std::ostream& operator<<(std::ostream& os, Swizzle<B, M, S>) {
+  return os << "Sw<" << B << "," << M << "," << S << ">";
+}
+/// Prints a composed layout as `fn o offset o layout`, e.g. `Sw<3,4,3> o _0 o (_8,_64):(_64,_1)`.
+template <class Fn, class O, class L>
+std::ostream& operator<<(std::ostream& os, ComposedLayout<Fn, O, L> const& c) {
+  return os << c.fn_ << " o " << c.offset_ << " o " << c.layout_;
 }
 
 /// Anything printable, as a string: `to_string(make_layout(make_shape(4,2))) == "(4,2):(_1,4)"`.

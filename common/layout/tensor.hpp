@@ -162,6 +162,14 @@ MM_HD constexpr auto make_fragment_like(X const& x) {
 template <class T = void, class X>
 MM_HD constexpr auto make_tensor_like(X const& x) { return make_fragment_like<T>(x); }
 
+/// `f(layout)`; for a composed (swizzled) layout, `f` is applied to the inner layout and the
+/// swizzle and offset are kept. Lets partitioning code treat both kinds alike.
+template <class L, class F>
+MM_HD constexpr auto transform_inner(L const& l, F&& f) {
+  if constexpr (requires { l.fn_; l.offset_; l.layout_; }) return make_composed_layout(l.fn_, l.offset_, f(l.layout_));
+  else return f(l);
+}
+
 /// The layout of a tensor (of mode I... if given).
 template <int... I, class E, class L>
 MM_HD constexpr auto layout(Tensor<E, L> const& t) { return layout<I...>(t.layout()); }

@@ -78,6 +78,7 @@ __global__ void algebra_kernel(int* out) {
   for (int i = 0; i < 12; ++i) out[i] = r(i);
   out[12] = z(make_coord(3, 7), make_coord(2, 1));
   out[13] = right_inverse(Layout<Shape<_4, _2>, Stride<_2, _1>>{})(5);
+  out[14] = composition(Swizzle<3, 2, 3>{}, make_layout(make_shape(_32{}, _32{}), LayoutRight{}))(5, 7);
 }
 
 // One 64x64 tile of C = A * B^T (A, B column-major (M,K), (N,K); K multiple of 8, M, N
@@ -152,7 +153,7 @@ TEST(LayoutCuda, HostSideOfTheSameHeaders) {
 
 TEST(LayoutCuda, AlgebraOnDevice) {
   MM_REQUIRE_GPU();
-  mm::DeviceBuffer<int> out(14);
+  mm::DeviceBuffer<int> out(15);
   algebra_kernel<<<1, 1>>>(out.data());
   MM_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<int> h = out.download();
@@ -161,6 +162,7 @@ TEST(LayoutCuda, AlgebraOnDevice) {
   for (int i = 0; i < 12; ++i) EXPECT_EQ(h[i], int(r(i)));
   EXPECT_EQ(h[12], int(zipped_divide(make_layout(make_shape(12, 32)), make_shape(_4{}, _8{}))(make_coord(3, 7), make_coord(2, 1))));
   EXPECT_EQ(h[13], int(right_inverse(Layout<Shape<_4, _2>, Stride<_2, _1>>{})(5)));
+  EXPECT_EQ(h[14], int(composition(Swizzle<3, 2, 3>{}, make_layout(make_shape(_32{}, _32{}), LayoutRight{}))(5, 7)));
 }
 
 TEST(LayoutCuda, TileGemmAnySize) {

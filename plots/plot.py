@@ -33,6 +33,7 @@ except ImportError:
     sys.exit("error: matplotlib is not installed for " + sys.executable
              + " (pip install -r plots/requirements.txt; scripts/test.sh does it in .venv)")
 matplotlib.use("Agg")  # files only, no display needed
+import matplotlib.colors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
@@ -237,13 +238,18 @@ def plot_vs_size(rows, colors, out_dir) -> bool:
     fig, ax = plt.subplots(figsize=(9, 5.2))
     markers = "osD^v<>ph*"
     index_in_chapter: dict[str, int] = {}
+    per_chapter = {c: sum(1 for k in series if k[0] == c) for c in colors}
     for key, pts in series.items():
         chapter = key[0]
         i = index_in_chapter.get(chapter, 0)
         index_in_chapter[chapter] = i + 1
         pts = sorted(pts, key=lambda r: r.m)
+        # The chapter's colour, from darker to lighter along its kernels, so that its lines stay apart.
+        t = 0.0 if per_chapter[chapter] < 2 else -0.35 + 0.8 * i / (per_chapter[chapter] - 1)
+        rgb = matplotlib.colors.to_rgb(colors[chapter])
+        shade = tuple(c + (1 - c) * t if t > 0 else c * (1 + t) for c in rgb)
         ax.plot([r.m for r in pts], [r.tflops for r in pts], marker=markers[i % len(markers)],
-                linestyle=["-", "-.", ":"][i // len(markers) % 3], color=colors[chapter], markersize=5,
+                linestyle=["-", "-.", ":"][i // len(markers) % 3], color=shade, markersize=5,
                 label=f"{chapter_label(chapter)}: {labels[pts[0]]}")
     per_dtype: dict[str, dict[int, list[float]]] = {}
     for r in square:

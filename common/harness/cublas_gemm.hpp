@@ -25,6 +25,12 @@ class CublasGemm {
   CublasGemm& operator=(const CublasGemm&) = delete;
 
   /// @brief C = A·B with inputs of type `in` (fp32 for f32/tf32, bf16, fp16) and C of type `out_type`.
+  /// @param p the sizes and storage orders
+  /// @param a device pointer to A (M×K in order p.a)
+  /// @param b device pointer to B (K×N in order p.b)
+  /// @param c device pointer to C (M×N in order p.c), overwritten
+  /// @param out_type element type of C
+  /// @param stream the stream to run on
   /// @param compute f32: CUBLAS_COMPUTE_32F (true SGEMM); tf32: CUBLAS_COMPUTE_32F_FAST_TF32;
   ///        bf16/f16: half-width inputs, fp32 accumulation (CUBLAS_COMPUTE_32F).
   void gemm(const GemmProblem& p, DType compute, const void* a, const void* b, void* c,
@@ -42,8 +48,10 @@ class CublasGemm {
 
 /// @brief The cudaDataType_t of a storage type (float → CUDA_R_32F, bf16 → CUDA_R_16BF, half → CUDA_R_16F).
 template <class T> constexpr cudaDataType_t cuda_data_type();
+/// @cond SPECIALIZATIONS
 template <> constexpr cudaDataType_t cuda_data_type<float>() { return CUDA_R_32F; }
 template <> constexpr cudaDataType_t cuda_data_type<__nv_bfloat16>() { return CUDA_R_16BF; }
 template <> constexpr cudaDataType_t cuda_data_type<__half>() { return CUDA_R_16F; }
+/// @endcond
 
 }  // namespace mm

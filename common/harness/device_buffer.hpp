@@ -24,8 +24,10 @@ class DeviceBuffer {
   ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  /// @brief Takes over `o`'s allocation; `o` is left empty.
   DeviceBuffer(DeviceBuffer&& o) noexcept
       : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  /// @brief Swaps allocations with `o` (which frees ours when it dies).
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     std::swap(ptr_, o.ptr_);
     std::swap(count_, o.count_);

@@ -46,8 +46,10 @@ constexpr int dtype_bytes(DType t) { return (t == DType::bf16 || t == DType::f16
 
 /// @brief Maps a storage type to its DType (float maps to fp32; ask for tf32 explicitly).
 template <class T> constexpr DType dtype_of();
+/// @cond SPECIALIZATIONS
 template <> constexpr DType dtype_of<float>() { return DType::f32; }
 template <> constexpr DType dtype_of<__nv_bfloat16>() { return DType::bf16; }
 template <> constexpr DType dtype_of<__half>() { return DType::f16; }
+/// @endcond
 
 }  // namespace mm

@@ -40,7 +40,8 @@ struct CheckResult {
   double worst_ratio = 0;         ///< max |out - ref| / (tolerance * abs_sum): > 1 fails
   std::int64_t bad = 0;           ///< elements out of tolerance (NaN and Inf included)
   std::int64_t nonfinite = 0;     ///< NaN or Inf elements (an unwritten, poisoned element is NaN)
-  std::int64_t first_bad_row = -1, first_bad_col = -1;  ///< the first failing element, if any
+  std::int64_t first_bad_row = -1;  ///< row of the first failing element (-1 if none)
+  std::int64_t first_bad_col = -1;  ///< column of the first failing element (-1 if none)
   /// @brief One line: "ok (rel 1.2e-07)" or "FAIL: 3 bad elements, first at (0, 5): got nan, want 1.25".
   std::string summary;
 };

@@ -1,0 +1,434 @@
+// Chapter 05: the layout matmul against the fp64 reference for every storage order (GPU), and on the
+// CPU the claims the chapter makes about its layouts: which elements each thread computes and copies,
+// that a warp's global reads are coalesced, and how many bank conflicts its shared-memory accesses
+// have. Every test name starts with "ch05", so that `ctest -R ch05` selects this chapter.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "05_layout_matmul/layout_matmul.cuh"
+#include "gpu_test.hpp"
+#include "harness/gemm_runner.hpp"
+
+namespace {
+
+using mm::GemmProblem;
+using mm::Order;
+using LaunchFn = void (*)(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+
+struct NamedKernel {
+  const char* name;
+  LaunchFn launch;
+};
+void PrintTo(const NamedKernel& k, std::ostream* os) { *os << k.name; }
+
+const NamedKernel kKernels[] = {
+    {"layout_unpadded", mm::ch05::launch_layout_unpadded},
+    {"layout_padded", mm::ch05::launch_layout_padded},
+};
+
+// The four orders of the issue (C row-major) and the four with a column-major C.
+const std::string kLayouts[] = {"RRR", "RCR", "CRR", "CCR", "RRC", "RCC", "CRC", "CCC"};
+
+// A size of the test list, printed as MxNxK.
+struct Size {
+  std::int64_t m, n, k;
+};
+void PrintTo(const Size& s, std::ostream* os) { *os << s.m << "x" << s.n << "x" << s.k; }
+
+// Degenerate (1), smaller than a tile in every direction, one short of a tile with a partial K step,
+// exactly one tile (128×128×8: no predicated path at all), one past a tile with a partial K step,
+// and many blocks.
+const Size kSizes[] = {{1, 1, 1}, {17, 33, 9}, {127, 129, 65}, {128, 128, 8}, {129, 257, 33}, {1024, 1024, 1024}};
+
+GemmProblem make(const Size& s, const std::string& tag) {
+  return mm::make_problem(mm::ProblemSize{s.m, s.n, s.k}, tag);
+}
+
+std::string size_name(const Size& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+using Param = std::tuple<NamedKernel, std::string, Size>;
+
+// "layout_padded_RCR_17x33x9": kernel, storage orders, size, readable in ctest's list.
+std::string case_name(const ::testing::TestParamInfo<Param>& info) {
+  return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param) + "_" +
+         size_name(std::get<2>(info.param));
+}
+
+// ---- GPU: both kernels, every storage order, every size, against the fp64 reference ----
+
+class LayoutGemm : public ::testing::TestWithParam<Param> {};
+
+TEST_P(LayoutGemm, MatchesFp64Reference) {
+  MM_REQUIRE_GPU();
+  const auto& [kernel, tag, size] = GetParam();
+  const GemmProblem p = make(size, tag);
+  const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32);
+  EXPECT_TRUE(r.ok) << kernel.name << " " << tag << " at " << size_name(size) << ": " << r.summary;
+}
+
+INSTANTIATE_TEST_SUITE_P(ch05, LayoutGemm,
+                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts),
+                                            ::testing::ValuesIn(kSizes)),
+                         case_name);
+
+// A second seed, a size with every edge partial, the canonical and the tutorial's order.
+TEST(ch05_LayoutGemm, MatchesFp64ReferenceWithAnotherSeed) {
+  MM_REQUIRE_GPU();
+  for (const char* tag : {"RRR", "RCR"})
+    for (const NamedKernel& kernel : kKernels) {
+      const GemmProblem p = make({300, 200, 100}, tag);
+      const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32, 7);
+      EXPECT_TRUE(r.ok) << kernel.name << " " << tag << ": " << r.summary;
+    }
+}
+
+// ---- CPU: the rejects and the grid ----
+
+TEST(ch05_Launch, GridHasOneBlockPerTileOfC) {
+  const dim3 g = mm::ch05::layout_gemm_grid(GemmProblem{300, 129, 5});
+  EXPECT_EQ(g.x, 3u);  // ceil(300 / 128) tiles along M
+  EXPECT_EQ(g.y, 2u);  // ceil(129 / 128) tiles along N
+}
+
+TEST(ch05_Launch, RejectsWhatTheGridOrTheIndicesCannotHold) {
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects(GemmProblem{1, 65535 * 128, 1}), "");
+  EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{1, 65535 * 128 + 1, 1}), "");
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects(GemmProblem{std::int64_t(1) << 30, 1, 1}), "");  // M is on x
+  EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{65536, 65536, 1}), "");              // C has 2^32 elements
+  EXPECT_THROW(mm::ch05::launch_layout_padded(GemmProblem{65536, 65536, 1}, nullptr, nullptr, nullptr, nullptr),
+               std::invalid_argument);
+}
+
+// ---- CPU: which elements each thread owns, from the kernel's own layouts and partitions ----
+
+using namespace mm;  // the layout library's names, as in the kernel
+
+// Thread t's coordinates of a (rows, cols) identity tile partitioned like the kernel does.
+struct RowCol {
+  int r, c;
+  friend bool operator<(const RowCol& a, const RowCol& b) { return std::tie(a.r, a.c) < std::tie(b.r, b.c); }
+  friend bool operator==(const RowCol& a, const RowCol& b) { return a.r == b.r && a.c == b.c; }
+};
+template <class T>
+RowCol rc(const T& coord) {
+  return {int(get<0>(coord)), int(get<1>(coord))};
+}
+
+// The compute partition: thread t of tC owns rows tm + 16i and columns tn + 16j of the 128×128 tile,
+// with (tm, tn) = (t / 16, t % 16) for a row-major C and (t % 16, t / 16) for a column-major C; its
+// slice of sA (Step<_1,X>) is rows tm + 16i for every k, its slice of sB (Step<X,_1>) columns tn + 16j.
+template <Order OC>
+void check_compute_partition() {
+  const auto tC = ch05::compute_thread_layout<OC>();
+  const auto cC = make_identity_tensor(make_shape(_128{}, _128{}));  // (BM,BN) -> (m,n)
+  const auto cA = make_identity_tensor(make_shape(_128{}, _8{}));    // (BM,BK) -> (m,k)
+  std::map<RowCol, int> owners;
+  for (int t = 0; t < ch05::kThreads; ++t) {
+    const int tm = OC == Order::row ? t / 16 : t % 16;
+    const int tn = OC == Order::row ? t % 16 : t / 16;
+    const auto tCcC = local_partition(cC, tC, t, Step<_1, _1>{});  // (THR_M,THR_N)
+    const auto tCcA = local_partition(cA, tC, t, Step<_1, X>{});   // (THR_M,BK)
+    const auto tCcB = local_partition(cA, tC, t, Step<X, _1>{});   // (THR_N,BK)
+    ASSERT_EQ(int(size(tCcC)), 64);
+    ASSERT_EQ(int(size<0>(tCcA)), 8);
+    ASSERT_EQ(int(size<1>(tCcA)), 8);
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 8; ++j) {
+        const RowCol e = rc(tCcC(i, j));
+        EXPECT_EQ(e, (RowCol{tm + 16 * i, tn + 16 * j})) << "thread " << t << " element (" << i << "," << j << ")";
+        ++owners[e];
+      }
+    for (int i = 0; i < 8; ++i)
+      for (int k = 0; k < 8; ++k) {
+        EXPECT_EQ(rc(tCcA(i, k)), (RowCol{tm + 16 * i, k})) << "thread " << t;
+        EXPECT_EQ(rc(tCcB(i, k)), (RowCol{tn + 16 * i, k})) << "thread " << t;
+      }
+  }
+  EXPECT_EQ(owners.size(), 128u * 128u);  // every element of the tile of C ...
+  for (const auto& [e, n] : owners) ASSERT_EQ(n, 1) << "(" << e.r << "," << e.c << ")";  // ... exactly once
+}
+
+TEST(ch05_Partition, ComputeThreadsOwnRowsAndColumns16ApartRowMajorC) { check_compute_partition<Order::row>(); }
+TEST(ch05_Partition, ComputeThreadsOwnRowsAndColumns16ApartColMajorC) { check_compute_partition<Order::col>(); }
+
+// The copy partition: 256 threads × 4 elements cover the (128,8) tile exactly once; MN-major thread t
+// copies (t % 32 + 32v, t / 32), K-major thread t copies (t / 8 + 32v, t % 8).
+template <ch05::Major major>
+void check_copy_partition() {
+  const auto tA = ch05::copy_thread_layout<major>();
+  const auto cA = make_identity_tensor(make_shape(_128{}, _8{}));  // (BM,BK) -> (m,k)
+  std::map<RowCol, int> owners;
+  for (int t = 0; t < ch05::kThreads; ++t) {
+    const auto tAcA = local_partition(cA, tA, t);  // (THR_M,THR_K)
+    ASSERT_EQ(int(size(tAcA)), 4);
+    for (int v = 0; v < 4; ++v) {
+      const RowCol e = rc(tAcA(v));
+      const RowCol want = major == ch05::Major::mn ? RowCol{t % 32 + 32 * v, t / 32} : RowCol{t / 8 + 32 * v, t % 8};
+      EXPECT_EQ(e, want) << "thread " << t << " value " << v;
+      ++owners[e];
+    }
+  }
+  EXPECT_EQ(owners.size(), 128u * 8u);
+  for (const auto& [e, n] : owners) ASSERT_EQ(n, 1) << "(" << e.r << "," << e.c << ")";
+}
+
+TEST(ch05_Partition, CopyThreadsCoverTheTileOnceMNMajor) { check_copy_partition<ch05::Major::mn>(); }
+TEST(ch05_Partition, CopyThreadsCoverTheTileOnceKMajor) { check_copy_partition<ch05::Major::k>(); }
+
+// ---- CPU: global coalescing of the copies ----
+
+// 32-byte sectors that one warp's load touches, for every (warp, value) of the copy of one tile of an
+// (MN,K) operand with the given strides, worst case over the block. 32 floats in 4 sectors is the ideal.
+template <class ThrLayout, class GStride>
+int worst_sectors_per_warp(ThrLayout tA, GStride dA, int mn, int k) {
+  const auto mA = make_identity_tensor(make_shape(mn, k));                            // (MN,K) -> (mn,k)
+  const auto gA = local_tile(mA, make_shape(_128{}, _8{}), make_coord(1, _));         // (BM,BK,k): tile row 1
+  const auto global = make_layout(make_shape(mn, k), dA);                            // (mn,k) -> offset
+  int worst = 0;
+  for (int k_tile = 0; k_tile < 2; ++k_tile)
+    for (int warp = 0; warp < ch05::kThreads / 32; ++warp)
+      for (int v = 0; v < 4; ++v) {
+        std::set<std::int64_t> sectors;
+        for (int lane = 0; lane < 32; ++lane) {
+          const auto tAgA = local_partition(gA, tA, warp * 32 + lane);  // (THR_M,THR_K,k)
+          const auto c = tAgA(v, 0, k_tile);
+          sectors.insert(std::int64_t(global(int(get<0>(c)), int(get<1>(c)))) * 4 / 32);
+        }
+        worst = std::max(worst, int(sectors.size()));
+      }
+  return worst;
+}
+
+TEST(ch05_Coalescing, EveryOperandOrderReadsFourSectorsPerWarp) {
+  const int mn = 1024, k = 1024;
+  // The thread layout the host picks for each majorness: 32 floats per warp in 4 sectors.
+  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::mn>(), ch05::operand_stride<ch05::Major::mn>(mn), mn, k), 4);
+  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::k>(), ch05::operand_stride<ch05::Major::k>(k), mn, k), 4);
+  // The other choice: a K-major operand read with lanes along MN lands in 32 different rows (32
+  // sectors); an MN-major operand read with lanes along K touches 8 columns × 4 floats (8 sectors).
+  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::mn>(), ch05::operand_stride<ch05::Major::k>(k), mn, k), 32);
+  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::k>(), ch05::operand_stride<ch05::Major::mn>(mn), mn, k), 8);
+}
+
+TEST(ch05_Coalescing, ConfigPicksTheCoalescedThreadLayoutForEveryOrder) {
+  // A row-major A is K-major, a row-major B (K×N, seen as (N,K)) is N-major; the config follows.
+  EXPECT_EQ((ch05::LayoutGemmConfig<Order::row, Order::row, Order::row, false>::a_major), ch05::Major::k);
+  EXPECT_EQ((ch05::LayoutGemmConfig<Order::row, Order::row, Order::row, false>::b_major), ch05::Major::mn);
+  EXPECT_EQ((ch05::LayoutGemmConfig<Order::row, Order::col, Order::row, false>::b_major), ch05::Major::k);
+  EXPECT_EQ((ch05::LayoutGemmConfig<Order::col, Order::col, Order::row, false>::a_major), ch05::Major::mn);
+  // And the strides are those of the storage: A row-major (M,K):(K,1), B row-major (N,K):(1,N).
+  const GemmProblem p{300, 200, 100};
+  using RRR = ch05::LayoutGemmConfig<Order::row, Order::row, Order::row, false>;
+  EXPECT_EQ(int(get<0>(RRR::stride_a(p))), 100);
+  EXPECT_EQ(int(get<1>(RRR::stride_b(p))), 200);
+  EXPECT_EQ(int(get<0>(RRR::stride_c(p))), 200);
+  using CCC = ch05::LayoutGemmConfig<Order::col, Order::col, Order::col, false>;
+  EXPECT_EQ(int(get<1>(CCC::stride_a(p))), 300);
+  EXPECT_EQ(int(get<0>(CCC::stride_b(p))), 100);
+  EXPECT_EQ(int(get<1>(CCC::stride_c(p))), 300);
+}
+
+// ---- CPU: the kernel's tiling, partitioning and predication, run thread by thread ----
+//
+// The kernel body again, on the host, with the same layouts and the same library calls, one phase at a
+// time for all 256 threads of a block (a phase ends where the kernel has a barrier). It cannot catch a
+// race, but it checks that the tiles, partitions, identity tensors and predicates the kernel builds
+// compute the right product for every storage order and every partial tile, without a GPU.
+template <Order OA, Order OB, Order OC, bool Padded>
+void emulate_layout_gemm(const GemmProblem& p, const float* A, const float* B, float* C) {
+  using Cfg = ch05::LayoutGemmConfig<OA, OB, OC, Padded>;
+  const auto shape_MNK = make_shape(int(p.m), int(p.n), int(p.k));
+  const auto cta_tiler = ch05::CtaTiler{};
+  const auto tA = Cfg::thread_a();
+  const auto tB = Cfg::thread_b();
+  const auto tC = Cfg::thread_c();
+  auto mA = make_tensor(A, select<0, 2>(shape_MNK), Cfg::stride_a(p));  // (M,K)
+  auto mB = make_tensor(B, select<1, 2>(shape_MNK), Cfg::stride_b(p));  // (N,K)
+  auto mC = make_tensor(C, select<0, 1>(shape_MNK), Cfg::stride_c(p));  // (M,N)
+  auto cA = make_identity_tensor(shape(mA));
+  auto cB = make_identity_tensor(shape(mB));
+  auto cC = make_identity_tensor(shape(mC));
+  const dim3 grid = ch05::layout_gemm_grid(p);
+  for (unsigned bx = 0; bx < grid.x; ++bx)
+    for (unsigned by = 0; by < grid.y; ++by) {
+      auto cta_coord = make_coord(int(bx), int(by), _);
+      auto gA = local_tile(mA, cta_tiler, cta_coord, Step<_1, X, _1>{});   // (BM,BK,k)
+      auto gB = local_tile(mB, cta_tiler, cta_coord, Step<X, _1, _1>{});   // (BN,BK,k)
+      auto gC = local_tile(mC, cta_tiler, cta_coord, Step<_1, _1, X>{});   // (BM,BN)
+      auto cgA = local_tile(cA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k)
+      auto cgB = local_tile(cB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k)
+      auto cgC = local_tile(cC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)
+      // Shared memory starts as garbage: every element the FMAs read must be written by the copy.
+      std::vector<float> smemA(cosize_v<decltype(Cfg::smem_a())>, std::nanf("")), smemB(smemA);
+      auto sA = make_tensor(smemA.data(), Cfg::smem_a());  // (BM,BK)
+      auto sB = make_tensor(smemB.data(), Cfg::smem_b());  // (BN,BK)
+      std::vector<decltype(make_tensor<float>(make_shape(_8{}, _8{})))> acc(ch05::kThreads);
+      for (auto& r : acc) clear(r);
+      const bool a_rows_inside = (int(bx) + 1) * ch05::BM::value <= int(p.m);  // as in the kernel
+      const bool b_rows_inside = (int(by) + 1) * ch05::BN::value <= int(p.n);
+      for (int k_tile = 0; k_tile < int(size<2>(gA)); ++k_tile) {
+        const bool k_inside = (k_tile + 1) * ch05::BK::value <= int(p.k);
+        for (int t = 0; t < ch05::kThreads; ++t) {  // copy phase
+          auto tAgA = local_partition(gA, tA, t);
+          auto tAcA = local_partition(cgA, tA, t);
+          auto tAsA = local_partition(sA, tA, t);
+          auto tBgB = local_partition(gB, tB, t);
+          auto tBcB = local_partition(cgB, tB, t);
+          auto tBsB = local_partition(sB, tB, t);
+          if (a_rows_inside && k_inside) copy(tAgA(_, _, k_tile), tAsA);
+          else ch05::copy_or_zero(tAgA(_, _, k_tile), tAsA, tAcA(_, _, k_tile), shape(mA));
+          if (b_rows_inside && k_inside) copy(tBgB(_, _, k_tile), tBsB);
+          else ch05::copy_or_zero(tBgB(_, _, k_tile), tBsB, tBcB(_, _, k_tile), shape(mB));
+        }
+        for (int t = 0; t < ch05::kThreads; ++t) {  // compute phase
+          auto tCsA = local_partition(sA, tC, t, Step<_1, X>{});
+          auto tCsB = local_partition(sB, tC, t, Step<X, _1>{});
+          gemm(tCsA, tCsB, acc[std::size_t(t)]);
+        }
+      }
+      for (int t = 0; t < ch05::kThreads; ++t) {  // epilogue
+        auto tCgC = local_partition(gC, tC, t, Step<_1, _1>{});
+        auto tCcC = local_partition(cgC, tC, t, Step<_1, _1>{});
+        if (a_rows_inside && b_rows_inside) copy(acc[std::size_t(t)], tCgC);
+        else copy_if([&](int i) { return bool(elem_less(tCcC(i), shape(mC))); }, acc[std::size_t(t)], tCgC);
+      }
+    }
+}
+
+template <Order OA, Order OB, Order OC, bool Padded>
+void check_emulation(const Size& s) {
+  const GemmProblem p{s.m, s.n, s.k, OA, OB, OC};
+  std::vector<float> a(std::size_t(p.m * p.k)), b(std::size_t(p.k * p.n));
+  // Small integers: every product and sum is exact in fp32, so the comparison is exact.
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int(i * 7 % 11) - 5);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int(i * 5 % 13) - 6);
+  std::vector<float> c(std::size_t(p.m * p.n), std::nanf(""));  // poisoned: an unwritten element fails
+  emulate_layout_gemm<OA, OB, OC, Padded>(p, a.data(), b.data(), c.data());
+  const MatrixShape sa = p.shape_a(), sb = p.shape_b(), sc = p.shape_c();
+  int bad = 0;
+  for (std::int64_t m = 0; m < p.m; ++m)
+    for (std::int64_t n = 0; n < p.n; ++n) {
+      double want = 0;
+      for (std::int64_t k = 0; k < p.k; ++k) want += double(a[std::size_t(sa.offset(m, k))]) * b[std::size_t(sb.offset(k, n))];
+      const float got = c[std::size_t(sc.offset(m, n))];
+      if (!(got == float(want)) && bad++ < 3)
+        ADD_FAILURE() << p.layout_tag() << (Padded ? " padded " : " unpadded ") << size_name(s) << ": C(" << m << ","
+                      << n << ") = " << got << ", want " << want;
+    }
+  EXPECT_EQ(bad, 0) << p.layout_tag() << " " << size_name(s);
+}
+
+template <bool Padded>
+void check_emulation_all_orders(const Size& s) {
+  constexpr Order R = Order::row, Cm = Order::col;
+  check_emulation<R, R, R, Padded>(s);
+  check_emulation<R, Cm, R, Padded>(s);
+  check_emulation<Cm, R, R, Padded>(s);
+  check_emulation<Cm, Cm, R, Padded>(s);
+  check_emulation<R, R, Cm, Padded>(s);
+  check_emulation<R, Cm, Cm, Padded>(s);
+  check_emulation<Cm, R, Cm, Padded>(s);
+  check_emulation<Cm, Cm, Cm, Padded>(s);
+}
+
+class LayoutGemmOnCpu : public ::testing::TestWithParam<Size> {};
+
+TEST_P(LayoutGemmOnCpu, EveryOrderMatchesTheExactProduct) {
+  check_emulation_all_orders<false>(GetParam());
+  check_emulation_all_orders<true>(GetParam());
+}
+
+// The sizes of the GPU test but 1024³ (too slow thread by thread), plus one with two K steps.
+const Size kCpuSizes[] = {{1, 1, 1}, {17, 33, 9}, {127, 129, 65}, {128, 128, 8}, {129, 257, 33}, {128, 128, 16}};
+
+INSTANTIATE_TEST_SUITE_P(ch05, LayoutGemmOnCpu, ::testing::ValuesIn(kCpuSizes),
+                         [](const ::testing::TestParamInfo<Size>& info) { return size_name(info.param); });
+
+// ---- CPU: shared-memory bank conflicts ----
+
+// Wavefronts one warp request needs: 32 banks of 4-byte words; lanes reading the same word share it
+// (broadcast), different words in the same bank are served one after another.
+int wavefronts(const std::vector<int>& word_offsets) {
+  std::map<int, std::set<int>> words_per_bank;
+  for (int w : word_offsets) words_per_bank[w % 32].insert(w);
+  int worst = 0;
+  for (const auto& [bank, words] : words_per_bank) worst = std::max(worst, int(words.size()));
+  return worst;
+}
+
+// The worst warp store of the copy of a (128,8) tile into shared layout sL with copy threads tA.
+template <class SL, class TL>
+int copy_store_wavefronts(SL sL, TL tA) {
+  const auto cA = make_identity_tensor(make_shape(_128{}, _8{}));
+  int worst = 0;
+  for (int warp = 0; warp < 8; ++warp)
+    for (int v = 0; v < 4; ++v) {
+      std::vector<int> offs;
+      for (int lane = 0; lane < 32; ++lane) {
+        const auto c = local_partition(cA, tA, warp * 32 + lane)(v);
+        offs.push_back(int(sL(int(get<0>(c)), int(get<1>(c)))));
+      }
+      worst = std::max(worst, wavefronts(offs));
+    }
+  return worst;
+}
+
+// The worst warp load of the inner loop: tCsA (Step<_1,X>) or tCsB (Step<X,_1>) for each (i, k).
+template <class SL, class TL, class Proj>
+int compute_load_wavefronts(SL sL, TL tC, Proj proj) {
+  const auto cA = make_identity_tensor(make_shape(_128{}, _8{}));
+  int worst = 0;
+  for (int warp = 0; warp < 8; ++warp)
+    for (int i = 0; i < 8; ++i)
+      for (int k = 0; k < 8; ++k) {
+        std::vector<int> offs;
+        for (int lane = 0; lane < 32; ++lane) {
+          const auto c = local_partition(cA, tC, warp * 32 + lane, proj)(i, k);
+          offs.push_back(int(sL(int(get<0>(c)), int(get<1>(c)))));
+        }
+        worst = std::max(worst, wavefronts(offs));
+      }
+  return worst;
+}
+
+TEST(ch05_BankConflicts, KMajorCopyStoresAre8WayUnpaddedAnd4WayPadded) {
+  const auto unpadded = ch05::smem_layout<false>();
+  const auto padded = ch05::smem_layout<true>();
+  const auto t_k = ch05::copy_thread_layout<ch05::Major::k>();
+  const auto t_mn = ch05::copy_thread_layout<ch05::Major::mn>();
+  // K-major: a warp writes 4 rows × 8 k. Unpadded, word m + 128k: bank m, 8 words per bank.
+  // Padded, m + 129k: bank (m + k) % 32, sums 0..10, at most 4 pairs (m,k) per sum.
+  EXPECT_EQ(copy_store_wavefronts(unpadded, t_k), 8);
+  EXPECT_EQ(copy_store_wavefronts(padded, t_k), 4);
+  // MN-major: 32 consecutive m of one k, 32 consecutive words: conflict-free either way.
+  EXPECT_EQ(copy_store_wavefronts(unpadded, t_mn), 1);
+  EXPECT_EQ(copy_store_wavefronts(padded, t_mn), 1);
+}
+
+TEST(ch05_BankConflicts, InnerLoopLoadsAreConflictFreeEitherWay) {
+  for (bool pad : {false, true})
+    for (bool row_c : {false, true}) {
+      const auto check = [&](auto sL, auto tC) {
+        EXPECT_EQ(compute_load_wavefronts(sL, tC, Step<_1, X>{}), 1) << "sA, padded " << pad << ", row-major C " << row_c;
+        EXPECT_EQ(compute_load_wavefronts(sL, tC, Step<X, _1>{}), 1) << "sB, padded " << pad << ", row-major C " << row_c;
+      };
+      const auto with_tc = [&](auto sL) {
+        if (row_c) check(sL, ch05::compute_thread_layout<Order::row>());
+        else check(sL, ch05::compute_thread_layout<Order::col>());
+      };
+      if (pad) with_tc(ch05::smem_layout<true>());
+      else with_tc(ch05::smem_layout<false>());
+    }
+}
+
+}  // namespace

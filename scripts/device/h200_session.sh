@@ -56,15 +56,23 @@ for step in "${steps[@]}"; do
     done
     ;;
   ncu)
-    # Shared-memory bank conflicts of the chapters that compare padded and unpadded layouts.
-    for exe in "$bin"/ch04* "$bin"/ch05*; do
-      [ -x "$exe" ] || continue
-      name=$(basename "$exe")
-      ncu --clock-control none --metrics \
-        smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,gpu__time_duration.sum \
-        "$exe" --sizes 4096 --reps 1 --warmup 0 --no-check >"$OUT/logs/ncu_$name.log" 2>&1
+    # What the chapter READMEs quote from the profiler: sectors per request of the naive kernels,
+    # the limiter of the tiled kernel, shared-memory bank conflicts of chapters 04-06.
+    prof() {  # prof <log name> <binary> <ncu args...> -- <binary args...>
+      local name=$1 exe=$bin/$2; shift 2
+      [ -x "$exe" ] || { say "ncu $name: no $exe"; return; }
+      local nargs=()
+      while [ "$1" != -- ]; do nargs+=("$1"); shift; done; shift
+      ncu --clock-control none "${nargs[@]}" "$exe" --reps 1 --warmup 0 --no-check "$@" >"$OUT/logs/ncu_$name.log" 2>&1
       say "ncu $name rc=$?"
-    done
+    }
+    sect=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,dram__bytes_read.sum,gpu__time_duration.sum
+    banks=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,gpu__time_duration.sum
+    prof ch02 ch02_naive_gpu --kernel-name regex:naive --metrics $sect -- --sizes 1024
+    prof ch03 ch03_tiled_shared_memory --kernel-name regex:tiled --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics $banks -- --sizes 4096 --kernel tiled_32,tiled_16
+    prof ch04 ch04_copy_and_transpose --kernel-name regex:"copy|transpose" --metrics $banks,dram__bytes_read.sum,dram__bytes_write.sum -- --sizes 4096
+    prof ch05 ch05_layout_matmul --kernel-name regex:"gemm|matmul|kernel" --metrics $banks -- --sizes 4096
+    prof ch06 ch06_tiled_copy_mma --kernel-name regex:"gemm|matmul|kernel" --metrics $banks,$sect -- --sizes 4096
     ;;
   *) say "unknown step $step" ;;
   esac

@@ -12,3 +12,4 @@
 #include "layout/copy.hpp"
 #include "layout/mma.hpp"
 #include "layout/print.hpp"
+#include "layout/svg.hpp"

@@ -1,0 +1,84 @@
+// Writes the SVG pictures used by docs/layouts.md and the chapter READMEs.
+// Usage: layout_svg [output_dir]   (default: docs/images; files are named layout_*.svg)
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "layout/all.hpp"
+#include "layout/svg.hpp"
+
+using namespace mm;
+
+namespace {
+
+// Opens dir/name for writing, or reports the failure.
+std::ofstream open_svg(std::string const& dir, std::string const& name) {
+  std::ofstream f(dir + "/" + name);
+  if (!f) std::fprintf(stderr, "layout_svg: cannot write %s/%s\n", dir.c_str(), name.c_str());
+  else std::printf("wrote %s/%s\n", dir.c_str(), name.c_str());
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = argc > 1 ? argv[1] : "docs/images";
+  auto bank = [](int i) { return i % 32; };
+
+  // Basic layouts: the same 4x2 shape, column-major and row-major, and a nested mode.
+  { auto f = open_svg(dir, "layout_col_major_4x2.svg"); svg_layout(f, make_layout(make_shape(_4{}, _2{}))); }
+  { auto f = open_svg(dir, "layout_row_major_4x2.svg"); svg_layout(f, make_layout(make_shape(_4{}, _2{}), LayoutRight{})); }
+  {
+    auto f = open_svg(dir, "layout_nested.svg");
+    svg_layout(f, make_layout(make_shape(make_shape(_2{}, _2{}), _3{}), make_stride(make_stride(_1{}, _6{}), _2{})));
+  }
+  // Tiling: the 2x2 grid of 4x8 tiles of a 8x16 matrix, coloured by tile.
+  {
+    auto f = open_svg(dir, "layout_zipped_divide.svg");
+    auto z = zipped_divide(make_layout(make_shape(_8{}, _16{})), make_shape(_4{}, _8{}));
+    svg_layout(f, z, [](int i) { return (i % 8) / 4 + 2 * (i / 64); }, 4, "zipped_divide((8,16), (4,8)) = " + to_string(z));
+  }
+  // Chapter 04: a 32x8 thread layout over a 32x32 tile (each thread owns 4 elements).
+  {
+    auto f = open_svg(dir, "layout_thread_32x8_over_32x32.svg");
+    svg_thread_partition(f, 32, 32, Layout<Shape<_32, _8>>{},
+                         "local_partition(tile (32,32), thr (32,8), tid): owning thread, colour = warp");
+  }
+  // Chapter 04: shared-memory banks (index % 32) of a 32x32 float tile, without and with padding.
+  {
+    auto f = open_svg(dir, "layout_smem_banks_32x32.svg");
+    svg_layout(f, make_layout(make_shape(_32{}, _32{}), make_stride(_1{}, _32{})), bank, 32,
+               "(32,32):(1,32), colour = bank (index % 32): a row lies in one bank");
+  }
+  {
+    auto f = open_svg(dir, "layout_smem_banks_32x33.svg");
+    svg_layout(f, make_layout(make_shape(_32{}, _32{}), make_stride(_1{}, _33{})), bank, 32,
+               "(32,32):(1,33), colour = bank (index % 32): padding spreads a row over all banks");
+  }
+  // Chapter 07: the same tile row-major with a swizzle instead of padding.
+  {
+    auto f = open_svg(dir, "layout_smem_banks_swizzle.svg");
+    svg_layout(f, composition(Swizzle<5, 0, 5>{}, make_layout(make_shape(_32{}, _32{}), LayoutRight{})), bank, 32,
+               "Sw<5,0,5> o (32,32):(32,1), colour = bank: no padding, no conflicts");
+  }
+  // Chapter 06: TiledCopy thread-value maps (MoYe's 6-thread example, and a 128-bit one).
+  {
+    auto f = open_svg(dir, "layout_tiled_copy_tv.svg");
+    auto tc = make_tiled_copy(Copy_Atom<UniversalCopy<float>, float>{}, Layout<Shape<_2, _3>, Stride<_3, _1>>{},
+                              Layout<Shape<_2, _3>, Stride<_1, _2>>{});
+    svg_tiled_copy(f, tc, "make_tiled_copy(thr (2,3):(3,1), val (2,3):(1,2)): thread T, value V");
+  }
+  {
+    auto f = open_svg(dir, "layout_tiled_copy_vec128.svg");
+    auto tc = make_tiled_copy(Copy_Atom<UniversalCopy<mm::uint128_t>, float>{}, Layout<Shape<_8, _4>>{}, Layout<Shape<_4, _1>>{});
+    svg_tiled_copy(f, tc, "make_tiled_copy(128-bit, thr (8,4), val (4,1)): one 16-byte vector per thread per column");
+  }
+  // Chapter 06: TiledMMA maps (UniversalFMA on a 4x4 thread grid over an 8x8x4 tile).
+  {
+    auto f = open_svg(dir, "layout_tiled_mma_tv.svg");
+    auto mma = make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_4, _4>>{});
+    svg_tiled_mma(f, mma, 8, 8, 4, "C (M,N) of make_tiled_mma(FMA, (4,4)): accumulating thread");
+  }
+  return 0;
+}

@@ -108,7 +108,8 @@ __global__ void __launch_bounds__(kThreads) copy_smem_kernel(int M, int N, const
   clear(tSrS);
   copy_if(tSp, tSgS, tSrS);
   copy(tSrS, tSsS);
-  // No barrier: every thread reads back exactly the elements it wrote itself.
+  // No barrier: every thread reads back exactly the elements it wrote itself. (nvcc notices,
+  // and stores to global straight from the registers: the SASS has STS but no LDS.)
   copy_if(tSp, tSsS, tSgD);
 }
 

@@ -1,0 +1,294 @@
+// Chapter 06: the 128×128×8 register-tiled matmul of chapter 05, written with TiledCopy and TiledMMA.
+//
+// One generic kernel. The host chooses, per operand, how the matrix lies in global memory (a stride),
+// how the block's 256 threads copy a tile of it (a TiledCopy: thread layout × value layout, 128-bit
+// vectors) and how the tile lies in shared memory; the four storage orders RRR, RCR, CRR, CCR are four
+// sets of those layouts and one kernel. The TiledMMA gives every thread an 8×8 block of C made of
+// 2×2 runs of 4 consecutive rows/columns, so the inner loop reads shared memory with 128-bit loads.
+//
+// Build: cmake --build build --target ch06_tiled_copy_mma      Run: build/bin/ch06_tiled_copy_mma
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "harness/problem.hpp"
+#include "layout/all.hpp"
+
+namespace mm::ch06 {
+
+// ---- The block tile and the thread count (compile-time: every register index is a constant) ----
+
+using BM = _128;  ///< rows of C per block
+using BN = _128;  ///< columns of C per block
+using BK = _8;    ///< depth of one K step
+inline constexpr int kThreads = 256;  ///< threads per block: 16×16 compute threads, each 8×8 of C
+
+/// The block tile (BM, BN, BK) that local_tile cuts the matrices into.
+using CtaTiler = decltype(make_shape(BM{}, BN{}, BK{}));
+
+/// The most blocks a grid may have along y (x may have 2^31 - 1).
+inline constexpr std::int64_t max_grid_y = 65535;
+
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// ---- Shared memory: one layout for every storage order ----
+//
+// (BM,BK):(1,BM+4). The compute threads read 4 consecutive M (or N) values of one k with a 128-bit
+// load, so M is the contiguous mode. The +4 pad keeps every column 16-byte aligned (an odd pad would
+// break the 128-bit loads) and shifts each column by 4 banks, so that a copy writing 4 different k
+// of 16 rows (a K-major operand) hits 32 different banks.
+using SmemLayoutA = decltype(make_layout(make_shape(BM{}, BK{}), make_stride(_1{}, Int<BM::value + 4>{})));  // (BM,BK)
+using SmemLayoutB = decltype(make_layout(make_shape(BN{}, BK{}), make_stride(_1{}, Int<BN::value + 4>{})));  // (BN,BK)
+
+// ---- TiledCopy: 256 threads, 4 floats (one 128-bit vector) each, 1024 floats = one (128,8) tile ----
+//
+// The copy's tile is (MN, K), MN being M for A and N for B. The value layout puts each thread's 4
+// floats along the dimension that is contiguous in global memory; the thread layout decides which
+// vectors the 32 lanes of a warp read together, i.e. whether the warp's request is coalesced.
+
+/// The 128-bit copy atom: one LDG.128 moves four floats.
+using VecCopyAtom = Copy_Atom<UniversalCopy<uint128_t>, float>;
+
+/// MN contiguous (column-major A, row-major B): lane i reads floats [4i, 4i+4) of one k-row, so a
+/// warp reads 128 consecutive floats = 512 contiguous bytes. Threads: (32,8), MN fastest.
+using ThrMNMajor = Layout<Shape<_32, _8>, Stride<_1, _32>>;  // (MN/4, K) -> thread
+using ValMNMajor = Layout<Shape<_4, _1>>;                    // (4, 1)    -> value: a float4 along MN
+/// K contiguous (row-major A, column-major B): a row of the tile is only 8 floats (32 bytes), two
+/// lanes share it, a warp reads 16 rows: 16 full 32-byte sectors. Threads: (128,2), K fastest.
+using ThrKMajor = Layout<Shape<_128, _2>, Stride<_2, _1>>;   // (MN, K/4) -> thread
+using ValKMajor = Layout<Shape<_1, _4>>;                     // (1, 4)    -> value: a float4 along K
+
+/// The counter-examples: the same vectors, the lanes of a warp spread so that each lands alone in a
+/// 32-byte sector and uses half of it. MN contiguous: lanes walk k first, then MN groups 8 apart.
+using ThrMNMajorStrided = Layout<Shape<Shape<_8, _4>, _8>, Stride<Stride<_32, _8>, _1>>;  // ((MN/4),K) -> thread
+/// K contiguous: lanes walk MN (32 different rows), the other half of each row comes from another warp.
+using ThrKMajorStrided = Layout<Shape<_128, _2>, Stride<_1, _128>>;  // (MN, K/4) -> thread
+
+template <class Thr, class Val>
+using VecTiledCopy = decltype(make_tiled_copy(VecCopyAtom{}, Thr{}, Val{}));
+
+// ---- TiledMMA: 16×16 threads of scalar FMA, each 8×8 values of C ----
+//
+// Without a permutation thread t would own rows t, t+16, t+32, ... (stride 16: scalar shared loads).
+// The permutation (16,4):(4,1) renumbers each 64 rows so that the 16 threads × 4 values become
+// 4 consecutive rows per thread: thread t owns rows 4t..4t+3 and 64+4t..64+4t+3, the same for N.
+using MmaAtomLayout = Layout<Shape<_16, _16, _1>>;                // (ThrM,ThrN,ThrK) -> thread, M fastest
+using MmaPermMN = Layout<Shape<_16, _4>, Stride<_4, _1>>;         // logical row -> actual row, per 64
+using TiledMmaT = decltype(make_tiled_mma(UniversalFMA<float, float, float, float>{}, MmaAtomLayout{},
+                                          Tile<MmaPermMN, MmaPermMN, Underscore>{}));
+
+// ---- The kernel ----
+
+namespace detail {
+
+/// Brings one (MN,BK) tile of an operand from global memory into the thread's registers.
+/// Whole tile inside the matrix and 16-byte aligned vectors: the TiledCopy's 128-bit loads. Otherwise
+/// (the last tile along M, N or K, or a leading dimension that is not a multiple of 4) each of the
+/// thread's four values is loaded on its own if its coordinate is inside the matrix, zero if not;
+/// a zero adds nothing to the sum.
+template <class TiledCopy, class Src, class Crd, class Dst, class Extent>
+__device__ __forceinline__ void load_tile(TiledCopy const& tiled_copy, Src const& src, Crd const& crd, Dst& dst,
+                                          Extent const& extent, bool vector_path) {
+  if (vector_path) {
+    copy(tiled_copy, src, dst);  // (CPY,CPY_MN,CPY_K): one LDG.128
+  } else {
+    #pragma unroll
+    for (int i = 0; i < size(dst); ++i) dst(i) = elem_less(crd(i), extent) ? src(i) : 0.0f;
+  }
+}
+
+}  // namespace detail
+
+/// C = A·B for any storage orders: A is seen as an (M,K) tensor with strides dA, B as (N,K) with dB,
+/// C as (M,N) with dC. kPrefetch: load the next K step into registers while this one is multiplied.
+template <bool kPrefetch, class AStride, class CopyA, class BStride, class CopyB, class CStride>
+__global__ void __launch_bounds__(kThreads, 2)
+    tiled_gemm_kernel(int M, int N, int K, float const* A, AStride dA, CopyA copy_a, bool a_vec, float const* B,
+                      BStride dB, CopyB copy_b, bool b_vec, float* C, CStride dC) {
+  __shared__ alignas(16) float smem_a[cosize_v<SmemLayoutA>];
+  __shared__ alignas(16) float smem_b[cosize_v<SmemLayoutB>];
+  TiledMmaT mma;
+  CtaTiler cta_tiler;
+
+  // Whole matrices, and their coordinates (for predication) with the same shapes.
+  auto mA = make_tensor(make_gmem_ptr(A), make_shape(M, K), dA);  // (M,K)
+  auto mB = make_tensor(make_gmem_ptr(B), make_shape(N, K), dB);  // (N,K)
+  auto mC = make_tensor(make_gmem_ptr(C), make_shape(M, N), dC);  // (M,N)
+  auto cA = make_identity_tensor(shape(mA));                       // (M,K) -> (m,k)
+  auto cB = make_identity_tensor(shape(mB));                       // (N,K) -> (n,k)
+  auto cC = make_identity_tensor(shape(mC));                       // (M,N) -> (m,n)
+
+  // This block's tiles.
+  auto cta_coord = make_coord(int(blockIdx.x), int(blockIdx.y), _);
+  auto gA = local_tile(mA, cta_tiler, cta_coord, Step<_1, X, _1>{});   // (BM,BK,k)
+  auto gB = local_tile(mB, cta_tiler, cta_coord, Step<X, _1, _1>{});   // (BN,BK,k)
+  auto gC = local_tile(mC, cta_tiler, cta_coord, Step<_1, _1, X>{});   // (BM,BN)
+  auto kA = local_tile(cA, cta_tiler, cta_coord, Step<_1, X, _1>{});   // (BM,BK,k) -> (m,k)
+  auto kB = local_tile(cB, cta_tiler, cta_coord, Step<X, _1, _1>{});   // (BN,BK,k) -> (n,k)
+  auto kC = local_tile(cC, cta_tiler, cta_coord, Step<_1, _1, X>{});   // (BM,BN)   -> (m,n)
+  auto sA = make_tensor(make_smem_ptr(smem_a), SmemLayoutA{});          // (BM,BK)
+  auto sB = make_tensor(make_smem_ptr(smem_b), SmemLayoutB{});          // (BN,BK)
+
+  // Copy partitions: what this thread moves, global -> registers -> shared.
+  auto thr_copy_a = copy_a.get_slice(threadIdx.x);
+  auto tAgA = thr_copy_a.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
+  auto tAcA = thr_copy_a.partition_S(kA);  // (CPY,CPY_M,CPY_K,k) -> (m,k)
+  auto tAsA = thr_copy_a.partition_D(sA);  // (CPY,CPY_M,CPY_K)
+  auto tArA = make_fragment_like(tAsA);    // (CPY,CPY_M,CPY_K)
+  auto thr_copy_b = copy_b.get_slice(threadIdx.x);
+  auto tBgB = thr_copy_b.partition_S(gB);  // (CPY,CPY_N,CPY_K,k)
+  auto tBcB = thr_copy_b.partition_S(kB);  // (CPY,CPY_N,CPY_K,k) -> (n,k)
+  auto tBsB = thr_copy_b.partition_D(sB);  // (CPY,CPY_N,CPY_K)
+  auto tBrB = make_fragment_like(tBsB);    // (CPY,CPY_N,CPY_K)
+
+  // MMA partitions: what this thread reads from shared memory and accumulates.
+  auto thr_mma = mma.get_slice(threadIdx.x);
+  auto tCsA = thr_mma.partition_A(sA);  // (MMA,MMA_M,MMA_K)
+  auto tCsB = thr_mma.partition_B(sB);  // (MMA,MMA_N,MMA_K)
+  auto tCgC = thr_mma.partition_C(gC);  // (MMA,MMA_M,MMA_N)
+  auto tCcC = thr_mma.partition_C(kC);  // (MMA,MMA_M,MMA_N) -> (m,n)
+  // Registers for one k of A and of B: the partitions of a (BM,1) and a (BN,1) slice of the tiles.
+  auto tCrA = thr_mma.partition_fragment_A(local_tile(sA, make_shape(BM{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_M,1)
+  auto tCrB = thr_mma.partition_fragment_B(local_tile(sB, make_shape(BN{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_N,1)
+  auto tCrC = thr_mma.make_fragment_C(tCgC);  // (MMA,MMA_M,MMA_N): the 8×8 accumulators
+  clear(tCrC);
+
+  // The vector path needs the whole tile inside the matrix (block-uniform, so no divergence).
+  const bool a_rows_inside = (int(blockIdx.x) + 1) * BM{} <= M;
+  const bool b_rows_inside = (int(blockIdx.y) + 1) * BN{} <= N;
+  const int k_tiles = size<3>(tAgA);
+  auto load_a = [&](int kt) {
+    detail::load_tile(copy_a, tAgA(_, _, _, kt), tAcA(_, _, _, kt), tArA, shape(mA),
+                      a_vec && a_rows_inside && (kt + 1) * BK{} <= K);
+  };
+  auto load_b = [&](int kt) {
+    detail::load_tile(copy_b, tBgB(_, _, _, kt), tBcB(_, _, _, kt), tBrB, shape(mB),
+                      b_vec && b_rows_inside && (kt + 1) * BK{} <= K);
+  };
+
+  if constexpr (kPrefetch) {
+    load_a(0);
+    load_b(0);
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    if constexpr (!kPrefetch) {
+      load_a(kt);  // the warps wait for global memory here, with nothing else to do
+      load_b(kt);
+    }
+    __syncthreads();  // every warp has finished reading the previous tile from shared memory
+    copy(tArA, tAsA);
+    copy(tBrB, tBsB);
+    __syncthreads();  // the whole tile is in shared memory
+    if constexpr (kPrefetch) {
+      // Issue the next tile's loads now; nothing reads tArA/tBrB until the next iteration's
+      // stores, so the 512 FMAs below run while the loads are in flight.
+      if (kt + 1 < k_tiles) {
+        load_a(kt + 1);
+        load_b(kt + 1);
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < BK{}; ++kk) {
+      copy(tCsA(_, _, kk), tCrA(_, _, 0));  // (MMA,MMA_M): 8 floats, two runs of 4 -> 2 LDS.128
+      copy(tCsB(_, _, kk), tCrB(_, _, 0));  // (MMA,MMA_N): 2 LDS.128
+      gemm(mma, tCrA, tCrB, tCrC);          // (MMA,MMA_M,MMA_N) += outer product: 64 FFMA
+    }
+  }
+
+  // Epilogue: each thread writes its 8×8 accumulators, the ones inside C.
+  #pragma unroll
+  for (int i = 0; i < size(tCrC); ++i)
+    if (elem_less(tCcC(i), shape(mC))) tCgC(i) = tCrC(i);
+}
+
+// ---- Host: one set of layouts per storage order ----
+
+/// The three kernels of the chapter.
+enum class Variant {
+  vec128,              ///< coalesced 128-bit loads, load then multiply (no overlap)
+  vec128_uncoalesced,  ///< the same vectors, lanes spread so every lane is alone in its 32-byte sector
+  prefetch,            ///< coalesced 128-bit loads of the next K step in flight while this one is multiplied
+};
+
+/// The TiledCopy for an operand tile (MN,BK): K-major when K is the contiguous dimension in memory.
+template <bool kKMajor, bool kStrided>
+constexpr auto operand_copy() {
+  if constexpr (kKMajor) {
+    if constexpr (kStrided) return make_tiled_copy(VecCopyAtom{}, ThrKMajorStrided{}, ValKMajor{});
+    else return make_tiled_copy(VecCopyAtom{}, ThrKMajor{}, ValKMajor{});
+  } else {
+    if constexpr (kStrided) return make_tiled_copy(VecCopyAtom{}, ThrMNMajorStrided{}, ValMNMajor{});
+    else return make_tiled_copy(VecCopyAtom{}, ThrMNMajor{}, ValMNMajor{});
+  }
+}
+
+/// Empty when the kernels take `p`; otherwise the constraint it breaks (for GemmKernel::rejects).
+/// Any M, N, K and all eight storage orders are taken; only the grid's y limit remains.
+inline std::string tiled_rejects(const GemmProblem& p) {
+  if (ceil_div(p.n, BN{}) > max_grid_y)
+    return "needs N <= " + std::to_string(max_grid_y * BN{}) + " (65535 tiles of 128 columns along grid y)";
+  return {};
+}
+
+/// The grid: blockIdx.x walks the tiles of M, blockIdx.y those of N.
+inline dim3 tiled_grid(const GemmProblem& p) { return dim3(unsigned(ceil_div(p.m, BM{})), unsigned(ceil_div(p.n, BN{}))); }
+
+/// True when 128-bit loads of a matrix are 16-byte aligned: the base pointer and every row (or column) start.
+inline bool vector_aligned(const void* ptr, std::int64_t ld) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 4 == 0;
+}
+
+namespace detail {
+template <bool kPrefetch, bool kStrided, class AStride, class BStride>
+void launch_with(const GemmProblem& p, const float* A, AStride dA, const float* B, BStride dB, float* C,
+                 cudaStream_t stream) {
+  // K-major operand: its K stride is the compile-time 1.
+  constexpr bool a_k_major = is_constant_value_v<1, decltype(get<1>(dA))>;
+  constexpr bool b_k_major = is_constant_value_v<1, decltype(get<1>(dB))>;
+  auto copy_a = operand_copy<a_k_major, kStrided>();
+  auto copy_b = operand_copy<b_k_major, kStrided>();
+  const MatrixShape sc = p.shape_c();
+  auto dC = make_stride(int(sc.row_stride()), int(sc.col_stride()));  // (M,N): run-time, the epilogue stores scalars
+  tiled_gemm_kernel<kPrefetch><<<tiled_grid(p), kThreads, 0, stream>>>(
+      int(p.m), int(p.n), int(p.k), A, dA, copy_a, vector_aligned(A, p.shape_a().ld()), B, dB, copy_b,
+      vector_aligned(B, p.shape_b().ld()), C, dC);
+}
+}  // namespace detail
+
+/// Host launch for any storage order: only the strides (and with them the tiled copies) change.
+template <Variant V>
+void launch_tiled(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream) {
+  if (std::string why = tiled_rejects(p); !why.empty()) throw std::invalid_argument("tiled_copy_mma: " + why);
+  constexpr bool prefetch = V == Variant::prefetch;
+  constexpr bool strided = V == Variant::vec128_uncoalesced;
+  const int m = int(p.m), n = int(p.n), k = int(p.k);
+  // A as (M,K): row-major (K,1), column-major (1,M).  B as (N,K): row-major K×N is (1,N), column-major (K,1).
+  auto a_row = make_stride(k, _1{});
+  auto a_col = make_stride(_1{}, m);
+  auto b_row = make_stride(_1{}, n);
+  auto b_col = make_stride(k, _1{});
+  if (p.a == Order::row && p.b == Order::row) detail::launch_with<prefetch, strided>(p, A, a_row, B, b_row, C, stream);
+  if (p.a == Order::row && p.b == Order::col) detail::launch_with<prefetch, strided>(p, A, a_row, B, b_col, C, stream);
+  if (p.a == Order::col && p.b == Order::row) detail::launch_with<prefetch, strided>(p, A, a_col, B, b_row, C, stream);
+  if (p.a == Order::col && p.b == Order::col) detail::launch_with<prefetch, strided>(p, A, a_col, B, b_col, C, stream);
+}
+
+/// Coalesced 128-bit global loads; load, store to shared memory, multiply, in turn.
+inline void launch_tiled_vec128(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t s) {
+  launch_tiled<Variant::vec128>(p, A, B, C, s);
+}
+/// The counter-example: the same 128-bit vectors, assigned to lanes so a warp's request is strided.
+inline void launch_tiled_vec128_uncoalesced(const GemmProblem& p, const float* A, const float* B, float* C,
+                                            cudaStream_t s) {
+  launch_tiled<Variant::vec128_uncoalesced>(p, A, B, C, s);
+}
+/// Register prefetch: the next K step's loads are in flight while the current one is multiplied.
+inline void launch_tiled_prefetch(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t s) {
+  launch_tiled<Variant::prefetch>(p, A, B, C, s);
+}
+
+}  // namespace mm::ch06

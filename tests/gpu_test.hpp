@@ -13,9 +13,9 @@
   } while (0)
 
 /// Skips the current test when the GPU is older than compute capability `cc` (e.g. 80).
-#define MM_REQUIRE_CC(cc)                                                             \
+#define MM_REQUIRE_CC(min_cc)                                                         \
   do {                                                                                \
     MM_REQUIRE_GPU();                                                                 \
-    if (::mm::device_info().cc < (cc))                                                \
-      GTEST_SKIP() << "needs sm_" << (cc) << ", this GPU is sm_" << ::mm::device_info().cc; \
+    if (::mm::device_info().cc < (min_cc))                                            \
+      GTEST_SKIP() << "needs sm_" << (min_cc) << ", this GPU is sm_" << ::mm::device_info().cc; \
   } while (0)

@@ -267,9 +267,16 @@ inline dim3 layout_gemm_grid(const GemmProblem& p) {
 inline std::string layout_gemm_rejects(const GemmProblem& p) {
   if (ceil_div(p.n, BN::value) > max_grid_y)
     return "needs N <= " + std::to_string(max_grid_y * BN::value) + " (65535 tiles of 128 columns along grid y)";
+  // Offsets are 32-bit ints, also those of the out-of-range elements of a partial tile (computed,
+  // never read): the largest offset of each matrix, rounded up to whole tiles, must fit.
+  const auto max_offset = [](const MatrixShape& s, std::int64_t row_tile, std::int64_t col_tile) {
+    return (ceil_div(s.rows, row_tile) * row_tile - 1) * s.row_stride() +
+           (ceil_div(s.cols, col_tile) * col_tile - 1) * s.col_stride();
+  };
   constexpr std::int64_t int_max = 2147483647;
-  if (p.m * p.k > int_max || p.k * p.n > int_max || p.m * p.n > int_max)
-    return "needs every matrix to have fewer than 2^31 elements (32-bit indices)";
+  if (max_offset(p.shape_a(), BM::value, BK::value) > int_max || max_offset(p.shape_b(), BK::value, BN::value) > int_max ||
+      max_offset(p.shape_c(), BM::value, BN::value) > int_max)
+    return "needs every matrix, rounded up to whole 128x8 / 128x128 tiles, to have offsets below 2^31 (32-bit indices)";
   return {};
 }
 

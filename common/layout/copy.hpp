@@ -203,11 +203,11 @@ MM_HD void copy(Copy_Atom<Op, T> const& atom, Tensor<SE, SL> const& src, Tensor<
   constexpr int V = Copy_Atom<Op, T>::NumVal;
   auto s = detail::group_rest(src);  // (CPY, REST)
   auto d = detail::group_rest(dst);
-#pragma unroll
+MM_UNROLL
   for (int r = 0; r < int(size<1>(d)); ++r) {
     auto sv = zipped_divide(s(_, r), make_shape(Int<V>{}));  // ((V), (CPY/V))
     auto dv = zipped_divide(d(_, r), make_shape(Int<V>{}));
-#pragma unroll
+MM_UNROLL
     for (int j = 0; j < int(size<1>(dv)); ++j) atom.call(sv(_, j), dv(_, j));
   }
 }
@@ -224,12 +224,12 @@ MM_HD void copy_if(Copy_Atom<Op, T> const& atom, P const& pred, Tensor<SE, SL> c
   auto s = detail::group_rest(src);
   auto d = detail::group_rest(dst);
   auto p = detail::group_rest(pred);
-#pragma unroll
+MM_UNROLL
   for (int r = 0; r < int(size<1>(d)); ++r) {
     auto sv = zipped_divide(s(_, r), make_shape(Int<V>{}));
     auto dv = zipped_divide(d(_, r), make_shape(Int<V>{}));
     auto pv = zipped_divide(p(_, r), make_shape(Int<V>{}));
-#pragma unroll
+MM_UNROLL
     for (int j = 0; j < int(size<1>(dv)); ++j) atom.call(sv(_, j), dv(_, j), bool(pv(0, j)));
   }
 }
@@ -270,7 +270,9 @@ struct TiledCopy : Atom {
   }
   /// This thread's view of the copy.
   template <class Tid>
-  MM_HD constexpr auto get_slice(Tid const& tid) const { return ThrCopy<TiledCopy, Tid>{*this, tid}; }
+  MM_HD constexpr auto get_slice(Tid const& tid) const {
+    return ThrCopy<TiledCopy, Tid>{*this, tid};
+  }
   /// This thread's view of the copy (CuTe's other name).
   template <class Tid>
   MM_HD constexpr auto get_thread_slice(Tid const& tid) const { return get_slice(tid); }

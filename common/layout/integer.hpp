@@ -21,6 +21,13 @@
 #define MM_HD inline
 #endif
 
+/// Asks nvcc to unroll the next loop (the loops over static fragment sizes); nothing for g++.
+#if defined(__CUDACC__)
+#define MM_UNROLL _Pragma("unroll")
+#else
+#define MM_UNROLL
+#endif
+
 /// Declares a namespace-scope constant usable from host and device code (`mm::_`).
 #if defined(__CUDA_ARCH__)
 #define MM_INLINE_CONSTANT static const __device__

@@ -94,7 +94,9 @@ struct TiledMMA : Atom {
   }
   /// This thread's view of the MMA.
   template <class Tid>
-  MM_HD constexpr auto get_slice(Tid const& tid) const { return ThrMMA<TiledMMA, Tid>{*this, tid}; }
+  MM_HD constexpr auto get_slice(Tid const& tid) const {
+    return ThrMMA<TiledMMA, Tid>{*this, tid};
+  }
   /// This thread's view of the MMA (CuTe's other name).
   template <class Tid>
   MM_HD constexpr auto get_thread_slice(Tid const& tid) const { return get_slice(tid); }
@@ -178,11 +180,11 @@ template <class TM, class AE, class AL, class BE, class BL, class CE, class CL>
 MM_HD void gemm(TM const&, Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, Tensor<CE, CL>&& Cc) {
   static_assert(rank_v<typename AL::shape_type> == 3 && rank_v<typename CL::shape_type> == 3,
                 "gemm(mma, A, B, C): expected A(MMA,M,K), B(MMA,N,K), C(MMA,M,N)");
-#pragma unroll
+MM_UNROLL
   for (int k = 0; k < int(size<2>(A)); ++k)
-#pragma unroll
+MM_UNROLL
     for (int m = 0; m < int(size<1>(A)); ++m)
-#pragma unroll
+MM_UNROLL
       for (int n = 0; n < int(size<1>(B)); ++n) TM::traits::call(Cc(_, m, n), A(_, m, k), B(_, n, k), Cc(_, m, n));
 }
 /// gemm with a TiledMMA into an lvalue accumulator.

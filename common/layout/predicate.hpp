@@ -163,7 +163,7 @@ MM_HD constexpr auto make_identity_tensor(Shape const& shape) {
 template <class E2, class L, class Bound>
 MM_HD constexpr auto make_predicate(Tensor<E2, L> const& coords, Bound const& bound) {
   auto p = make_tensor<bool>(make_layout(coords.shape()));
-#pragma unroll
+MM_UNROLL
   for (int i = 0; i < int(size(p)); ++i) p(i) = bool(elem_less(coords(i), bound));
   return p;
 }

@@ -225,9 +225,17 @@ MM_HD constexpr auto local_tile(Tensor<E, L> const& t, Tiler const& tiler, Crd c
 
 namespace detail {
 // The 1-D coordinate of thread `idx` inside each mode of the thread layout.
+// A thread index as a signed int: threadIdx.x is unsigned, and unsigned offsets (which may
+// wrap) keep the compiler from folding them into 64-bit address arithmetic.
+template <class Idx>
+MM_HD constexpr auto signed_index(Idx const& idx) {
+  if constexpr (std::is_integral_v<Idx> && std::is_unsigned_v<Idx>) return int(idx);
+  else return idx;
+}
 template <class TL, class Idx>
 MM_HD constexpr auto thread_coord(TL const& thr, Idx const& idx) {
-  auto hier = thr.get_hier_coord(idx);
+  // Divide as unsigned (no sign fix-ups), then continue with signed coordinates.
+  auto hier = transform_leaf(thr.get_hier_coord(idx), [](auto const& c) { return signed_index(c); });
   return transform(wrap(hier), wrap(thr.shape()), [](auto const& c, auto const& s) { return crd2idx(c, s); });
 }
 }  // namespace detail
@@ -279,7 +287,7 @@ MM_HD constexpr void copy(Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
   using V = std::remove_cvref_t<decltype(dst(0))>;
   constexpr bool both_static = is_static_v<decltype(src.shape())> && is_static_v<decltype(dst.shape())>;
   if constexpr (both_static) static_assert(size_v<SL> == size_v<DL>, "copy: source and destination sizes differ");
-#pragma unroll
+MM_UNROLL
   for (int i = 0; i < int(size(dst)); ++i) dst(i) = static_cast<V>(src(i));
 }
 /// dst(i) = src(i) for every i.
@@ -291,7 +299,7 @@ MM_HD constexpr void copy(Tensor<SE, SL> const& src, Tensor<DE, DL>& dst) { copy
 template <class P, class SE, class SL, class DE, class DL>
 MM_HD constexpr void copy_if(P const& pred, Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
   using V = std::remove_cvref_t<decltype(dst(0))>;
-#pragma unroll
+MM_UNROLL
   for (int i = 0; i < int(size(dst)); ++i)
     if (pred(i)) dst(i) = static_cast<V>(src(i));
 }
@@ -304,7 +312,7 @@ MM_HD constexpr void copy_if(P const& pred, Tensor<SE, SL> const& src, Tensor<DE
 /// Sets every element to `v`.
 template <class E, class L, class V>
 MM_HD constexpr void fill(Tensor<E, L>&& t, V const& v) {
-#pragma unroll
+MM_UNROLL
   for (int i = 0; i < int(size(t)); ++i) t(i) = v;
 }
 /// Sets every element to `v`.
@@ -327,27 +335,27 @@ MM_HD constexpr void gemm(Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, Tens
   constexpr int RA = rank_v<decltype(A.shape())>;
   constexpr int RC = rank_v<decltype(Cc.shape())>;
   if constexpr (RA == 1 && RC == 2) {
-#pragma unroll
+MM_UNROLL
     for (int m = 0; m < int(size<0>(A)); ++m)
-#pragma unroll
+MM_UNROLL
       for (int n = 0; n < int(size<0>(B)); ++n) Cc(m, n) += A(m) * B(n);
   } else if constexpr (RA == 2) {
     static_assert(RC == 2 && rank_v<decltype(B.shape())> == 2, "gemm: expected A(M,K), B(N,K), C(M,N)");
-#pragma unroll
+MM_UNROLL
     for (int k = 0; k < int(size<1>(A)); ++k)
-#pragma unroll
+MM_UNROLL
       for (int m = 0; m < int(size<0>(A)); ++m)
-#pragma unroll
+MM_UNROLL
         for (int n = 0; n < int(size<0>(B)); ++n) Cc(m, n) += A(m, k) * B(n, k);
   } else {
     static_assert(RA == 3 && RC == 3, "gemm: expected A(V,M,K), B(V,N,K), C(V,M,N)");
-#pragma unroll
+MM_UNROLL
     for (int k = 0; k < int(size<2>(A)); ++k)
-#pragma unroll
+MM_UNROLL
       for (int m = 0; m < int(size<1>(A)); ++m)
-#pragma unroll
+MM_UNROLL
         for (int n = 0; n < int(size<1>(B)); ++n)
-#pragma unroll
+MM_UNROLL
           for (int v = 0; v < int(size<0>(Cc)); ++v) Cc(v, m, n) += A(v, m, k) * B(v, n, k);
   }
 }

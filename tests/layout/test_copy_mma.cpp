@@ -53,9 +53,13 @@ TEST(TiledCopy, Vectorized128BitCoalesced) {
       auto thr = tc.get_thread_slice(t);
       auto tAgA = thr.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
       auto tBgB = thr.partition_D(gB);
-      if (t == 0 && bm == 0) EXPECT_EQ(to_string(shape(tAgA)), "((_4,_1),_1,_1,2)");
+      if (t == 0 && bm == 0) {
+        EXPECT_EQ(to_string(shape(tAgA)), "((_4,_1),_1,_1,2)");
+      }
       // Threads 0 and 1 load neighbouring 16-byte vectors: coalesced.
-      if (t == 1) EXPECT_EQ(&tAgA(0) - &gA(0, 0, 0), 4);
+      if (t == 1) {
+        EXPECT_EQ(&tAgA(0) - &gA(0, 0, 0), 4);
+      }
       auto frag = make_fragment_like(tAgA(_, _, _, 0));  // (CPY,CPY_M,CPY_K)
       for (int k = 0; k < 2; ++k) {
         copy(tc, tAgA(_, _, _, k), frag);

@@ -27,15 +27,16 @@ for step in "${steps[@]}"; do
     if [ -n "$gta" ] && [ ! -e "$gta" ]; then mkdir -p "$(dirname "$gta")" && cp scripts/device/cmake/GoogleTestAddTests.cmake "$gta"; fi
     if [ ! -x .venv/bin/python ]; then mkdir -p .venv/bin && ln -sf "$(command -v python3)" .venv/bin/python; fi
     start=$SECONDS
-    ctest --test-dir "$BUILD" -j8 --output-on-failure >"$OUT/logs/ctest.log" 2>&1
+    ctest --test-dir "$BUILD" -j8 --output-on-failure ${CTEST_ARGS:-} >"$OUT/logs/ctest.log" 2>&1
     say "ctest rc=$? ($((SECONDS - start)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/ctest.log" | tail -1)"
     grep -E '\(Failed\)|\(Skipped\)|Not Run' "$OUT/logs/ctest.log" | head -20 | tee -a "$summary"
     ;;
   chapters)
-    for exe in "$bin"/ch0*; do
+    for exe in "$bin"/${CHAPTERS:-ch0}*; do
       name=$(basename "$exe")
       extra=()
       [ "$name" = ch01_cpu_matmul ] && extra=(--thread-sweep)  # measure how threads scale
+      case $name in ch05*|ch06*) extra=(--layout all) ;; esac  # every storage order is the same kernel
       start=$SECONDS
       "$exe" --csv "$OUT/data/$name.csv" "${extra[@]}" >"$OUT/logs/$name.log" 2>&1
       say "$name rc=$? ($((SECONDS - start)) s)"
@@ -43,7 +44,7 @@ for step in "${steps[@]}"; do
     ;;
   sanitize)
     # Small odd sizes: every partial-tile path runs, and the tools stay fast.
-    for exe in "$bin"/ch0[2-9]*; do
+    for exe in "$bin"/${SANITIZE:-ch0[2-9]}*; do
       name=$(basename "$exe")
       case $name in ch04*) sizes="33x4097,67x45" ;; *) sizes="67x131x45,129x257x33" ;; esac
       for tool in memcheck racecheck; do
@@ -60,6 +61,7 @@ for step in "${steps[@]}"; do
     # the limiter of the tiled kernel, shared-memory bank conflicts of chapters 04-06.
     prof() {  # prof <log name> <binary> <ncu args...> -- <binary args...>
       local name=$1 exe=$bin/$2; shift 2
+      [[ " ${NCU:-ch02 ch03 ch04 ch05 ch06} " == *" $name "* ]] || return 0
       [ -x "$exe" ] || { say "ncu $name: no $exe"; return; }
       local nargs=()
       while [ "$1" != -- ]; do nargs+=("$1"); shift; done; shift
@@ -71,7 +73,7 @@ for step in "${steps[@]}"; do
     prof ch02 ch02_naive_gpu --kernel-name regex:naive --metrics $sect -- --sizes 1024
     prof ch03 ch03_tiled_shared_memory --kernel-name regex:tiled --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics $banks -- --sizes 4096 --kernel tiled_32,tiled_16
     prof ch04 ch04_copy_and_transpose --kernel-name regex:"copy|transpose" --metrics $banks,dram__bytes_read.sum,dram__bytes_write.sum -- --sizes 4096
-    prof ch05 ch05_layout_matmul --kernel-name regex:"gemm|matmul|kernel" --metrics $banks -- --sizes 4096
+    prof ch05 ch05_layout_matmul --kernel-name regex:layout_gemm --metrics $banks -- --sizes 4096 --layout RRR,RCR,CRR
     prof ch06 ch06_tiled_copy_mma --kernel-name regex:"gemm|matmul|kernel" --metrics $banks,$sect -- --sizes 4096
     ;;
   *) say "unknown step $step" ;;

@@ -85,45 +85,77 @@ using TiledMmaT = decltype(make_tiled_mma(UniversalFMA<float, float, float, floa
 
 namespace detail {
 
-/// Brings one (MN,BK) tile of an operand from global memory into the thread's registers.
-/// Whole tile inside the matrix and 16-byte aligned vectors: the TiledCopy's 128-bit loads. Otherwise
-/// (the last tile along M, N or K, or a leading dimension that is not a multiple of 4) each of the
-/// thread's four values is loaded on its own if its coordinate is inside the matrix, zero if not;
-/// a zero adds nothing to the sum.
+/// Brings K step `kt` of an operand's (MN,BK) tiles from global memory into the thread's registers.
+/// The whole tile inside the matrix and 16-byte aligned vectors: the TiledCopy's 128-bit loads.
+/// Otherwise (the last tile along M, N or K, or a leading dimension that is not a multiple of 4)
+/// each of the thread's four values is loaded on its own if its coordinate is inside the matrix,
+/// zero if not; a zero adds nothing to the sum.
+///   src: (CPY,CPY_MN,CPY_K,k)   crd: the same partition of the coordinates   dst: (CPY,CPY_MN,CPY_K)
 template <class TiledCopy, class Src, class Crd, class Dst, class Extent>
-__device__ __forceinline__ void load_tile(TiledCopy const& tiled_copy, Src const& src, Crd const& crd, Dst& dst,
-                                          Extent const& extent, bool vector_path) {
-  if (vector_path) {
-    copy(tiled_copy, src, dst);  // (CPY,CPY_MN,CPY_K): one LDG.128
+MM_HD void load_k_tile(TiledCopy const& tiled_copy, Src const& src, Crd const& crd, Dst& dst, Extent const& extent,
+                       bool vec_rows, int kt, int K) {
+  auto src_k = src(_, _, _, kt);  // (CPY,CPY_MN,CPY_K)
+  if (vec_rows && (kt + 1) * BK{} <= K) {
+    copy(tiled_copy, src_k, dst);  // one LDG.128
   } else {
-    #pragma unroll
-    for (int i = 0; i < size(dst); ++i) dst(i) = elem_less(crd(i), extent) ? src(i) : 0.0f;
+    auto crd_k = crd(_, _, _, kt);  // (CPY,CPY_MN,CPY_K) -> (mn,k)
+#pragma unroll
+    for (int i = 0; i < size(dst); ++i) dst(i) = elem_less(crd_k(i), extent) ? src_k(i) : 0.0f;
   }
 }
 
 }  // namespace detail
 
-/// C = A·B for any storage orders: A is seen as an (M,K) tensor with strides dA, B as (N,K) with dB,
-/// C as (M,N) with dC. kPrefetch: load the next K step into registers while this one is multiplied.
-template <bool kPrefetch, class AStride, class CopyA, class BStride, class CopyB, class CStride>
-__global__ void __launch_bounds__(kThreads, 2)
-    tiled_gemm_kernel(int M, int N, int K, float const* A, AStride dA, CopyA copy_a, bool a_vec, float const* B,
-                      BStride dB, CopyB copy_b, bool b_vec, float* C, CStride dC) {
-  __shared__ alignas(16) float smem_a[cosize_v<SmemLayoutA>];
-  __shared__ alignas(16) float smem_b[cosize_v<SmemLayoutB>];
+/// Everything the kernel needs to know about one problem. The strides and tiled copies are the
+/// layouts the host chooses per storage order; their types make each order its own instantiation.
+template <class AStride, class CopyA, class BStride, class CopyB, class CStride>
+struct TiledGemmArgs {
+  int m, n, k;      ///< C is M×N, K the inner dimension
+  float const* a;   ///< A, seen as (M,K) with strides da
+  AStride da;       ///< (M,K) strides of A
+  CopyA copy_a;     ///< how 256 threads copy a (BM,BK) tile of A
+  bool a_vec;       ///< A's rows (or columns) are 16-byte aligned: 128-bit loads allowed
+  float const* b;   ///< B, seen as (N,K) with strides db
+  BStride db;       ///< (N,K) strides of B
+  CopyB copy_b;     ///< how 256 threads copy a (BN,BK) tile of B
+  bool b_vec;       ///< 128-bit loads of B allowed
+  float* c;         ///< C, (M,N) with strides dc
+  CStride dc;       ///< (M,N) strides of C
+};
+
+/// __syncthreads() on the device. (The CPU tests run the block function with 256 host threads and
+/// pass a std::barrier instead.)
+struct BlockBarrier {
+  /// Waits for every thread of the block.
+  MM_HD void operator()() const {
+#if defined(__CUDA_ARCH__)
+    __syncthreads();
+#endif
+  }
+};
+
+/// What thread `tid` of block (block_m, block_n) does: C = A·B for any storage orders, A seen as an
+/// (M,K) tensor, B as (N,K), C as (M,N). kPrefetch: load the next K step into registers while this
+/// one is multiplied. smem_a, smem_b: the block's shared tiles; sync_threads: the block's barrier.
+template <bool kPrefetch, class Args, class Barrier>
+MM_HD void tiled_gemm_block(Args const& args, int block_m, int block_n, int tid, float* smem_a, float* smem_b,
+                            Barrier const& sync_threads) {
+  const int M = args.m, N = args.n, K = args.k;
+  auto const& copy_a = args.copy_a;
+  auto const& copy_b = args.copy_b;
   TiledMmaT mma;
   CtaTiler cta_tiler;
 
   // Whole matrices, and their coordinates (for predication) with the same shapes.
-  auto mA = make_tensor(make_gmem_ptr(A), make_shape(M, K), dA);  // (M,K)
-  auto mB = make_tensor(make_gmem_ptr(B), make_shape(N, K), dB);  // (N,K)
-  auto mC = make_tensor(make_gmem_ptr(C), make_shape(M, N), dC);  // (M,N)
-  auto cA = make_identity_tensor(shape(mA));                       // (M,K) -> (m,k)
-  auto cB = make_identity_tensor(shape(mB));                       // (N,K) -> (n,k)
-  auto cC = make_identity_tensor(shape(mC));                       // (M,N) -> (m,n)
+  auto mA = make_tensor(make_gmem_ptr(args.a), make_shape(M, K), args.da);  // (M,K)
+  auto mB = make_tensor(make_gmem_ptr(args.b), make_shape(N, K), args.db);  // (N,K)
+  auto mC = make_tensor(make_gmem_ptr(args.c), make_shape(M, N), args.dc);  // (M,N)
+  auto cA = make_identity_tensor(shape(mA));                                 // (M,K) -> (m,k)
+  auto cB = make_identity_tensor(shape(mB));                                 // (N,K) -> (n,k)
+  auto cC = make_identity_tensor(shape(mC));                                 // (M,N) -> (m,n)
 
   // This block's tiles.
-  auto cta_coord = make_coord(int(blockIdx.x), int(blockIdx.y), _);
+  auto cta_coord = make_coord(block_m, block_n, _);
   auto gA = local_tile(mA, cta_tiler, cta_coord, Step<_1, X, _1>{});   // (BM,BK,k)
   auto gB = local_tile(mB, cta_tiler, cta_coord, Step<X, _1, _1>{});   // (BN,BK,k)
   auto gC = local_tile(mC, cta_tiler, cta_coord, Step<_1, _1, X>{});   // (BM,BN)
@@ -134,19 +166,19 @@ __global__ void __launch_bounds__(kThreads, 2)
   auto sB = make_tensor(make_smem_ptr(smem_b), SmemLayoutB{});          // (BN,BK)
 
   // Copy partitions: what this thread moves, global -> registers -> shared.
-  auto thr_copy_a = copy_a.get_slice(threadIdx.x);
+  auto thr_copy_a = copy_a.get_slice(tid);
   auto tAgA = thr_copy_a.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
   auto tAcA = thr_copy_a.partition_S(kA);  // (CPY,CPY_M,CPY_K,k) -> (m,k)
   auto tAsA = thr_copy_a.partition_D(sA);  // (CPY,CPY_M,CPY_K)
   auto tArA = make_fragment_like(tAsA);    // (CPY,CPY_M,CPY_K)
-  auto thr_copy_b = copy_b.get_slice(threadIdx.x);
+  auto thr_copy_b = copy_b.get_slice(tid);
   auto tBgB = thr_copy_b.partition_S(gB);  // (CPY,CPY_N,CPY_K,k)
   auto tBcB = thr_copy_b.partition_S(kB);  // (CPY,CPY_N,CPY_K,k) -> (n,k)
   auto tBsB = thr_copy_b.partition_D(sB);  // (CPY,CPY_N,CPY_K)
   auto tBrB = make_fragment_like(tBsB);    // (CPY,CPY_N,CPY_K)
 
   // MMA partitions: what this thread reads from shared memory and accumulates.
-  auto thr_mma = mma.get_slice(threadIdx.x);
+  auto thr_mma = mma.get_slice(tid);
   auto tCsA = thr_mma.partition_A(sA);  // (MMA,MMA_M,MMA_K)
   auto tCsB = thr_mma.partition_B(sB);  // (MMA,MMA_N,MMA_K)
   auto tCgC = thr_mma.partition_C(gC);  // (MMA,MMA_M,MMA_N)
@@ -157,38 +189,32 @@ __global__ void __launch_bounds__(kThreads, 2)
   auto tCrC = thr_mma.make_fragment_C(tCgC);  // (MMA,MMA_M,MMA_N): the 8×8 accumulators
   clear(tCrC);
 
-  // The vector path needs the whole tile inside the matrix (block-uniform, so no divergence).
-  const bool a_rows_inside = (int(blockIdx.x) + 1) * BM{} <= M;
-  const bool b_rows_inside = (int(blockIdx.y) + 1) * BN{} <= N;
+  // The 128-bit path needs the whole tile inside the matrix (block-uniform: no divergence) and
+  // 16-byte aligned rows; along K it is decided per K step (only the last one can be partial).
+  const bool a_vec_rows = args.a_vec && (block_m + 1) * BM{} <= M;
+  const bool b_vec_rows = args.b_vec && (block_n + 1) * BN{} <= N;
   const int k_tiles = size<3>(tAgA);
-  auto load_a = [&](int kt) {
-    detail::load_tile(copy_a, tAgA(_, _, _, kt), tAcA(_, _, _, kt), tArA, shape(mA),
-                      a_vec && a_rows_inside && (kt + 1) * BK{} <= K);
-  };
-  auto load_b = [&](int kt) {
-    detail::load_tile(copy_b, tBgB(_, _, _, kt), tBcB(_, _, _, kt), tBrB, shape(mB),
-                      b_vec && b_rows_inside && (kt + 1) * BK{} <= K);
-  };
 
   if constexpr (kPrefetch) {
-    load_a(0);
-    load_b(0);
+    detail::load_k_tile(copy_a, tAgA, tAcA, tArA, shape(mA), a_vec_rows, 0, K);
+    detail::load_k_tile(copy_b, tBgB, tBcB, tBrB, shape(mB), b_vec_rows, 0, K);
   }
   for (int kt = 0; kt < k_tiles; ++kt) {
     if constexpr (!kPrefetch) {
-      load_a(kt);  // the warps wait for global memory here, with nothing else to do
-      load_b(kt);
+      // The warps wait for global memory here, with nothing else to do.
+      detail::load_k_tile(copy_a, tAgA, tAcA, tArA, shape(mA), a_vec_rows, kt, K);
+      detail::load_k_tile(copy_b, tBgB, tBcB, tBrB, shape(mB), b_vec_rows, kt, K);
     }
-    __syncthreads();  // every warp has finished reading the previous tile from shared memory
+    sync_threads();  // every warp has finished reading the previous tile from shared memory
     copy(tArA, tAsA);
     copy(tBrB, tBsB);
-    __syncthreads();  // the whole tile is in shared memory
+    sync_threads();  // the whole tile is in shared memory
     if constexpr (kPrefetch) {
       // Issue the next tile's loads now; nothing reads tArA/tBrB until the next iteration's
       // stores, so the 512 FMAs below run while the loads are in flight.
       if (kt + 1 < k_tiles) {
-        load_a(kt + 1);
-        load_b(kt + 1);
+        detail::load_k_tile(copy_a, tAgA, tAcA, tArA, shape(mA), a_vec_rows, kt + 1, K);
+        detail::load_k_tile(copy_b, tBgB, tBcB, tBrB, shape(mB), b_vec_rows, kt + 1, K);
       }
     }
     #pragma unroll
@@ -203,6 +229,16 @@ __global__ void __launch_bounds__(kThreads, 2)
   #pragma unroll
   for (int i = 0; i < size(tCrC); ++i)
     if (elem_less(tCcC(i), shape(mC))) tCgC(i) = tCrC(i);
+}
+
+/// The kernel: one block per 128×128 tile of C, blockIdx.x along M, blockIdx.y along N.
+/// __launch_bounds__(256, 2): two blocks per SM, so at most 128 registers per thread.
+template <bool kPrefetch, class Args>
+__global__ void __launch_bounds__(kThreads, 2) tiled_gemm_kernel(Args args) {
+  __shared__ alignas(16) float smem_a[cosize_v<SmemLayoutA>];  // (BM,BK)
+  __shared__ alignas(16) float smem_b[cosize_v<SmemLayoutB>];  // (BN,BK)
+  tiled_gemm_block<kPrefetch>(args, int(blockIdx.x), int(blockIdx.y), int(threadIdx.x), smem_a, smem_b,
+                              BlockBarrier{});
 }
 
 // ---- Host: one set of layouts per storage order ----
@@ -243,9 +279,8 @@ inline bool vector_aligned(const void* ptr, std::int64_t ld) {
 }
 
 namespace detail {
-template <bool kPrefetch, bool kStrided, class AStride, class BStride>
-void launch_with(const GemmProblem& p, const float* A, AStride dA, const float* B, BStride dB, float* C,
-                 cudaStream_t stream) {
+template <bool kStrided, class AStride, class BStride, class F>
+void with_strides(const GemmProblem& p, const float* A, AStride dA, const float* B, BStride dB, float* C, F&& f) {
   // K-major operand: its K stride is the compile-time 1.
   constexpr bool a_k_major = is_constant_value_v<1, decltype(get<1>(dA))>;
   constexpr bool b_k_major = is_constant_value_v<1, decltype(get<1>(dB))>;
@@ -253,28 +288,34 @@ void launch_with(const GemmProblem& p, const float* A, AStride dA, const float* 
   auto copy_b = operand_copy<b_k_major, kStrided>();
   const MatrixShape sc = p.shape_c();
   auto dC = make_stride(int(sc.row_stride()), int(sc.col_stride()));  // (M,N): run-time, the epilogue stores scalars
-  tiled_gemm_kernel<kPrefetch><<<tiled_grid(p), kThreads, 0, stream>>>(
-      int(p.m), int(p.n), int(p.k), A, dA, copy_a, vector_aligned(A, p.shape_a().ld()), B, dB, copy_b,
-      vector_aligned(B, p.shape_b().ld()), C, dC);
+  f(TiledGemmArgs<AStride, decltype(copy_a), BStride, decltype(copy_b), decltype(dC)>{
+      int(p.m), int(p.n), int(p.k), A, dA, copy_a, vector_aligned(A, p.shape_a().ld()),
+      B, dB, copy_b, vector_aligned(B, p.shape_b().ld()), C, dC});
 }
 }  // namespace detail
+
+/// Calls f(args) with the layouts for p's storage orders: the only place where they appear.
+/// A as (M,K): row-major (K,1), column-major (1,M).  B as (N,K): row-major K×N is (1,N), column-major (K,1).
+template <bool kStrided, class F>
+void with_tiled_gemm_args(const GemmProblem& p, const float* A, const float* B, float* C, F&& f) {
+  const int m = int(p.m), n = int(p.n), k = int(p.k);
+  auto a_row = make_stride(k, _1{});
+  auto a_col = make_stride(_1{}, m);
+  auto b_row = make_stride(_1{}, n);
+  auto b_col = make_stride(k, _1{});
+  if (p.a == Order::row && p.b == Order::row) detail::with_strides<kStrided>(p, A, a_row, B, b_row, C, f);
+  if (p.a == Order::row && p.b == Order::col) detail::with_strides<kStrided>(p, A, a_row, B, b_col, C, f);
+  if (p.a == Order::col && p.b == Order::row) detail::with_strides<kStrided>(p, A, a_col, B, b_row, C, f);
+  if (p.a == Order::col && p.b == Order::col) detail::with_strides<kStrided>(p, A, a_col, B, b_col, C, f);
+}
 
 /// Host launch for any storage order: only the strides (and with them the tiled copies) change.
 template <Variant V>
 void launch_tiled(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream) {
   if (std::string why = tiled_rejects(p); !why.empty()) throw std::invalid_argument("tiled_copy_mma: " + why);
-  constexpr bool prefetch = V == Variant::prefetch;
-  constexpr bool strided = V == Variant::vec128_uncoalesced;
-  const int m = int(p.m), n = int(p.n), k = int(p.k);
-  // A as (M,K): row-major (K,1), column-major (1,M).  B as (N,K): row-major K×N is (1,N), column-major (K,1).
-  auto a_row = make_stride(k, _1{});
-  auto a_col = make_stride(_1{}, m);
-  auto b_row = make_stride(_1{}, n);
-  auto b_col = make_stride(k, _1{});
-  if (p.a == Order::row && p.b == Order::row) detail::launch_with<prefetch, strided>(p, A, a_row, B, b_row, C, stream);
-  if (p.a == Order::row && p.b == Order::col) detail::launch_with<prefetch, strided>(p, A, a_row, B, b_col, C, stream);
-  if (p.a == Order::col && p.b == Order::row) detail::launch_with<prefetch, strided>(p, A, a_col, B, b_row, C, stream);
-  if (p.a == Order::col && p.b == Order::col) detail::launch_with<prefetch, strided>(p, A, a_col, B, b_col, C, stream);
+  with_tiled_gemm_args<V == Variant::vec128_uncoalesced>(p, A, B, C, [&](auto const& args) {
+    tiled_gemm_kernel<V == Variant::prefetch><<<tiled_grid(p), kThreads, 0, stream>>>(args);
+  });
 }
 
 /// Coalesced 128-bit global loads; load, store to shared memory, multiply, in turn.

@@ -100,7 +100,7 @@ std::vector<ResultRow> read_csv(const std::string& path) {
 
 void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std::string& baseline_name) {
   const std::string pct = "% of " + baseline_name;
-  os << std::left << std::setw(22) << "kernel" << std::setw(6) << "dtype" << std::setw(7) << "layout"
+  os << std::left << std::setw(30) << "kernel" << std::setw(6) << "dtype" << std::setw(7) << "layout"
      << std::right << std::setw(20) << "M x N x K" << std::setw(11) << "ms" << std::setw(10) << "TFLOP/s"
      << std::setw(10) << "GB/s" << std::setw(14) << pct << std::setw(10) << "rel err" << '\n';
   for (const ResultRow& r : rows) {
@@ -109,7 +109,7 @@ void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std
     if (r.k > 0) size << 'x' << r.k;
     char err[32] = "-";
     if (!std::isnan(r.rel_error)) std::snprintf(err, sizeof err, "%.1e", r.rel_error);
-    os << std::left << std::setw(22) << r.kernel << std::setw(6) << r.dtype << std::setw(7) << r.layout
+    os << std::left << std::setw(30) << r.kernel << std::setw(6) << r.dtype << std::setw(7) << r.layout
        << std::right << std::setw(20) << size.str() << std::setw(11) << fixed(r.median_ms, 4)
        << std::setw(10) << fixed(r.tflops, 2) << std::setw(10) << fixed(r.gbps, 1)
        << std::setw(14) << fixed(r.pct_of_cublas, 1) << std::setw(10) << err << '\n';

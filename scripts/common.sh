@@ -31,9 +31,12 @@ mm_check_tools() {
   command -v python3 >/dev/null 2>&1 || die "python3 not found: the plots need Python 3 (Debian: apt-get install python3 python3-venv)"
 }
 
-# .venv with plots/requirements.txt; pip runs only when the requirements changed (stamp: their hash).
+# .venv with plots/requirements.txt (matplotlib) and tests/requirements.txt (cuobjdump and nvdisasm
+# from PyPI for the layout library's zero-cost check, since a CUDA toolkit may lack them); pip runs
+# only when the requirements changed (stamp: their hash).
 mm_venv() {
-  local req="$MM_ROOT/plots/requirements.txt" stamp="$MM_VENV/.requirements.sha256" want
+  local reqs=("$MM_ROOT/plots/requirements.txt") stamp="$MM_VENV/.requirements.sha256" want args=()
+  [ -f "$MM_ROOT/tests/requirements.txt" ] && reqs+=("$MM_ROOT/tests/requirements.txt")
   if [ ! -x "$MM_PY" ] || ! "$MM_PY" -c 'import sys' >/dev/null 2>&1; then
     say "creating the Python virtual environment .venv"
     rm -rf "$MM_VENV"
@@ -42,11 +45,12 @@ mm_venv() {
       die "python3 -m venv failed: install Python's venv module (Debian: apt-get install python3-venv)"
     fi
   fi
-  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  want="$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$MM_PY" -c 'import matplotlib' >/dev/null 2>&1; then
-    say "installing plots/requirements.txt into .venv"
-    "$MM_PY" -m pip install --quiet --disable-pip-version-check -r "$req" \
-      || die "pip install -r plots/requirements.txt failed (is PyPI reachable?)"
+    say "installing ${reqs[*]#$MM_ROOT/} into .venv"
+    for r in "${reqs[@]}"; do args+=(-r "$r"); done
+    "$MM_PY" -m pip install --quiet --disable-pip-version-check "${args[@]}" \
+      || die "pip install ${args[*]} failed (is PyPI reachable?)"
     echo "$want" > "$stamp"
   fi
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "harness/problem.hpp"
 #include "layout/all.hpp"
@@ -67,9 +68,6 @@ using ValKMajor = Layout<Shape<_1, _4>>;                     // (1, 4)    -> val
 using ThrMNMajorStrided = Layout<Shape<Shape<_8, _4>, _8>, Stride<Stride<_32, _8>, _1>>;  // ((MN/4),K) -> thread
 /// K contiguous: lanes walk MN (32 different rows), the other half of each row comes from another warp.
 using ThrKMajorStrided = Layout<Shape<_128, _2>, Stride<_1, _128>>;  // (MN, K/4) -> thread
-
-template <class Thr, class Val>
-using VecTiledCopy = decltype(make_tiled_copy(VecCopyAtom{}, Thr{}, Val{}));
 
 // ---- TiledMMA: 16×16 threads of scalar FMA, each 8×8 values of C ----
 //
@@ -140,6 +138,14 @@ struct BlockBarrier {
 template <bool kPrefetch, class Args, class Barrier>
 MM_HD void tiled_gemm_block(Args const& args, int block_m, int block_n, int tid, float* smem_a, float* smem_b,
                             Barrier const& sync_threads) {
+  using CopyA = std::remove_cvref_t<decltype(args.copy_a)>;
+  using CopyB = std::remove_cvref_t<decltype(args.copy_b)>;
+  using TileMK = decltype(make_shape(BM{}, BK{}));
+  static_assert(TiledMmaT::size() == kThreads, "one MMA thread per thread of the block (16×16)");
+  static_assert(CopyA::size() == kThreads && CopyB::size() == kThreads, "one copy thread per thread of the block");
+  static_assert(std::is_same_v<decltype(CopyA::tiler()), TileMK> && std::is_same_v<decltype(CopyB::tiler()), TileMK>,
+                "one pass of a tiled copy moves one (128,8) tile: THR × VAL = (BM,BK)");
+  static_assert(BM::value % 64 == 0 && BN::value % 64 == 0, "BM / 64: whole blocks of the MMA permutation");
   const int M = args.m, N = args.n, K = args.k;
   auto const& copy_a = args.copy_a;
   auto const& copy_b = args.copy_b;
@@ -217,7 +223,7 @@ MM_HD void tiled_gemm_block(Args const& args, int block_m, int block_n, int tid,
         detail::load_k_tile(copy_b, tBgB, tBcB, tBrB, shape(mB), b_vec_rows, kt + 1, K);
       }
     }
-    #pragma unroll
+#pragma unroll
     for (int kk = 0; kk < BK{}; ++kk) {
       copy(tCsA(_, _, kk), tCrA(_, _, 0));  // (MMA,MMA_M): 8 floats, two runs of 4 -> 2 LDS.128
       copy(tCsB(_, _, kk), tCrB(_, _, 0));  // (MMA,MMA_N): 2 LDS.128
@@ -226,7 +232,7 @@ MM_HD void tiled_gemm_block(Args const& args, int block_m, int block_n, int tid,
   }
 
   // Epilogue: each thread writes its 8×8 accumulators, the ones inside C.
-  #pragma unroll
+#pragma unroll
   for (int i = 0; i < size(tCrC); ++i)
     if (elem_less(tCcC(i), shape(mC))) tCgC(i) = tCrC(i);
 }

@@ -191,8 +191,8 @@ template <class T>
 MM_HD constexpr auto group_rest(T&& t) {
   using L = std::remove_cvref_t<decltype(t.layout())>;
   constexpr int R = rank_v<typename L::shape_type>;
-  if constexpr (R == 1) return make_tensor(t.data(), make_layout(t.layout(), Layout<_1, _0>{}));
-  else return make_tensor(t.data(), group<1, R>(t.layout()));
+  if constexpr (R == 1) return with_layout(t, make_layout(t.layout(), Layout<_1, _0>{}));
+  else return with_layout(t, group<1, R>(t.layout()));
 }
 }  // namespace detail
 
@@ -263,7 +263,7 @@ struct TiledCopy : Atom {
   MM_HD static constexpr auto tidfrg(Tensor<E, L> const& t) {
     constexpr int V = Atom::NumVal;
     auto tv = make_layout(layout<0>(LayoutTV{}), logical_divide(layout<1>(LayoutTV{}), Int<V>{}));
-    return make_tensor(t.data(), transform_inner(t.layout(), [&](auto const& l) {
+    return with_layout(t, transform_inner(t.layout(), [&](auto const& l) {
                          auto z = zipped_divide(l, TilerMN{});  // ((TM,TN), (RM,RN,...))
                          return make_layout(composition(layout<0>(z), tv), layout<1>(z));
                        }));
@@ -293,10 +293,10 @@ struct ThrCopy {
   /// A register fragment of this thread seen as a copy source (CPY, CPY_M, CPY_N). Our
   /// partitions and make_fragment_like already produce that shape: returns a view.
   template <class E, class L>
-  MM_HD constexpr auto retile_S(Tensor<E, L>& t) const { return make_tensor(t.data(), t.layout()); }
+  MM_HD constexpr auto retile_S(Tensor<E, L>& t) const { return with_layout(t, t.layout()); }
   /// A register fragment of this thread seen as a copy destination (see retile_S).
   template <class E, class L>
-  MM_HD constexpr auto retile_D(Tensor<E, L>& t) const { return make_tensor(t.data(), t.layout()); }
+  MM_HD constexpr auto retile_D(Tensor<E, L>& t) const { return with_layout(t, t.layout()); }
 
  private:
   template <class E, class L>

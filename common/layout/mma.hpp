@@ -86,7 +86,7 @@ struct TiledMMA : Atom {
     }();
     auto atom_shape = make_shape(get<P>(typename traits::Shape_MNK{}), get<Q>(typename traits::Shape_MNK{}));
     auto grid = make_shape(shape<P>(AtomLayoutMNK{}), shape<Q>(AtomLayoutMNK{}));
-    return make_tensor(tp.data(), transform_inner(tp.layout(), [&](auto const& l) {
+    return with_layout(tp, transform_inner(tp.layout(), [&](auto const& l) {
                          auto z = zipped_divide(l, atom_shape);           // ((AP,AQ), (RP,RQ))
                          auto rest = zipped_divide(layout<1>(z), grid);   // ((TP,TQ), (FP,FQ))
                          return make_layout(composition(layout<0>(z), atom_tv), rest);

@@ -140,7 +140,7 @@ MM_HD constexpr auto cosize(ComposedLayout<Fn, O, L> const& c) {
 /// Tensor with a swizzle composed onto its layout.
 template <class E, class L, int B, int M, int S>
 MM_HD constexpr auto composition(Swizzle<B, M, S> const& sw, Tensor<E, L> const& t) {
-  return make_tensor(t.data(), composition(sw, t.layout()));
+  return with_layout(t, composition(sw, t.layout()));
 }
 
 }  // namespace mm

@@ -13,13 +13,50 @@
 
 namespace mm {
 
-/// Storage of a view: just the iterator (a pointer, or a coordinate counter).
-template <class Iter>
+/// Storage of a view: the iterator and an element offset from it.
+///
+/// Slicing a view adds to `off_` (an `int` when the strides are `int`) instead of moving the
+/// pointer, and an element is `iter_[off_ + index]`: the whole index is summed in the
+/// offsets' own integer type and widened once, as a hand-written `p[(row * ld) + col]`
+/// does. Moving a 64-bit pointer by each slice's offset instead costs a sign extension and
+/// a 64-bit add per slice (local_tile, then local_partition, then the loop's slice).
+/// `Off` is `_0` (no storage) until a run-time offset is added. Iterators that are not
+/// pointers (an identity tensor's coordinate counter) are moved at once and keep `_0`.
+template <class Iter, class Off = _0>
 struct ViewEngine {
-  Iter iter_; ///< Where element 0 lives.
-  /// The iterator.
-  MM_HD constexpr Iter begin() const { return iter_; }
+  Iter iter_;                     ///< Where offset 0 lives.
+  [[no_unique_address]] Off off_; ///< Offset of element 0 from iter_, in elements.
+  /// The iterator of element 0.
+  MM_HD constexpr auto begin() const {
+    if constexpr (is_constant_value_v<0, Off>) return iter_;
+    else return iter_ + off_;
+  }
+  /// Element `i` past element 0 (a reference for pointers, a value for coordinate counters).
+  template <class I>
+  MM_HD constexpr decltype(auto) at(I const& i) const {
+    if constexpr (is_constant_value_v<0, Off>) return iter_[i];
+    else return iter_[off_ + i];
+  }
+  /// The engine of a view whose element 0 is element `o` of this one.
+  template <class O>
+  MM_HD constexpr auto shifted(O const& o) const {
+    if constexpr (is_constant_value_v<0, O>) {
+      return *this;
+    } else if constexpr (std::is_pointer_v<Iter>) {
+      auto n = off_ + o;
+      return ViewEngine<Iter, decltype(n)>{iter_, n};
+    } else {
+      auto it = begin() + o;
+      return ViewEngine<decltype(it)>{it, {}};
+    }
+  }
 };
+
+/// True for the engine of a view (ViewEngine).
+template <class E>
+inline constexpr bool is_view_engine_v = false;
+template <class Iter, class Off>
+inline constexpr bool is_view_engine_v<ViewEngine<Iter, Off>> = true;
 
 /// Storage of an owning tensor: a static array (registers when it lives in a kernel).
 template <class T, int N>
@@ -62,9 +99,9 @@ struct Tensor {
   MM_HD constexpr decltype(auto) operator()(Crd const& crd) {
     if constexpr (has_underscore_v<Crd>) {
       auto so = slice_and_offset(crd, layout_);
-      return make_tensor(data() + get<1>(so), get<0>(so));
+      return slice_at(get<1>(so), get<0>(so));
     } else {
-      return data()[layout_(crd)];
+      return at(layout_(crd));
     }
   }
   /// Element at a coordinate, or a sliced view.
@@ -72,9 +109,9 @@ struct Tensor {
   MM_HD constexpr decltype(auto) operator()(Crd const& crd) const {
     if constexpr (has_underscore_v<Crd>) {
       auto so = slice_and_offset(crd, layout_);
-      return make_tensor(data() + get<1>(so), get<0>(so));
+      return slice_at(get<1>(so), get<0>(so));
     } else {
-      return data()[layout_(crd)];
+      return at(layout_(crd));
     }
   }
   /// Element at the N-D coordinate (c0, c1, ...), or a sliced view if any is `_`.
@@ -89,10 +126,42 @@ struct Tensor {
   }
   /// Element at 1-D coordinate i (colexicographic order of the shape).
   template <class I>
-  MM_HD constexpr decltype(auto) operator[](I const& i) { return data()[layout_(i)]; }
+  MM_HD constexpr decltype(auto) operator[](I const& i) { return at(layout_(i)); }
   /// Element at 1-D coordinate i.
   template <class I>
-  MM_HD constexpr decltype(auto) operator[](I const& i) const { return data()[layout_(i)]; }
+  MM_HD constexpr decltype(auto) operator[](I const& i) const { return at(layout_(i)); }
+
+ private:
+  // The element at offset `o` (summed with a view's offset before the pointer moves).
+  template <class O>
+  MM_HD constexpr decltype(auto) at(O const& o) {
+    if constexpr (is_view_engine_v<Engine>) return engine_.at(o);
+    else return data()[o];
+  }
+  template <class O>
+  MM_HD constexpr decltype(auto) at(O const& o) const {
+    if constexpr (is_view_engine_v<Engine>) return engine_.at(o);
+    else return data()[o];
+  }
+  // The view at offset `o` with layout `l` (a slice). Slicing an owning tensor gives a view.
+  template <class O, class L2>
+  MM_HD constexpr auto slice_at(O const& o, L2 const& l) const {
+    if constexpr (is_view_engine_v<Engine>) {
+      auto e = engine_.shifted(o);
+      return Tensor<decltype(e), L2>{e, l};
+    } else {
+      return make_tensor(data() + o, l);
+    }
+  }
+  template <class O, class L2>
+  MM_HD constexpr auto slice_at(O const& o, L2 const& l) {
+    if constexpr (is_view_engine_v<Engine>) {
+      auto e = engine_.shifted(o);
+      return Tensor<decltype(e), L2>{e, l};
+    } else {
+      return make_tensor(data() + o, l);
+    }
+  }
 };
 
 /// True for `Tensor<...>`.
@@ -122,7 +191,7 @@ MM_HD constexpr T* make_smem_ptr(T* p) { return p; }
 template <class Iter, class L>
   requires(requires(L const& l) { l.shape(); l.stride(); })
 MM_HD constexpr auto make_tensor(Iter const& iter, L const& layout) {
-  return Tensor<ViewEngine<Iter>, L>{{iter}, layout};
+  return Tensor<ViewEngine<Iter>, L>{{iter, {}}, layout};
 }
 /// A view with the compact column-major layout of `shape`.
 template <class Iter, class Shape>
@@ -162,6 +231,16 @@ MM_HD constexpr auto make_fragment_like(X const& x) {
 template <class T = void, class X>
 MM_HD constexpr auto make_tensor_like(X const& x) { return make_fragment_like<T>(x); }
 
+/// The same elements seen through layout `l`: a view keeps its engine (pointer and offset),
+/// an owning tensor gives a view of its array. The tensor-level layout operations use it.
+template <class T, class L2>
+  requires(is_tensor_v<T>)
+MM_HD constexpr auto with_layout(T&& t, L2 const& l) {
+  using E = std::remove_cvref_t<decltype(t.engine_)>;
+  if constexpr (is_view_engine_v<E>) return Tensor<E, L2>{t.engine_, l};
+  else return make_tensor(t.data(), l);
+}
+
 /// `f(layout)`; for a composed (swizzled) layout, `f` is applied to the inner layout and the
 /// swizzle and offset are kept. Lets partitioning code treat both kinds alike.
 template <class L, class F>
@@ -178,31 +257,31 @@ MM_HD constexpr auto layout(Tensor<E, L> const& t) { return layout<I...>(t.layou
 
 /// Tensor with its layout composed with `b` (a layout or tiler).
 template <class E, class L, class B>
-MM_HD constexpr auto composition(Tensor<E, L> const& t, B const& b) { return make_tensor(t.data(), composition(t.layout(), b)); }
+MM_HD constexpr auto composition(Tensor<E, L> const& t, B const& b) { return with_layout(t, composition(t.layout(), b)); }
 /// Tensor with its layout coalesced.
 template <class E, class L>
-MM_HD constexpr auto coalesce(Tensor<E, L> const& t) { return make_tensor(t.data(), coalesce(t.layout())); }
+MM_HD constexpr auto coalesce(Tensor<E, L> const& t) { return with_layout(t, coalesce(t.layout())); }
 /// Tensor with its layout divided by `tiler`.
 template <class E, class L, class T>
-MM_HD constexpr auto logical_divide(Tensor<E, L> const& t, T const& tiler) { return make_tensor(t.data(), logical_divide(t.layout(), tiler)); }
+MM_HD constexpr auto logical_divide(Tensor<E, L> const& t, T const& tiler) { return with_layout(t, logical_divide(t.layout(), tiler)); }
 /// Tensor divided by `tiler`: ((tile), (rest)).
 template <class E, class L, class T>
-MM_HD constexpr auto zipped_divide(Tensor<E, L> const& t, T const& tiler) { return make_tensor(t.data(), zipped_divide(t.layout(), tiler)); }
+MM_HD constexpr auto zipped_divide(Tensor<E, L> const& t, T const& tiler) { return with_layout(t, zipped_divide(t.layout(), tiler)); }
 /// Tensor divided by `tiler`: ((tile), rest0, rest1, ...).
 template <class E, class L, class T>
-MM_HD constexpr auto tiled_divide(Tensor<E, L> const& t, T const& tiler) { return make_tensor(t.data(), tiled_divide(t.layout(), tiler)); }
+MM_HD constexpr auto tiled_divide(Tensor<E, L> const& t, T const& tiler) { return with_layout(t, tiled_divide(t.layout(), tiler)); }
 /// Tensor divided by `tiler`: (tile0, tile1, ..., rest0, rest1, ...).
 template <class E, class L, class T>
-MM_HD constexpr auto flat_divide(Tensor<E, L> const& t, T const& tiler) { return make_tensor(t.data(), flat_divide(t.layout(), tiler)); }
+MM_HD constexpr auto flat_divide(Tensor<E, L> const& t, T const& tiler) { return with_layout(t, flat_divide(t.layout(), tiler)); }
 /// Tensor with modes [B, E) grouped into one.
 template <int B, int E2, class E, class L>
-MM_HD constexpr auto group_modes(Tensor<E, L> const& t) { return make_tensor(t.data(), group<B, E2>(t.layout())); }
+MM_HD constexpr auto group_modes(Tensor<E, L> const& t) { return with_layout(t, group<B, E2>(t.layout())); }
 /// Tensor with modes I... selected (`select<1,0>` is the transpose).
 template <int... I, class E, class L>
-MM_HD constexpr auto select(Tensor<E, L> const& t) { return make_tensor(t.data(), select<I...>(t.layout())); }
+MM_HD constexpr auto select(Tensor<E, L> const& t) { return with_layout(t, select<I...>(t.layout())); }
 /// Tensor with a flat layout.
 template <class E, class L>
-MM_HD constexpr auto flatten(Tensor<E, L> const& t) { return make_tensor(t.data(), flatten(t.layout())); }
+MM_HD constexpr auto flatten(Tensor<E, L> const& t) { return with_layout(t, flatten(t.layout())); }
 
 // ---- Tiling and partitioning ---------------------------------------------------------------
 
@@ -232,8 +311,23 @@ MM_HD constexpr auto signed_index(Idx const& idx) {
   if constexpr (std::is_integral_v<Idx> && std::is_unsigned_v<Idx>) return int(idx);
   else return idx;
 }
+// Tells nvcc that thread `idx` lies inside a static thread layout (local_partition's
+// precondition). Then the outermost mode's `% extent` of (idx / stride) % extent folds away
+// (threadIdx.x / 32 % 8 becomes threadIdx.x / 32 for 256 threads), as in hand-written code.
+template <class TL, class Idx>
+MM_HD constexpr void assume_thread_in(TL const&, Idx const& idx) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (is_static_v<TL> && std::is_integral_v<Idx>) {
+    if constexpr (std::is_unsigned_v<Idx>) __builtin_assume(idx < unsigned(size_v<TL>));
+    else __builtin_assume(0 <= idx && idx < Idx(size_v<TL>));
+  }
+#else
+  (void)idx;
+#endif
+}
 template <class TL, class Idx>
 MM_HD constexpr auto thread_coord(TL const& thr, Idx const& idx) {
+  assume_thread_in(thr, idx);
   // Divide as unsigned (no sign fix-ups), then continue with signed coordinates.
   auto hier = transform_leaf(thr.get_hier_coord(idx), [](auto const& c) { return signed_index(c); });
   return transform(wrap(hier), wrap(thr.shape()), [](auto const& c, auto const& s) { return crd2idx(c, s); });

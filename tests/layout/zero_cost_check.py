@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Zero-cost check of the layout library (run by CTest; needs nvcc, no GPU).
+"""Zero-cost check of the layout library (run by CTest; needs nvcc and cuobjdump, no GPU).
 
 Compiles zero_cost_kernels.cu for sm_90: a tiled transpose written with static layouts
-(transpose_layout) and its hand-indexed twin (transpose_by_hand). Checks:
-  1. no integer division or remainder in the layout kernel (PTX div/rem; SASS MUFU.RCP/I2F.RP);
-  2. the main loop of the layout kernel has at most 110% of the twin's instructions
-     (SASS from cuobjdump -sass when installed, else PTX);
-  3. reports the whole-kernel SASS instruction counts (cuobjdump, or the cubin's .text
-     sections without NOP padding when cuobjdump is missing).
-Usage: zero_cost_check.py <nvcc> <include dir> <kernels.cu> <work dir>
+(transpose_layout) and its hand-indexed twin (transpose_by_hand), and disassembles the cubin
+with `cuobjdump -sass`. Checks:
+  1. no integer division or remainder in the layout kernel (PTX div/rem), and no division
+     sequence in its loop (SASS I2F.RP/MUFU.RCP, or the multiply-high of a division by a
+     constant);
+  2. the layout kernel has at most 110% of the twin's SASS instructions, whole kernel and loop.
+cuobjdump comes from PATH, the nvcc directory, or the pip package nvidia-cuda-cuobjdump of the
+Python running this script (tests/requirements.txt). Without it the check FAILS.
+Usage: <python> zero_cost_check.py <nvcc> <include dir> <kernels.cu> <work dir>
 """
 import os
 import re
@@ -17,7 +19,6 @@ import subprocess
 import sys
 
 LAYOUT, HAND = "transpose_layout", "transpose_by_hand"
-NOP = bytes.fromhex("18790000000000000000000000c00f00")  # sm_90 NOP (section padding)
 
 
 def run(cmd):
@@ -53,38 +54,70 @@ def sass_function(sass, name):
 
 
 def sass_instructions(lines):
-    return [l for l in lines if re.search(r"/\*[0-9a-f]{4}\*/", l) and not re.search(r"\bNOP\b", l)]
+    return [l for l in lines if re.search(r"/\*[0-9a-f]{4,}\*/", l) and not re.search(r"\bNOP\b", l)]
 
 
 def sass_loop(lines):
-    labels = {}
+    """Instructions of the first loop: from a backward branch's target to the branch.
+    cuobjdump writes targets as addresses (`@P0 BRA 0x1a0`), nvdisasm as labels (`.L_x_0`)."""
+    labels, addr = {}, {}
     for i, l in enumerate(lines):
         m = re.match(r"\s*(\.L_x_\d+):", l)
         if m:
             labels[m.group(1)] = i
+        m = re.search(r"/\*([0-9a-f]{4,})\*/", l)
+        if m:
+            addr.setdefault(int(m.group(1), 16), i)
     for j, l in enumerate(lines):
-        m = re.search(r"BRA\s+`?\(?(\.L_x_\d+)", l)
-        if m and m.group(1) in labels and labels[m.group(1)] < j:
-            return sass_instructions(lines[labels[m.group(1)]:j + 1])
+        m = re.search(r"\bBRA\s+`?\(?(\.L_x_\d+|0x[0-9a-f]+)", l)
+        if not m:
+            continue
+        t = m.group(1)
+        i = labels.get(t) if t.startswith(".") else addr.get(int(t, 16))
+        if i is not None and i < j:  # backward; the `BRA self` trap after EXIT is not a loop
+            return sass_instructions(lines[i:j + 1])
     return []
 
 
-def cubin_counts(path):
-    out = run(["readelf", "-SW", path])
-    data = open(path, "rb").read()
-    counts = {}
-    for line in out.splitlines():
-        m = re.search(r"\]\s+\.text\.(\S+)\s+PROGBITS\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)", line)
-        if m:
-            off, size = int(m.group(2), 16), int(m.group(3), 16)
-            counts[m.group(1)] = sum(1 for i in range(0, size, 16) if data[off + i:off + i + 16] != NOP)
-    return counts
+def find_cuobjdump(nvcc):
+    """cuobjdump on PATH, else next to nvcc, else from the pip packages of the Python that runs
+    this script (nvidia-cuda-cuobjdump puts it in site-packages/nvidia/cu13/bin)."""
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    beside = os.path.join(os.path.dirname(nvcc), "cuobjdump")
+    if os.access(beside, os.X_OK):
+        return beside
+    try:
+        import nvidia  # the namespace package of NVIDIA's CUDA wheels
+    except ImportError:
+        return None
+    for root in nvidia.__path__:
+        for sub in sorted(os.listdir(root), reverse=True):  # cu13 before cu12
+            cand = os.path.join(root, sub, "bin", "cuobjdump")
+            if os.access(cand, os.X_OK):
+                return cand
+    return None
+
+
+def within(a, b):
+    """a is at most 110% of b."""
+    return a * 100 <= b * 110
 
 
 def main():
     nvcc, inc, src, work = sys.argv[1:5]
     os.makedirs(work, exist_ok=True)
     flags = ["-std=c++20", "--expt-relaxed-constexpr", "-O3", "-arch=sm_90", "-I" + inc]
+    cuobjdump = find_cuobjdump(nvcc)
+    if not cuobjdump:
+        print(f"FAIL: cuobjdump not found: not on PATH, not next to {nvcc}, not in the pip package "
+              f"nvidia-cuda-cuobjdump of {sys.executable}. Install it with "
+              f"`{sys.executable} -m pip install -r tests/requirements.txt` (scripts/test.sh does), or put "
+              f"the CUDA toolkit's cuobjdump on PATH.")
+        print("zero-cost check FAILED")
+        return 1
+    print("cuobjdump:", cuobjdump)
     ok = True
 
     ptx_file = os.path.join(work, "k.ptx")
@@ -95,33 +128,33 @@ def main():
     if divs:
         print("FAIL: integer division in the layout kernel (PTX):", *divs[:5], sep="\n  ")
         ok = False
-    lay_loop, hand_loop = ptx_loop(lay), ptx_loop(hand)
     print(f"PTX  whole kernel: layout {len(instructions(lay))}, hand {len(instructions(hand))}")
-    print(f"PTX  main loop:    layout {len(lay_loop)}, hand {len(hand_loop)}")
+    print(f"PTX  main loop:    layout {len(ptx_loop(lay))}, hand {len(ptx_loop(hand))}")
 
     cubin = os.path.join(work, "k.cubin")
     run([nvcc, *flags, "-cubin", src, "-o", cubin])
-    cuobjdump = shutil.which("cuobjdump") or os.path.join(os.path.dirname(nvcc), "cuobjdump")
-    if os.path.exists(cuobjdump):
-        sass = run([cuobjdump, "-sass", cubin])
-        sl, sh = sass_function(sass, LAYOUT), sass_function(sass, HAND)
-        print(f"SASS whole kernel: layout {len(sass_instructions(sl))}, hand {len(sass_instructions(sh))}")
-        loop_l, loop_h = sass_loop(sl), sass_loop(sh)
-        print(f"SASS main loop:    layout {len(loop_l)}, hand {len(loop_h)}")
-        bad = [l.strip() for l in loop_l if re.search(r"MUFU\.RCP|I2F(\.[A-Z0-9]+)*\.RP", l)]
-        if bad:
-            print("FAIL: integer-division sequence in the layout kernel's loop (SASS):", *bad[:5], sep="\n  ")
-            ok = False
-        if not loop_l or not loop_h or len(loop_l) * 100 > len(loop_h) * 110:
-            print("FAIL: the layout kernel's loop has more than 110% of the twin's SASS instructions")
-            ok = False
-    else:
-        c = cubin_counts(cubin)
-        print(f"SASS whole kernel (cubin .text, NOPs dropped; cuobjdump not installed): "
-              f"layout {c.get(LAYOUT)}, hand {c.get(HAND)}")
-        if not lay_loop or not hand_loop or len(lay_loop) * 100 > len(hand_loop) * 110:
-            print("FAIL: the layout kernel's loop has more than 110% of the twin's PTX instructions")
-            ok = False
+    sass = run([cuobjdump, "-sass", cubin])
+    with open(os.path.join(work, "k.sass"), "w") as f:
+        f.write(sass)
+    sl, sh = sass_function(sass, LAYOUT), sass_function(sass, HAND)
+    whole_l, whole_h = len(sass_instructions(sl)), len(sass_instructions(sh))
+    loop_l, loop_h = sass_loop(sl), sass_loop(sh)
+    print(f"SASS whole kernel: layout {whole_l}, hand {whole_h} (NOP padding not counted)")
+    print(f"SASS main loop:    layout {len(loop_l)}, hand {len(loop_h)}")
+    if not (whole_l and whole_h and loop_l and loop_h):
+        print(f"FAIL: both kernels and their loops not found in cuobjdump's output ({work}/k.sass)")
+        ok = False
+    # Division by a run-time value is I2F.RP + MUFU.RCP; by a constant, a multiply-high.
+    bad = [l.strip() for l in loop_l if re.search(r"MUFU\.RCP|I2F(\.[A-Z0-9]+)*\.RP|IMAD\.HI|\bIDIV", l)]
+    if bad:
+        print("FAIL: integer-division sequence in the layout kernel's loop (SASS):", *bad[:5], sep="\n  ")
+        ok = False
+    if not within(whole_l, whole_h):
+        print("FAIL: the layout kernel has more than 110% of the twin's SASS instructions")
+        ok = False
+    if not within(len(loop_l), len(loop_h)):
+        print("FAIL: the layout kernel's loop has more than 110% of the twin's SASS instructions")
+        ok = False
     print("zero-cost check passed" if ok else "zero-cost check FAILED")
     return 0 if ok else 1
 

@@ -1,4 +1,4 @@
-// Zero-cost check (tests/layout/zero_cost_check.sh): the same tiled transpose written with
+// Zero-cost check (tests/layout/zero_cost_check.py): the same tiled transpose written with
 // static layouts and by hand. The layout version must compile to (about) the same code.
 // Static problem (the claim is about static layouts): in is (M,N) row-major, out is (N,M)
 // row-major, one block per 32-row stripe, 256 threads. Both loops are kept rolled so that

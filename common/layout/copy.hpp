@@ -61,7 +61,8 @@ struct SM80_CP_ASYNC_CACHEALWAYS {
 #if defined(__CUDA_ARCH__)
 #if __CUDA_ARCH__ >= 800
     unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S))));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S)))
+                 : "memory");
 #endif
 #else
     smem_dst = reinterpret_cast<D const&>(gmem_src);
@@ -75,7 +76,8 @@ struct SM80_CP_ASYNC_CACHEALWAYS {
     unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
     int src_bytes = pred ? int(sizeof(S)) : 0;
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S))),
-                 "r"(src_bytes));
+                 "r"(src_bytes)
+                 : "memory");
 #endif
 #else
     if (pred) smem_dst = reinterpret_cast<D const&>(gmem_src);
@@ -98,7 +100,8 @@ struct SM80_CP_ASYNC_CACHEGLOBAL {
 #if defined(__CUDA_ARCH__)
 #if __CUDA_ARCH__ >= 800
     unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S))));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S)))
+                 : "memory");
 #endif
 #else
     smem_dst = reinterpret_cast<D const&>(gmem_src);
@@ -112,7 +115,8 @@ struct SM80_CP_ASYNC_CACHEGLOBAL {
     unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
     int src_bytes = pred ? int(sizeof(S)) : 0;
     asm volatile("cp.async.cg.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S))),
-                 "r"(src_bytes));
+                 "r"(src_bytes)
+                 : "memory");
 #endif
 #else
     if (pred) smem_dst = reinterpret_cast<D const&>(gmem_src);
@@ -121,12 +125,16 @@ struct SM80_CP_ASYNC_CACHEGLOBAL {
   }
 };
 
+// Every cp.async asm below has a "memory" clobber: the copy writes shared memory behind the
+// compiler's back, so without it nvcc may keep a shared-memory value in a register across
+// cp_async_wait or move a shared-memory load above it (and read the tile before it lands).
+
 /// Closes the group of cp.async copies issued so far by this thread (`cp.async.commit_group`).
 template <class = void>
 MM_HD void cp_async_fence() {
   detail::require_sm80<int>();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
 /// Waits until at most N groups of this thread's cp.async copies are still in flight
@@ -136,8 +144,8 @@ template <int N>
 MM_HD void cp_async_wait() {
   detail::require_sm80<int>();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (N == 0) asm volatile("cp.async.wait_all;\n" ::);
-  else asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+  if constexpr (N == 0) asm volatile("cp.async.wait_all;\n" ::: "memory");
+  else asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
 

@@ -77,7 +77,8 @@ struct TiledMMA : Atom {
     return make_tuple(tid % Int<AT>{}, get<0>(grid), get<1>(grid), get<2>(grid));
   }
 
-  // t (P,Q) -> ((atom thr, atom val), ((TP,TQ), (FP,FQ))): tiles of the atom, spread on threads.
+  /// Tensor `t` (P,Q) of modes P, Q of (M,N,K) as ((atom thr, atom val), ((TP,TQ), (FP,FQ))):
+  /// the tiles of the atom, spread over the threads of the atom layout (after the permutation).
   template <int P, int Q, class E, class L, class AtomTV>
   MM_HD static constexpr auto thrfrg(Tensor<E, L> const& t, AtomTV const& atom_tv) {
     auto tp = [&] {

@@ -2,10 +2,13 @@
 //
 //   svg_layout(os, layout)                       cells numbered and coloured by index
 //   svg_layout(os, layout, [](int i) { return i % 32; })   coloured by bank
+//   svg_thread_partition(os, M, N, thr, title)   which thread owns each element (local_partition)
+//   svg_thread_highlight(os, M, N, thr, tid, t)  the elements of one thread, on a large tile
 //   svg_tiled_copy(os, tiled_copy)               which thread moves which element (T#/V#)
 //   svg_tiled_mma(os, tiled_mma, M, N, K)        the A, B and C maps of a TiledMMA
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -18,12 +21,20 @@
 namespace mm {
 
 namespace detail {
+// Concatenates strings by appending. (Not `"T" + std::to_string(t)`: g++ 12 flags that
+// literal-plus-temporary with a false -Wrestrict warning.)
+template <class... S>
+std::string svg_cat(S const&... parts) {
+  std::string r;
+  ((r += parts), ...);
+  return r;
+}
 // A pastel colour per key; `n` keys spread around the colour wheel.
 inline std::string svg_colour(int key, int n) {
   n = n < 1 ? 1 : n;
   int k = ((key % n) + n) % n;
   int hue = (k * 360 / n + (k % 2) * (180 / n)) % 360;
-  return "hsl(" + std::to_string(hue) + ",70%,80%)";
+  return svg_cat("hsl(", std::to_string(hue), ",70%,80%)");
 }
 inline std::string svg_escape(std::string s) {
   std::string r;
@@ -44,7 +55,10 @@ struct SvgGrid {
   int num_keys;
   std::string title;
 };
-inline int svg_grid_width(SvgGrid const& g, int cw) { return 30 + g.N * cw; }
+// Wide enough for the cells and for the title (14px monospace: about 8.5px a character).
+inline int svg_grid_width(SvgGrid const& g, int cw) {
+  return std::max(30 + g.N * cw, int(g.title.size()) * 17 / 2 + 10);
+}
 inline int svg_grid_height(SvgGrid const& g, int ch) { return 40 + g.M * ch; }
 inline void svg_draw_grid(std::ostream& os, SvgGrid const& g, int x0, int y0, int cw, int ch) {
   os << "<text x=\"" << x0 << "\" y=\"" << y0 + 14 << "\" font-size=\"14\">" << svg_escape(g.title) << "</text>\n";
@@ -128,6 +142,48 @@ void svg_thread_partition(std::ostream& os, int M, int N, Layout<TS, TD> const& 
   detail::svg_write(os, {g}, 24, 18);
 }
 
+/// Writes an SVG of the elements that one thread `tid` owns when a (M, N) tile is partitioned
+/// by `local_partition(tile, thr_layout, tid)`: its cells are coloured by value index,
+/// every other cell is grey. Lines mark the tiles of the thread layout's
+/// shape. Small cells and no per-cell text, so that a large tile (128x128) stays a small file.
+template <class TS, class TD>
+void svg_thread_highlight(std::ostream& os, int M, int N, Layout<TS, TD> const& thr_layout, int tid,
+                          std::string const& title, int cell = 8) {
+  auto owner = detail::owner_map(M, N, int(size(thr_layout)),
+                                 [&](int t, auto const& x) { return local_partition(x, thr_layout, t); });
+  int TM = int(size<0>(thr_layout)), TN = int(size<1>(thr_layout));
+  int gx = 34, gy = 44, W = std::max(gx + N * cell, int(title.size()) * 17 / 2 + 10) + 10, H = gy + M * cell + 10;
+  int values = 0;
+  for (auto const& o : owner) values += o.first == tid;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+     << "\" font-family=\"monospace\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  os << "<text x=\"10\" y=\"19\" font-size=\"14\">" << detail::svg_escape(title) << "</text>\n";
+  os << "<defs><pattern id=\"cell\" x=\"" << gx << "\" y=\"" << gy << "\" width=\"" << cell << "\" height=\"" << cell
+     << "\" patternUnits=\"userSpaceOnUse\"><rect width=\"" << cell << "\" height=\"" << cell
+     << "\" fill=\"#eee\" stroke=\"#ccc\" stroke-width=\"0.5\"/></pattern></defs>\n";
+  os << "<rect x=\"" << gx << "\" y=\"" << gy << "\" width=\"" << N * cell << "\" height=\"" << M * cell
+     << "\" fill=\"url(#cell)\"/>\n";
+  for (int m = 0; m <= M; m += TM)
+    os << "<line x1=\"" << gx << "\" y1=\"" << gy + m * cell << "\" x2=\"" << gx + N * cell << "\" y2=\"" << gy + m * cell
+       << "\" stroke=\"#888\" stroke-width=\"1\"/>\n";
+  for (int n = 0; n <= N; n += TN)
+    os << "<line x1=\"" << gx + n * cell << "\" y1=\"" << gy << "\" x2=\"" << gx + n * cell << "\" y2=\"" << gy + M * cell
+       << "\" stroke=\"#888\" stroke-width=\"1\"/>\n";
+  for (int m = 0; m < M; m += TM)
+    os << "<text x=\"" << gx - 4 << "\" y=\"" << gy + m * cell + 9 << "\" font-size=\"9\" text-anchor=\"end\" fill=\"#666\">" << m
+       << "</text>\n";
+  for (int n = 0; n < N; n += TN)
+    os << "<text x=\"" << gx + n * cell << "\" y=\"" << gy - 4 << "\" font-size=\"9\" fill=\"#666\">" << n << "</text>\n";
+  for (int n = 0; n < N; ++n)
+    for (int m = 0; m < M; ++m) {
+      auto o = owner[m + M * n];
+      if (o.first != tid) continue;
+      os << "<rect x=\"" << gx + n * cell << "\" y=\"" << gy + m * cell << "\" width=\"" << cell << "\" height=\"" << cell
+         << "\" fill=\"" << detail::svg_colour(o.second, std::max(1, values)) << "\" stroke=\"#333\" stroke-width=\"0.5\"/>\n";
+    }
+  os << "</svg>\n";
+}
+
 /// Writes the thread-value map of a TiledCopy over one tile: cell (m, n) shows `T<t>`
 /// `V<v>`: thread t moves it as its value v. Colour by thread.
 template <class A, class LTV, class TMN>
@@ -138,7 +194,7 @@ void svg_tiled_copy(std::ostream& os, TiledCopy<A, LTV, TMN> const& tc, std::str
   detail::SvgGrid g{M, N,
                     [&](int m, int n) {
                       auto o = owner[m + M * n];
-                      return "T" + std::to_string(o.first) + "V" + std::to_string(o.second);
+                      return detail::svg_cat("T", std::to_string(o.first), "V", std::to_string(o.second));
                     },
                     [&](int m, int n) { return owner[m + M * n].first; }, std::min(T, 16),
                     title.empty() ? "TiledCopy: thread T, value V" : title};
@@ -153,7 +209,7 @@ void svg_tiled_mma(std::ostream& os, TiledMMA<At, AL, P> const& mma, int M, int 
   auto label = [](std::vector<std::pair<int, int>> const& own, int rows) {
     return [&own, rows](int m, int n) {
       auto o = own[m + rows * n];
-      return "T" + std::to_string(o.first);
+      return detail::svg_cat("T", std::to_string(o.first));
     };
   };
   // A and B elements are read by several threads: show the first owner.

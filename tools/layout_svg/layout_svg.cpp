@@ -37,13 +37,50 @@ int main(int argc, char** argv) {
   {
     auto f = open_svg(dir, "layout_zipped_divide.svg");
     auto z = zipped_divide(make_layout(make_shape(_8{}, _16{})), make_shape(_4{}, _8{}));
-    svg_layout(f, z, [](int i) { return (i % 8) / 4 + 2 * (i / 64); }, 4, "zipped_divide((8,16), (4,8)) = " + to_string(z));
+    svg_layout(f, z, [](int i) { return (i % 8) / 4 + 2 * (i / 64); }, 4,
+               std::string("zipped_divide((8,16), (4,8)) = ").append(to_string(z)));
   }
   // Chapter 04: a 32x8 thread layout over a 32x32 tile (each thread owns 4 elements).
   {
     auto f = open_svg(dir, "layout_thread_32x8_over_32x32.svg");
     svg_thread_partition(f, 32, 32, Layout<Shape<_32, _8>>{},
                          "local_partition(tile (32,32), thr (32,8), tid): owning thread, colour = warp");
+  }
+  // Chapter 04: the row-major 8x32 thread layout of the copy kernels (a warp covers one tile row).
+  {
+    auto f = open_svg(dir, "layout_thread_8x32_over_32x32.svg");
+    svg_thread_partition(f, 32, 32, Layout<Shape<_8, _32>, Stride<_32, _1>>{},
+                         "local_partition(tile (32,32), thr (8,32):(32,1), tid): owning thread, colour = warp");
+  }
+  // Chapter 05: the copy thread layouts over a (BM,BK) = (128,8) tile, for an MN-major and a
+  // K-major operand.
+  {
+    auto f = open_svg(dir, "layout_ch05_copy_thr_32x8_mn_major.svg");
+    svg_thread_partition(f, 128, 8, Layout<Shape<_32, _8>, Stride<_1, _32>>{},
+                         "local_partition(tile (128,8), thr (32,8):(1,32), tid): owning thread, colour = warp");
+  }
+  {
+    auto f = open_svg(dir, "layout_ch05_copy_thr_32x8_k_major.svg");
+    svg_thread_partition(f, 128, 8, Layout<Shape<_32, _8>, Stride<_8, _1>>{},
+                         "local_partition(tile (128,8), thr (32,8):(8,1), tid): owning thread, colour = warp");
+  }
+  // Chapter 05: the 16x16 compute threads over the (128,128) tile of C; thread 18 = (1,2)
+  // owns rows 1 + 16i and columns 2 + 16j.
+  {
+    auto f = open_svg(dir, "layout_ch05_compute_thr_16x16_over_128x128.svg");
+    svg_thread_highlight(f, 128, 128, Layout<Shape<_16, _16>, Stride<_16, _1>>{}, 18,
+                         "local_partition(tile (128,128), thr (16,16):(16,1), 18): thread 18 = (1,2), its 64 elements");
+  }
+  // Chapter 05: banks of the (128,8) shared tiles, unpadded and padded by one element per column.
+  {
+    auto f = open_svg(dir, "layout_ch05_smem_banks_128x8.svg");
+    svg_layout(f, make_layout(make_shape(_128{}, _8{}), make_stride(_1{}, _128{})), bank, 32,
+               "(128,8):(1,128), colour = bank (index % 32): a tile row lies in one bank");
+  }
+  {
+    auto f = open_svg(dir, "layout_ch05_smem_banks_128x8_padded.svg");
+    svg_layout(f, make_layout(make_shape(_128{}, _8{}), make_stride(_1{}, _129{})), bank, 32,
+               "(128,8):(1,129), colour = bank (index % 32): padding spreads a tile row over 8 banks");
   }
   // Chapter 04: shared-memory banks (index % 32) of a 32x32 float tile, without and with padding.
   {

@@ -20,6 +20,8 @@
 
 #include "06_tiled_copy_mma/tiled_copy_mma.cuh"
 #include "gpu_test.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
 #include "harness/gemm_runner.hpp"
 
 namespace {
@@ -95,8 +97,7 @@ INSTANTIATE_TEST_SUITE_P(ch06, TiledCopyMmaGemm,
                                             ::testing::ValuesIn(kSizes)),
                          case_name);
 
-// A second seed, and a misaligned pointer: B starts one float into its buffer, so the 128-bit path
-// must not be taken for it (every tile goes through the scalar path).
+// A second seed, at a size with partial tiles in M and N and whole K steps.
 TEST(ch06_TiledCopyMmaGemm, AnotherSeed) {
   MM_REQUIRE_GPU();
   for (const NamedKernel& kernel : kKernels)
@@ -111,21 +112,17 @@ TEST(ch06_TiledCopyMmaGemm, MisalignedPointerTakesTheScalarPath) {
   MM_REQUIRE_GPU();
   for (const NamedKernel& kernel : kKernels) {
     const LaunchFn inner = kernel.launch;
-    // Shift A and B by one float: check_gemm_kernel allocates them with cudaMalloc (256-byte aligned),
-    // so the shifted views are 4-byte aligned and the kernel must notice.
+    // A and B one float past a 16-byte boundary (cudaMalloc's 256-byte alignment + 4 bytes): the
+    // kernel must see it and take the scalar path for every tile; a 128-bit load there would fault.
     const mm::GemmLaunch<float, float> shifted = [inner](const GemmProblem& p, const float* a, const float* b,
                                                          float* c, cudaStream_t s) {
       // Copy A and B one float further into scratch buffers, then launch on the shifted pointers.
-      float *a1 = nullptr, *b1 = nullptr;
       const std::size_t na = std::size_t(p.m * p.k), nb = std::size_t(p.k * p.n);
-      cudaMalloc(&a1, (na + 1) * sizeof(float));
-      cudaMalloc(&b1, (nb + 1) * sizeof(float));
-      cudaMemcpyAsync(a1 + 1, a, na * sizeof(float), cudaMemcpyDeviceToDevice, s);
-      cudaMemcpyAsync(b1 + 1, b, nb * sizeof(float), cudaMemcpyDeviceToDevice, s);
-      inner(p, a1 + 1, b1 + 1, c, s);
-      cudaStreamSynchronize(s);
-      cudaFree(a1);
-      cudaFree(b1);
+      mm::DeviceBuffer<float> a1(na + 1), b1(nb + 1);
+      MM_CUDA_CHECK(cudaMemcpyAsync(a1.data() + 1, a, na * sizeof(float), cudaMemcpyDeviceToDevice, s));
+      MM_CUDA_CHECK(cudaMemcpyAsync(b1.data() + 1, b, nb * sizeof(float), cudaMemcpyDeviceToDevice, s));
+      inner(p, a1.data() + 1, b1.data() + 1, c, s);
+      MM_CUDA_CHECK(cudaStreamSynchronize(s));  // before the scratch buffers are freed
     };
     const mm::CheckResult r =
         mm::check_gemm_kernel<float, float>(problem({256, 256, 64}, "RRR"), shifted, mm::DType::f32, 3);

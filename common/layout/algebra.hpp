@@ -466,10 +466,38 @@ MM_HD constexpr auto right_inverse(Layout<S, D> const& l) {
   if constexpr (rank_v<decltype(get<0>(r))> == 0) return Layout<_1, _0>{};
   else return coalesce(make_layout(get<0>(r), get<1>(r)));
 }
-/// The left inverse L of `l`: L(l(i)) == i for every i < size(l) (l must be injective).
+/// The left inverse L of `l`: L(l(i)) == i for every i < size(l) (l injective), built as
+/// CuTe builds it: the indices below l's smallest stride form a stride-0 mode, so
+/// `left_inverse(4:2) = (_2,_4):(_0,_1)` (L(5) = L(4) = 2); other indices that l never
+/// produces map to unspecified values. Needs compile-time strides.
 template <class S, class D>
 MM_HD constexpr auto left_inverse(Layout<S, D> const& l) {
-  return right_inverse(make_layout(l, complement(l)));
+  auto c = coalesce(l);
+  auto fs = flatten_to_tuple(c.shape());
+  auto fd = flatten_to_tuple(c.stride());
+  auto cs = compact_col_major(fs);  // where each mode's coordinate lands in the 1-D domain
+  constexpr int R = rank_v<decltype(fs)>;
+  static_assert(is_static_v<decltype(fd)>, "left_inverse: needs compile-time strides");
+  constexpr auto o = detail::sort_order_v<decltype(fd)>;
+  // By increasing stride d_m: a mode of extent d_m / (size so far) whose stride is the domain
+  // position of the previous mode (0 before the first: the gap below the smallest stride).
+  // The last mode then adds its own extent.
+  auto walk = [&](auto self, auto k, auto rs, auto rd, auto last) {
+    if constexpr (k == R) {
+      return make_layout(append(rs, get<value_v<decltype(last)>>(fs)), rd);
+    } else {
+      constexpr int m = o.v[value_v<decltype(k)>];
+      if constexpr (is_constant_value_v<0, decltype(get<m>(fd))>) {
+        return self(self, Int<k + 1>{}, rs, rd, Int<m>{});
+      } else {
+        auto sz = product(rs);
+        static_assert(decltype(get<m>(fd) % sz)::value == 0,
+                      "left_inverse: a stride is not a multiple of the extent below it (not injective)");
+        return self(self, Int<k + 1>{}, append(rs, get<m>(fd) / sz), append(rd, get<m>(cs)), Int<m>{});
+      }
+    }
+  };
+  return coalesce(walk(walk, _0{}, tuple<>{}, make_tuple(_0{}), _0{}));
 }
 
 // ---- tile_to_shape, upcast, downcast --------------------------------------------------------

@@ -1,8 +1,10 @@
 // Chapter 06: the 128×128×8 register-tiled matmul with TiledCopy and TiledMMA: coalesced 128-bit
-// loads, the uncoalesced counter-example, and register prefetch, for all four storage orders.
+// loads, the uncoalesced counter-example, and register prefetch, for all four storage orders, next to
+// chapter 05's padded kernel and cuBLAS.
 //
 // Build: cmake --build build --target ch06_tiled_copy_mma
 // Run:   build/bin/ch06_tiled_copy_mma [--sizes 1024,2048,4096] [--layout all] [--csv results.csv]   (--help for all flags)
+#include "05_layout_matmul/layout_matmul.cuh"
 #include "06_tiled_copy_mma/tiled_copy_mma.cuh"
 #include "harness/gemm_runner.hpp"
 
@@ -18,6 +20,9 @@ int main(int argc, char** argv) {
   return mm::run_gemm_chapter<float, float>(
       argc, argv, chapter,
       {
+          // The step before, measured in the same run so the gain of TiledCopy/TiledMMA is read off one table.
+          {.name = "layout_padded", .dtype = mm::DType::f32, .launch = mm::ch05::launch_layout_padded,
+           .rejects = mm::ch05::layout_gemm_rejects},
           {.name = "tiled_vec128", .dtype = mm::DType::f32, .launch = mm::ch06::launch_tiled_vec128,
            .rejects = mm::ch06::tiled_rejects},
           {.name = "tiled_vec128_uncoalesced", .dtype = mm::DType::f32,

@@ -138,10 +138,8 @@ __global__ void __launch_bounds__(kThreads) copy_cp_async_kernel(int M, int N, c
   // false the instruction reads nothing and writes a zero.
   copy_if(Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<float>, float>{}, tSp, tSgS, tSsS);
   cp_async_fence();    // close the group of copies issued so far
-  cp_async_wait<0>();  // wait until this thread's group has landed
-  // A thread reads back only its own elements, but the barrier also keeps the compiler from
-  // moving the shared loads above the wait (cp_async_wait is not a compiler memory barrier).
-  __syncthreads();
+  cp_async_wait<0>();  // wait until this thread's group has landed (also a compiler memory barrier)
+  // No __syncthreads(): each thread reads back only the elements its own cp.async wrote.
   copy_if(tSp, tSsS, tSgD);
 }
 

@@ -117,5 +117,36 @@ int main(int argc, char** argv) {
     auto mma = make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_4, _4>>{});
     svg_tiled_mma(f, mma, 8, 8, 4, "C (M,N) of make_tiled_mma(FMA, (4,4)): accumulating thread");
   }
+  // Chapter 06: the (128,8) operand copies of chapters/06_tiled_copy_mma, and its MMA permutation
+  // drawn at 1/4 scale (a 4x4 thread grid over a 16x16 tile).
+  {
+    auto f = open_svg(dir, "layout_ch06_tiled_copy_mn_major.svg");
+    svg_tiled_copy(f, make_tiled_copy(Copy_Atom<UniversalCopy<mm::uint128_t>, float>{}, Layout<Shape<_32, _8>, Stride<_1, _32>>{},
+                                      Layout<Shape<_4, _1>>{}),
+                   "row-major B as (N,K): thr (32,8):(1,32), val (4,1): a warp reads 512 contiguous bytes");
+  }
+  {
+    auto f = open_svg(dir, "layout_ch06_tiled_copy_k_major.svg");
+    svg_tiled_copy(f, make_tiled_copy(Copy_Atom<UniversalCopy<mm::uint128_t>, float>{}, Layout<Shape<_128, _2>, Stride<_2, _1>>{},
+                                      Layout<Shape<_1, _4>>{}),
+                   "row-major A as (M,K): thr (128,2):(2,1), val (1,4): a warp reads 16 rows x 32 bytes");
+  }
+  {
+    auto f = open_svg(dir, "layout_ch06_tiled_copy_k_major_strided.svg");
+    svg_tiled_copy(f, make_tiled_copy(Copy_Atom<UniversalCopy<mm::uint128_t>, float>{}, Layout<Shape<_128, _2>, Stride<_1, _128>>{},
+                                      Layout<Shape<_1, _4>>{}),
+                   "uncoalesced: thr (128,2):(1,128), val (1,4): a warp reads 32 rows x 16 bytes");
+  }
+  {
+    auto f = open_svg(dir, "layout_ch06_tiled_mma_plain.svg");
+    svg_tiled_mma(f, make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_4, _4>>{}), 16, 16, 1,
+                  "make_tiled_mma(FMA, (4,4)): thread t reads rows t, t+4, t+8, t+12");
+  }
+  {
+    auto f = open_svg(dir, "layout_ch06_tiled_mma_permuted.svg");
+    using P = Layout<Shape<_4, _2>, Stride<_2, _1>>;
+    svg_tiled_mma(f, make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_4, _4>>{}, Tile<P, P, Underscore>{}), 16, 16, 1,
+                  "with permutation (4,2):(2,1): thread t reads rows 2t, 2t+1, 8+2t, 9+2t");
+  }
   return 0;
 }

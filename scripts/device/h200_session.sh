@@ -73,8 +73,8 @@ for step in "${steps[@]}"; do
     prof ch02 ch02_naive_gpu --kernel-name regex:naive --metrics $sect -- --sizes 1024
     prof ch03 ch03_tiled_shared_memory --kernel-name regex:tiled --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics $banks -- --sizes 4096 --kernel tiled_32,tiled_16
     prof ch04 ch04_copy_and_transpose --kernel-name regex:"copy|transpose" --metrics $banks,dram__bytes_read.sum,dram__bytes_write.sum -- --sizes 4096
-    prof ch05 ch05_layout_matmul --kernel-name regex:layout_gemm --metrics $banks -- --sizes 4096 --layout RRR,RCR,CRR
-    prof ch06 ch06_tiled_copy_mma --kernel-name regex:"gemm|matmul|kernel" --metrics $banks,$sect -- --sizes 4096
+    prof ch05 ch05_layout_matmul --kernel-name regex:layout_gemm --section SpeedOfLight --section Occupancy --section WarpStateStats --metrics $banks -- --sizes 4096 --layout RRR,RCR,CRR,CCR
+    prof ch06 ch06_tiled_copy_mma --kernel-name regex:"tiled_gemm|layout_gemm" --section SpeedOfLight --section Occupancy --section WarpStateStats --metrics $banks,$sect -- --sizes 4096
     ;;
   *) say "unknown step $step" ;;
   esac

@@ -6,6 +6,8 @@
 # goes under $OUT as one tarball (the tool brings back at most 8 files) plus a summary.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# A build carried without its object files (the tool carries at most 64 MiB) goes back in place.
+if [ -d .carry/build-lead ] && [ ! -e build-lead ]; then mv .carry/build-lead build-lead; fi
 BUILD=${BUILD:-build-lead}
 OUT=${OUT:-/tmp/mm_out}
 mkdir -p "$OUT/data" "$OUT/logs"
@@ -78,7 +80,8 @@ for step in "${steps[@]}"; do
     ;;
   *) say "unknown step $step" ;;
   esac
+  # After every step, so that a call cut short by its time limit still brings back what ran.
+  tar czf "$OUT/results.tgz" -C "$OUT" data logs
 done
-tar czf "$OUT/results.tgz" -C "$OUT" data logs
 rm -rf "$OUT/data" "$OUT/logs"
 cat "$summary"

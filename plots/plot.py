@@ -327,7 +327,7 @@ def parse_args(argv):
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        rows = rd.load(args.data)
+        rows = rd.canonical(rd.load(args.data))  # figures compare chapters on C = A·B, all row-major
     except (rd.DataError, OSError) as e:
         print(f"error: --data: {e}", file=sys.stderr)
         return 2

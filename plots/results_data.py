@@ -148,6 +148,19 @@ def load(data_dir: pathlib.Path, require: bool = True) -> list[Row]:
     return sorted(unique.values(), key=lambda r: r.chapter)
 
 
+def canonical(rows: list[Row]) -> list[Row]:
+    """The rows of the canonical problem: where a chapter measured several storage orders, only its
+    all-row-major ones (layout RRR), so that every chapter is compared on the same problem."""
+    keep = []
+    for chapter in {r.chapter for r in rows}:
+        mine = [r for r in rows if r.chapter == chapter]
+        if len({r.layout for r in mine}) > 1 and any(r.layout == "RRR" for r in mine):
+            mine = [r for r in mine if r.layout == "RRR"]
+        keep += mine
+    order = {id(r): i for i, r in enumerate(rows)}
+    return sorted(keep, key=lambda r: order[id(r)])
+
+
 def chapters(rows: list[Row]) -> list[str]:
     return sorted({r.chapter for r in rows})
 

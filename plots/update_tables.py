@@ -141,6 +141,7 @@ def summary_table(rows: list[rd.Row], headline: int | None, data_dir: str, root:
     size = f"{headline}³" if headline else "largest size"
     header = ["chapter", "technique (best kernel)", f"TFLOP/s on {short_gpu(rows)} at {size}", "% of cuBLAS"]
     out = []
+    rows = rd.canonical(rows)  # every chapter on the same problem: C = A·B, all row-major
     for chapter in rd.chapters(rows):
         mine = [r for r in rows if r.chapter == chapter and not r.is_baseline]
         readme = root / "chapters" / chapter / "README.md"
@@ -177,10 +178,11 @@ def summary_table(rows: list[rd.Row], headline: int | None, data_dir: str, root:
             ref = (naive.m, naive.n, naive.k) if naive and naive.chapter == chapter else None
             at = [r for r in gemms if (r.m, r.n, r.k) == ref] or gemms
             best = max(at, key=lambda r: r.tflops)
-            out.append([cell, best.kernel, f"{fmt_rate(best.tflops)} (CPU, {best.size_text})", "–"])
+            out.append([cell, best.kernel, f"{fmt_rate(best.tflops * 1e3)} GFLOP/s (CPU, {best.size_text})", "–"])
     text = md_table(header, out, right={2, 3})
     return text + ("\n\n_From `" + data_dir + "/*.csv` by `plots/update_tables.py`; % of cuBLAS (or cudaMemcpy) "
-                   "is measured side by side in each chapter's own run._")
+                   "is measured side by side in each chapter's own run; all chapters on C = A·B with A, B and C row-major "
+                   "(each chapter's table has the other storage orders)._")
 
 
 def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,

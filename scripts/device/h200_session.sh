@@ -27,7 +27,10 @@ for step in "${steps[@]}"; do
     # module for test discovery and the plotting venv's Python. Give both the same paths here.
     gta=$(grep -rhoE '/[^ "]*/GoogleTestAddTests.cmake' "$BUILD/tests" | head -1)
     if [ -n "$gta" ] && [ ! -e "$gta" ]; then mkdir -p "$(dirname "$gta")" && cp scripts/device/cmake/GoogleTestAddTests.cmake "$gta"; fi
-    if [ ! -x .venv/bin/python ]; then mkdir -p .venv/bin && ln -sf "$(command -v python3)" .venv/bin/python; fi
+    # A wrapper, not a symlink: a symlinked venv Python would lose its own site-packages (matplotlib).
+    if [ ! -x .venv/bin/python ]; then
+      mkdir -p .venv/bin && printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v python3)" >.venv/bin/python && chmod +x .venv/bin/python
+    fi
     start=$SECONDS
     ctest --test-dir "$BUILD" -j8 --output-on-failure ${CTEST_ARGS:-} >"$OUT/logs/ctest.log" 2>&1
     say "ctest rc=$? ($((SECONDS - start)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/ctest.log" | tail -1)"

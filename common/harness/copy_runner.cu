@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "harness/chapter_run.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
@@ -54,8 +55,7 @@ CopyCheck check_copy_kernel(std::int64_t m, std::int64_t n, const CopyLaunch& la
 
 int run_copy_chapter(int argc, const char* const* argv, const CopyChapter& ch, const std::vector<CopyKernel>& kernels) {
   CliSpec spec;
-  spec.program = argc > 0 ? argv[0] : ch.chapter;
-  if (auto slash = spec.program.rfind('/'); slash != std::string::npos) spec.program = spec.program.substr(slash + 1);
+  spec.program = program_name(argc, argv, ch.chapter);
   spec.description = ch.description;
   for (const auto& kern : kernels) spec.kernels.push_back(kern.name);
   spec.default_sizes = ch.default_sizes;
@@ -65,15 +65,9 @@ int run_copy_chapter(int argc, const char* const* argv, const CopyChapter& ch, c
   spec.extra = ch.extra;
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
 
+  if (skipped_without_gpu(spec.program)) return 0;
   const DeviceInfo& dev = device_info();
-  if (!dev.present) {
-    std::cout << spec.program << ": skipped: " << dev.unavailable << " (this chapter runs on a GPU)\n";
-    return 0;
-  }
-  std::cout << ch.chapter << " on " << dev.name << " (sm_" << dev.cc << ", " << dev.sm_count << " SMs), "
-            << cuda_version_string() << "\n"
-            << "baseline: cudaMemcpy device to device; bandwidth = (bytes read + bytes written) / median time; median of "
-            << opt.reps << " runs after " << opt.warmup << " warm-up runs, L2 flushed before each\n\n";
+  print_run_header(ch.chapter, "cudaMemcpy device to device; bandwidth = (bytes read + bytes written) / median time", opt);
 
   const TimingOptions topt{opt.warmup, opt.reps, true};
   const std::string version = cuda_version_string();
@@ -112,7 +106,7 @@ int run_copy_chapter(int argc, const char* const* argv, const CopyChapter& ch, c
     rows.push_back(base_row);
 
     for (const CopyKernel& kern : kernels) {
-      if (std::find(opt.kernels.begin(), opt.kernels.end(), kern.name) == opt.kernels.end()) continue;
+      if (!kernel_selected(opt, kern.name)) continue;
       if (kern.min_cc > dev.cc) {
         std::cout << "  " << kern.name << ": skipped: needs sm_" << kern.min_cc << ", this GPU is sm_" << dev.cc << '\n';
         continue;
@@ -143,17 +137,7 @@ int run_copy_chapter(int argc, const char* const* argv, const CopyChapter& ch, c
       rows.push_back(row);
     }
   }
-  std::cout << '\n';
-  print_table(std::cout, rows, "cudaMemcpy");
-  if (!opt.csv.empty()) {
-    write_csv(opt.csv, rows);
-    std::cout << "\nwrote " << opt.csv << '\n';
-  }
-  if (failures > 0) {
-    std::cout << failures << " check(s) FAILED\n";
-    return 1;
-  }
-  return 0;
+  return finish_run(rows, opt, failures, "cudaMemcpy");
 }
 
 }  // namespace mm

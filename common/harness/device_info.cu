@@ -29,7 +29,9 @@ const DeviceInfo& device_info() {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
-      d.unavailable = err != cudaSuccess ? std::string("no usable CUDA GPU (") + cudaGetErrorString(err) + ")"
+      // Without a driver the runtime says "driver version is insufficient": name the likely cause first.
+      d.unavailable = err != cudaSuccess ? std::string("no CUDA GPU or driver found (cudaGetDeviceCount: ") +
+                                               cudaGetErrorString(err) + ")"
                                          : "no CUDA GPU found";
       cudaGetLastError();  // clear the sticky-free error so later checks start clean
       return d;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "harness/chapter_run.hpp"
 #include "harness/cublas_gemm.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
@@ -60,8 +61,7 @@ template <class TIn, class TOut>
 int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
                      const std::vector<GemmKernel<TIn, TOut>>& kernels) {
   CliSpec spec;
-  spec.program = argc > 0 ? argv[0] : ch.chapter;
-  if (auto slash = spec.program.rfind('/'); slash != std::string::npos) spec.program = spec.program.substr(slash + 1);
+  spec.program = program_name(argc, argv, ch.chapter);
   spec.description = ch.description;
   for (const auto& kern : kernels) spec.kernels.push_back(kern.name);
   spec.default_sizes = ch.default_sizes;
@@ -71,15 +71,9 @@ int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
   spec.extra = ch.extra;
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
 
+  if (skipped_without_gpu(spec.program)) return 0;
   const DeviceInfo& dev = device_info();
-  if (!dev.present) {
-    std::cout << spec.program << ": skipped: " << dev.unavailable << " (this chapter runs on a GPU)\n";
-    return 0;
-  }
-  std::cout << ch.chapter << " on " << dev.name << " (sm_" << dev.cc << ", " << dev.sm_count << " SMs), "
-            << cuda_version_string() << "\n"
-            << "baseline: cublasGemmEx, " << CublasGemm::compute_type_name(ch.baseline) << "; timing: median of "
-            << opt.reps << " runs after " << opt.warmup << " warm-up runs, L2 flushed before each\n\n";
+  print_run_header(ch.chapter, "cublasGemmEx, " + CublasGemm::compute_type_name(ch.baseline), opt);
 
   CublasGemm cublas;
   const TimingOptions topt{opt.warmup, opt.reps, true};
@@ -143,7 +137,7 @@ int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
       rows.push_back(base_row);
 
       for (const auto& kern : kernels) {
-        if (std::find(opt.kernels.begin(), opt.kernels.end(), kern.name) == opt.kernels.end()) continue;
+        if (!kernel_selected(opt, kern.name)) continue;
         if (kern.min_cc > dev.cc) {
           std::cout << "  " << kern.name << ": skipped: needs sm_" << kern.min_cc << ", this GPU is sm_" << dev.cc << '\n';
           continue;
@@ -163,17 +157,7 @@ int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
       }
     }
 
-  std::cout << '\n';
-  print_table(std::cout, rows);
-  if (!opt.csv.empty()) {
-    write_csv(opt.csv, rows);
-    std::cout << "\nwrote " << opt.csv << '\n';
-  }
-  if (failures > 0) {
-    std::cout << failures << " check(s) FAILED\n";
-    return 1;
-  }
-  return 0;
+  return finish_run(rows, opt, failures, "cuBLAS");
 }
 
 template <class TIn, class TOut>

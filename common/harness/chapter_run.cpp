@@ -1,0 +1,50 @@
+#include "harness/chapter_run.hpp"
+
+#include <algorithm>
+#include <iostream>
+
+#include "harness/device_info.hpp"
+
+namespace mm {
+
+std::string program_name(int argc, const char* const* argv, const std::string& fallback) {
+  std::string name = argc > 0 && argv[0] ? argv[0] : fallback;
+  if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+  return name;
+}
+
+bool skipped_without_gpu(const std::string& program) {
+  const DeviceInfo& dev = device_info();
+  if (dev.present) return false;
+  std::cout << program << ": skipped: " << dev.unavailable << " (this chapter runs on a GPU)\n";
+  return true;
+}
+
+void print_run_header(const std::string& chapter, const std::string& baseline, const CliOptions& opt) {
+  const DeviceInfo& dev = device_info();
+  std::cout << chapter << " on " << dev.name << " (sm_" << dev.cc << ", " << dev.sm_count << " SMs), "
+            << cuda_version_string() << "\n"
+            << "baseline: " << baseline << "; timing: median of " << opt.reps << " runs after " << opt.warmup
+            << " warm-up runs, L2 flushed before each\n\n";
+}
+
+int finish_run(const std::vector<ResultRow>& rows, const CliOptions& opt, int failures,
+               const std::string& baseline_name) {
+  std::cout << '\n';
+  print_table(std::cout, rows, baseline_name);
+  if (!opt.csv.empty()) {
+    write_csv(opt.csv, rows);
+    std::cout << "\nwrote " << opt.csv << '\n';
+  }
+  if (failures > 0) {
+    std::cout << failures << " check(s) FAILED\n";
+    return 1;
+  }
+  return 0;
+}
+
+bool kernel_selected(const CliOptions& opt, const std::string& name) {
+  return std::find(opt.kernels.begin(), opt.kernels.end(), name) != opt.kernels.end();
+}
+
+}  // namespace mm

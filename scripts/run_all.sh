@@ -36,7 +36,13 @@ if [[ "$gpu_list" == GPU* ]]; then
   failed=()
   for c in "${built[@]}"; do
     say "running $c"
-    if ! "build/bin/$c" --csv "$out/$c.csv"; then
+    # The same arguments as the committed H200 run (scripts/device/h200_session.sh).
+    args=()
+    case $c in
+      ch01_cpu_matmul) args=(--thread-sweep) ;;              # how the threaded kernel scales
+      ch05_layout_matmul|ch06_tiled_copy_mma) args=(--layout all) ;;  # every storage order, one kernel
+    esac
+    if ! "build/bin/$c" --csv "$out/$c.csv" "${args[@]}"; then
       failed+=("$c")
       printf 'error: %s failed; going on with the other chapters\n' "$c" >&2
     fi

@@ -1,9 +1,20 @@
-// Shared by the GPU test suites: skip (never pass) where there is no GPU.
+// Shared by the GPU test suites: skip (never pass) where there is no GPU, and the size lists and
+// test names that several chapters' parameterized GEMM tests have in common.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "harness/cli.hpp"
 #include "harness/device_info.hpp"
+#include "harness/gemm_runner.hpp"
+#include "harness/problem.hpp"
 
 /// Skips the current test, with the reason, when this machine has no usable CUDA GPU.
 #define MM_REQUIRE_GPU()                                                              \
@@ -19,3 +30,102 @@
     if (::mm::device_info().cc < (min_cc))                                            \
       GTEST_SKIP() << "needs sm_" << (min_cc) << ", this GPU is sm_" << ::mm::device_info().cc; \
   } while (0)
+
+namespace mm::test {
+
+/// One size of a test list. It is the harness's ProblemSize; being a type of this namespace gives
+/// it gtest's printer below (MxNxK) without adding a test-only function to namespace mm.
+struct Size : ProblemSize {
+  constexpr Size(std::int64_t m_, std::int64_t n_, std::int64_t k_) : ProblemSize{m_, n_, k_} {}
+};
+
+/// "31x33x17": M, N and K as they appear in test names and failure messages.
+inline std::string size_name(const ProblemSize& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+/// "31x33x17" for a problem (its storage orders are not part of it: see GemmProblem::layout_tag).
+inline std::string size_name(const GemmProblem& p) { return size_name(ProblemSize{p.m, p.n, p.k}); }
+
+/// gtest prints a Size parameter as MxNxK (found by argument-dependent lookup).
+inline void PrintTo(const Size& s, std::ostream* os) { *os << size_name(s); }
+
+/// The sizes of issue 4, at which chapters 02 and 03 test every kernel: degenerate (1×1×1), smaller
+/// than a warp or a tile, one short of / equal to / one past 32 in every dimension (K too: a partial
+/// last K step must load zeros), a single row (1×1000×1000) or column (1000×1×1000) of C, and 1024³
+/// for many blocks.
+inline const std::vector<Size>& issue4_sizes() {
+  static const std::vector<Size> sizes = {
+      {1, 1, 1}, {7, 13, 5}, {31, 33, 17}, {32, 32, 32}, {33, 65, 129}, {1000, 1, 1000}, {1, 1000, 1000},
+      {1024, 1024, 1024},
+  };
+  return sizes;
+}
+
+/// The sizes around the 128×128×8 block tile of chapters 05 and 06: degenerate (1×1×1), smaller than
+/// a tile in every direction, one short of a tile with a partial K step, exactly one tile (no
+/// predicated path at all), one past a tile with a partial K step, and 1024³ for many blocks.
+inline const std::vector<Size>& tile128_sizes() {
+  static const std::vector<Size> sizes = {
+      {1, 1, 1}, {17, 33, 9}, {127, 129, 65}, {128, 128, 8}, {129, 257, 33}, {1024, 1024, 1024},
+  };
+  return sizes;
+}
+
+/// The problem of size `s` stored as `layout_tag` says ("RCR": A row-major, B column-major, C row-major).
+inline GemmProblem problem(const ProblemSize& s, const std::string& layout_tag = "RRR") {
+  return make_problem(s, layout_tag);
+}
+
+/// The host launcher of an fp32 GEMM kernel: C = A·B on a stream, sizes and storage orders from the problem.
+using GemmLaunchFn = void (*)(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+
+/// An fp32 GEMM kernel as a parameterized test takes it: the name ctest shows, and its launcher.
+struct NamedKernel {
+  const char* name;     ///< "tiled_prefetch"
+  GemmLaunchFn launch;  ///< the chapter's host launch function
+};
+
+/// gtest prints a NamedKernel parameter as its name.
+inline void PrintTo(const NamedKernel& k, std::ostream* os) { *os << k.name; }
+
+/// Runs `kernel` (anything with a `name` and an fp32 `launch`) once at `p` on random inputs, output
+/// poisoned first, and expects it to match the fp64 reference (the harness's check_gemm_kernel). A
+/// failure names the kernel, the storage orders and the size.
+template <class Kernel>
+void expect_matches_fp64(const Kernel& kernel, const GemmProblem& p, std::uint64_t seed = 1) {
+  const CheckResult r = check_gemm_kernel<float, float>(p, kernel.launch, DType::f32, seed);
+  EXPECT_TRUE(r.ok) << kernel.name << " " << p.layout_tag() << " at " << size_name(p) << ": " << r.summary;
+}
+
+/// One part of a test name: a size as size_name, a kernel (anything with a `name`) as its name,
+/// a layout tag ("RCR") as itself.
+template <class T>
+std::string name_part(const T& part) {
+  if constexpr (std::is_convertible_v<const T&, const ProblemSize&>) return size_name(part);
+  else if constexpr (requires { part.name; }) return std::string(part.name);
+  else return std::string(part);
+}
+
+/// gtest's name generator for these parameters: the parts of a tuple joined by '_', so that ctest
+/// lists "tiled_prefetch_RCR_129x257x33" (kernel, storage orders, size) or "naive_strided_31x33x17".
+/// An object rather than a function template, so that INSTANTIATE_TEST_SUITE_P can take it as it is.
+struct ParamName {
+  template <class T>
+  std::string operator()(const ::testing::TestParamInfo<T>& info) const {
+    if constexpr (requires { std::tuple_size<T>::value; })
+      return std::apply([](const auto&... part) { return join(name_part(part)...); }, info.param);
+    else return name_part(info.param);
+  }
+
+ private:
+  template <class... S>
+  static std::string join(const std::string& first, const S&... rest) {
+    std::string name = first;
+    ((name += "_" + rest), ...);
+    return name;
+  }
+};
+inline constexpr ParamName param_name{};
+
+}  // namespace mm::test

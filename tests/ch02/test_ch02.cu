@@ -18,11 +18,10 @@ namespace {
 
 using mm::GemmProblem;
 using mm::ch02::Mapping;
-using LaunchFn = void (*)(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
 
 struct NamedKernel {
   const char* name;
-  LaunchFn launch;
+  mm::test::GemmLaunchFn launch;
   Mapping mapping;
 };
 
@@ -33,28 +32,13 @@ const NamedKernel kKernels[] = {
     {"naive_coalesced", mm::ch02::launch_naive_coalesced, Mapping::coalesced},
 };
 
-// A size of the test list, printed as MxNxK (the problem itself is the harness's type).
-struct Size {
-  std::int64_t m, n, k;
-  GemmProblem problem() const { return GemmProblem{m, n, k}; }
-};
-void PrintTo(const Size& s, std::ostream* os) { *os << s.m << "x" << s.n << "x" << s.k; }
+using mm::test::problem;
+using mm::test::Size;
+using mm::test::size_name;
 
-// Degenerate (1), smaller than a warp or a block, one past a multiple of 32, a single row or
-// column of C (1000×1×1000, 1×1000×1000), and one size large enough to exercise many blocks.
-const Size kSizes[] = {
-    {1, 1, 1}, {7, 13, 5}, {31, 33, 17}, {32, 32, 32}, {33, 65, 129}, {1000, 1, 1000}, {1, 1000, 1000},
-    {1024, 1024, 1024},
-};
-
-std::string size_name(const GemmProblem& p) {
-  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
-}
-
-// "naive_strided_31x33x17": the kernel and the size, readable in ctest's list.
-std::string case_name(const ::testing::TestParamInfo<std::tuple<NamedKernel, Size>>& info) {
-  return std::string(std::get<0>(info.param).name) + "_" + size_name(std::get<1>(info.param).problem());
-}
+// Every kernel at every size of issue 4 (gpu_test.hpp), named "naive_strided_31x33x17" in ctest's list.
+const auto kKernelsAndSizes =
+    ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(mm::test::issue4_sizes()));
 
 // ---- GPU: every kernel, every size, against the fp64 reference (output poisoned first) ----
 
@@ -62,14 +46,10 @@ class NaiveGemm : public ::testing::TestWithParam<std::tuple<NamedKernel, Size>>
 
 TEST_P(NaiveGemm, MatchesFp64Reference) {
   MM_REQUIRE_GPU();
-  const NamedKernel& kernel = std::get<0>(GetParam());
-  const GemmProblem p = std::get<1>(GetParam()).problem();
-  const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32);
-  EXPECT_TRUE(r.ok) << kernel.name << " at " << size_name(p) << ": " << r.summary;
+  mm::test::expect_matches_fp64(std::get<0>(GetParam()), problem(std::get<1>(GetParam())));
 }
 
-INSTANTIATE_TEST_SUITE_P(ch02, NaiveGemm, ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kSizes)),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(ch02, NaiveGemm, kKernelsAndSizes, mm::test::param_name);
 
 // ---- CPU: the grid each launcher computes covers C exactly once ----
 
@@ -102,7 +82,7 @@ class NaiveGridCover : public ::testing::TestWithParam<std::tuple<NamedKernel, S
 
 TEST_P(NaiveGridCover, CoversEveryElementOfCExactlyOnce) {
   const NamedKernel& kernel = std::get<0>(GetParam());
-  const GemmProblem p = std::get<1>(GetParam()).problem();
+  const GemmProblem p = problem(std::get<1>(GetParam()));
   const dim3 block(mm::ch02::naive_block_x, mm::ch02::naive_block_y);
   const dim3 grid = mm::ch02::naive_grid(p, block, kernel.mapping);
   const Coverage c = cover(kernel.mapping, p, grid, block);
@@ -117,8 +97,7 @@ TEST_P(NaiveGridCover, CoversEveryElementOfCExactlyOnce) {
   EXPECT_LT(std::int64_t(grid.y) * block.y - along_y, block.y);
 }
 
-INSTANTIATE_TEST_SUITE_P(ch02, NaiveGridCover, ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kSizes)),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(ch02, NaiveGridCover, kKernelsAndSizes, mm::test::param_name);
 
 TEST(ch02_NaiveGrid, StridedPutsRowsOnXCoalescedPutsColumnsOnX) {
   const GemmProblem p{100, 3000, 7};
@@ -163,8 +142,8 @@ TEST(ch02_TutorialLaunchBug, LaunchesA1DGridThatMissesMostOfC) {
 }
 
 TEST(ch02_TutorialLaunchBug, NeverCoversCForAnySizeBeyondOneElement) {
-  for (const Size& size : kSizes) {
-    const GemmProblem p = size.problem();
+  for (const Size& size : mm::test::issue4_sizes()) {
+    const GemmProblem p = problem(size);
     if (p.m * p.n == 1) continue;  // a 1×1 C is the one case the 1-D launch happens to cover
     const mm::ch02::LaunchConfig wrong = mm::ch02::tutorial_launch_as_written(p);
     const Coverage c = cover(Mapping::strided, p, wrong.grid, wrong.block);

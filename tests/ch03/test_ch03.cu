@@ -16,11 +16,10 @@
 namespace {
 
 using mm::GemmProblem;
-using LaunchFn = void (*)(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
 
 struct NamedKernel {
   const char* name;
-  LaunchFn launch;
+  mm::test::GemmLaunchFn launch;
   int tile;
 };
 void PrintTo(const NamedKernel& k, std::ostream* os) { *os << k.name; }
@@ -30,28 +29,14 @@ const NamedKernel kKernels[] = {
     {"tiled_32", mm::ch03::launch_tiled_32, 32},
 };
 
-// A size of the test list, printed as MxNxK.
-struct Size {
-  std::int64_t m, n, k;
-  GemmProblem problem() const { return GemmProblem{m, n, k}; }
-};
-void PrintTo(const Size& s, std::ostream* os) { *os << s.m << "x" << s.n << "x" << s.k; }
+using mm::test::problem;
+using mm::test::Size;
+using mm::test::size_name;
 
-// Degenerate (1), smaller than a tile, one short of / equal to / one past a tile of 32 (K too:
-// a partial last K step must load zeros), a single row or column of C, and many blocks.
-const Size kSizes[] = {
-    {1, 1, 1}, {7, 13, 5}, {31, 33, 17}, {32, 32, 32}, {33, 65, 129}, {1000, 1, 1000}, {1, 1000, 1000},
-    {1024, 1024, 1024},
-};
-
-std::string size_name(const GemmProblem& p) {
-  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
-}
-
-// "tiled_32_33x65x129": the kernel and the size, readable in ctest's list.
-std::string case_name(const ::testing::TestParamInfo<std::tuple<NamedKernel, Size>>& info) {
-  return std::string(std::get<0>(info.param).name) + "_" + size_name(std::get<1>(info.param).problem());
-}
+// Every kernel at every size of issue 4 (gpu_test.hpp: one short of / equal to / one past a tile of
+// 32, K too, so a partial last K step must load zeros), named "tiled_32_33x65x129" in ctest's list.
+const auto kKernelsAndSizes =
+    ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(mm::test::issue4_sizes()));
 
 // ---- GPU: every kernel, every size, against the fp64 reference (output poisoned first) ----
 
@@ -59,23 +44,16 @@ class TiledGemm : public ::testing::TestWithParam<std::tuple<NamedKernel, Size>>
 
 TEST_P(TiledGemm, MatchesFp64Reference) {
   MM_REQUIRE_GPU();
-  const NamedKernel& kernel = std::get<0>(GetParam());
-  const GemmProblem p = std::get<1>(GetParam()).problem();
-  const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32);
-  EXPECT_TRUE(r.ok) << kernel.name << " at " << size_name(p) << ": " << r.summary;
+  mm::test::expect_matches_fp64(std::get<0>(GetParam()), problem(std::get<1>(GetParam())));
 }
 
-INSTANTIATE_TEST_SUITE_P(ch03, TiledGemm, ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kSizes)),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(ch03, TiledGemm, kKernelsAndSizes, mm::test::param_name);
 
 // Non-square tiles of C and a K that is not a multiple of the tile, with a second seed.
 TEST(ch03_TiledGemm, MatchesFp64ReferenceWithAnotherSeed) {
   MM_REQUIRE_GPU();
   const GemmProblem p{100, 257, 63};
-  for (const NamedKernel& kernel : kKernels) {
-    const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32, 7);
-    EXPECT_TRUE(r.ok) << kernel.name << ": " << r.summary;
-  }
+  for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, p, 7);
 }
 
 // ---- CPU: the grid covers C exactly once, the K loop covers K ----
@@ -98,7 +76,7 @@ class TiledGridCover : public ::testing::TestWithParam<std::tuple<NamedKernel, S
 
 TEST_P(TiledGridCover, CoversEveryElementOfCExactlyOnce) {
   const NamedKernel& kernel = std::get<0>(GetParam());
-  const GemmProblem p = std::get<1>(GetParam()).problem();
+  const GemmProblem p = problem(std::get<1>(GetParam()));
   const std::vector<int> hits = kernel.tile == 16 ? hits_per_element<16>(p) : hits_per_element<32>(p);
   std::int64_t missed = 0, twice = 0;
   for (int h : hits) missed += h == 0, twice += h > 1;
@@ -106,8 +84,7 @@ TEST_P(TiledGridCover, CoversEveryElementOfCExactlyOnce) {
   EXPECT_EQ(twice, 0) << kernel.name << " at " << size_name(p);
 }
 
-INSTANTIATE_TEST_SUITE_P(ch03, TiledGridCover,
-                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kSizes)), case_name);
+INSTANTIATE_TEST_SUITE_P(ch03, TiledGridCover, kKernelsAndSizes, mm::test::param_name);
 
 TEST(ch03_TiledGrid, XCountsTileColumnsYCountsTileRows) {
   const GemmProblem p{100, 3000, 7};

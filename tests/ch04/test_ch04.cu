@@ -242,25 +242,32 @@ std::vector<float> emulate_transpose(int M, int N, const std::vector<float>& src
   return dst;
 }
 
+// For the kernels without a barrier: runs body(part, t) for every thread t of every block (by, bx)
+// of `grid`, one thread after another, where part(m) is what thread t takes of tile (by, bx) of m
+// (tiles of shape `tiler`, threads laid out as Thr), as the kernel computes it.
+template <class Thr, class Tiler, class Body>
+void for_each_thread(dim3 grid, Tiler tiler, Body body) {
+  for (int by = 0; by < int(grid.y); ++by)
+    for (int bx = 0; bx < int(grid.x); ++bx)
+      for (int t = 0; t < ch::kThreads; ++t)
+        body([&](auto& m) { return mm::parallelize(mm::tile(m, tiler, mm::make_coord(by, bx)), Thr{}, t); }, t);
+}
+
 template <int BM, int BN>
 std::vector<float> emulate_naive_transpose(int M, int N, const std::vector<float>& src) {
   std::vector<float> dst(std::size_t(M) * N, -1.0f);
   auto mS = ch::row_major(src.data(), M, N);                                                   // (M,N)
   auto mDt = mm::make_tensor(dst.data(), mm::make_shape(M, N), mm::make_stride(mm::_1{}, std::int64_t(M)));  // (M,N)
   auto cM = mm::make_identity_tensor(mm::make_shape(M, N));
-  const dim3 grid = ch::tile_grid<BM, BN>(M, N);
-  auto tiler = mm::Shape<mm::Int<BM>, mm::Int<BN>>{};
-  for (int by = 0; by < int(grid.y); ++by)
-    for (int bx = 0; bx < int(grid.x); ++bx)
-      for (int t = 0; t < ch::kThreads; ++t) {
-        auto blk = mm::make_coord(by, bx);
-        auto tSgS = mm::parallelize(mm::tile(mS, tiler, blk), ch::ThreadLayout{}, t);
-        auto tSgDt = mm::parallelize(mm::tile(mDt, tiler, blk), ch::ThreadLayout{}, t);
-        auto tSp = mm::make_predicate(mm::parallelize(mm::tile(cM, tiler, blk), ch::ThreadLayout{}, t), mm::make_shape(M, N));
-        auto tSr = mm::make_fragment_like(tSgS);
-        mm::copy_if(tSp, tSgS, tSr);
-        mm::copy_if(tSp, tSr, tSgDt);
-      }
+  const auto tiler = mm::Shape<mm::Int<BM>, mm::Int<BN>>{};
+  for_each_thread<ch::ThreadLayout>(ch::tile_grid<BM, BN>(M, N), tiler, [&](auto part, int) {
+    auto tSgS = part(mS);
+    auto tSgDt = part(mDt);
+    auto tSp = mm::make_predicate(part(cM), mm::make_shape(M, N));
+    auto tSr = mm::make_fragment_like(tSgS);
+    mm::copy_if(tSp, tSgS, tSr);
+    mm::copy_if(tSp, tSr, tSgDt);
+  });
   return dst;
 }
 
@@ -275,22 +282,18 @@ std::vector<float4> emulate_vec128_copy(int M, int N, const std::vector<float4>&
   auto mD = ch::row_major(dst.data(), M, N4);
   auto cM = mm::make_identity_tensor(mm::make_shape(M, N4));
   auto sS = mm::make_tensor(mm::make_smem_ptr(smem.data()), ch::SmemRowMajor<BM, BN4>{});
-  auto tiler = mm::Shape<mm::Int<BM>, mm::Int<BN4>>{};
-  const dim3 grid = ch::tile_grid<BM, BN>(M, N);
-  for (int by = 0; by < int(grid.y); ++by)
-    for (int bx = 0; bx < int(grid.x); ++bx)
-      for (int t = 0; t < ch::kThreads; ++t) {
-        auto blk = mm::make_coord(by, bx);
-        auto tSgS = mm::parallelize(mm::tile(mS, tiler, blk), ch::VecThreadLayout{}, t);
-        auto tSgD = mm::parallelize(mm::tile(mD, tiler, blk), ch::VecThreadLayout{}, t);
-        auto tSsS = mm::parallelize(sS, ch::VecThreadLayout{}, t);
-        auto tSp = mm::make_predicate(mm::parallelize(mm::tile(cM, tiler, blk), ch::VecThreadLayout{}, t), mm::make_shape(M, N4));
-        auto tSrS = mm::make_fragment_like(tSsS);
-        mm::clear(tSrS);
-        mm::copy_if(tSp, tSgS, tSrS);
-        mm::copy(tSrS, tSsS);
-        mm::copy_if(tSp, tSsS, tSgD);
-      }
+  const auto tiler = mm::Shape<mm::Int<BM>, mm::Int<BN4>>{};
+  for_each_thread<ch::VecThreadLayout>(ch::tile_grid<BM, BN>(M, N), tiler, [&](auto part, int t) {
+    auto tSgS = part(mS);
+    auto tSgD = part(mD);
+    auto tSsS = mm::parallelize(sS, ch::VecThreadLayout{}, t);
+    auto tSp = mm::make_predicate(part(cM), mm::make_shape(M, N4));
+    auto tSrS = mm::make_fragment_like(tSsS);
+    mm::clear(tSrS);
+    mm::copy_if(tSp, tSgS, tSrS);
+    mm::copy(tSrS, tSsS);
+    mm::copy_if(tSp, tSsS, tSgD);
+  });
   return dst;
 }
 
@@ -303,19 +306,15 @@ std::vector<float> emulate_cp_async_copy(int M, int N, const std::vector<float>&
   auto mD = ch::row_major(dst.data(), M, N);
   auto cM = mm::make_identity_tensor(mm::make_shape(M, N));
   auto sS = mm::make_tensor(mm::make_smem_ptr(smem.data()), ch::SmemRowMajor<32, 32>{});
-  auto tiler = mm::Shape<mm::_32, mm::_32>{};
-  const dim3 grid = ch::tile_grid<32, 32>(M, N);
-  for (int by = 0; by < int(grid.y); ++by)
-    for (int bx = 0; bx < int(grid.x); ++bx)
-      for (int t = 0; t < ch::kThreads; ++t) {
-        auto blk = mm::make_coord(by, bx);
-        auto tSgS = mm::parallelize(mm::tile(mS, tiler, blk), ch::ThreadLayout{}, t);
-        auto tSgD = mm::parallelize(mm::tile(mD, tiler, blk), ch::ThreadLayout{}, t);
-        auto tSsS = mm::parallelize(sS, ch::ThreadLayout{}, t);
-        auto tSp = mm::make_predicate(mm::parallelize(mm::tile(cM, tiler, blk), ch::ThreadLayout{}, t), mm::make_shape(M, N));
-        mm::copy_if(mm::Copy_Atom<mm::SM80_CP_ASYNC_CACHEALWAYS<float>, float>{}, tSp, tSgS, tSsS);
-        mm::copy_if(tSp, tSsS, tSgD);
-      }
+  const auto tiler = mm::Shape<mm::_32, mm::_32>{};
+  for_each_thread<ch::ThreadLayout>(ch::tile_grid<32, 32>(M, N), tiler, [&](auto part, int t) {
+    auto tSgS = part(mS);
+    auto tSgD = part(mD);
+    auto tSsS = mm::parallelize(sS, ch::ThreadLayout{}, t);
+    auto tSp = mm::make_predicate(part(cM), mm::make_shape(M, N));
+    mm::copy_if(mm::Copy_Atom<mm::SM80_CP_ASYNC_CACHEALWAYS<float>, float>{}, tSp, tSgS, tSsS);
+    mm::copy_if(tSp, tSsS, tSgD);
+  });
   return dst;
 }
 

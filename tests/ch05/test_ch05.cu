@@ -21,13 +21,7 @@ namespace {
 
 using mm::GemmProblem;
 using mm::Order;
-using LaunchFn = void (*)(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
-
-struct NamedKernel {
-  const char* name;
-  LaunchFn launch;
-};
-void PrintTo(const NamedKernel& k, std::ostream* os) { *os << k.name; }
+using mm::test::NamedKernel;
 
 const NamedKernel kKernels[] = {
     {"layout_unpadded", mm::ch05::launch_layout_unpadded},
@@ -37,59 +31,33 @@ const NamedKernel kKernels[] = {
 // The four orders of the issue (C row-major) and the four with a column-major C.
 const std::string kLayouts[] = {"RRR", "RCR", "CRR", "CCR", "RRC", "RCC", "CRC", "CCC"};
 
-// A size of the test list, printed as MxNxK.
-struct Size {
-  std::int64_t m, n, k;
-};
-void PrintTo(const Size& s, std::ostream* os) { *os << s.m << "x" << s.n << "x" << s.k; }
-
-// Degenerate (1), smaller than a tile in every direction, one short of a tile with a partial K step,
-// exactly one tile (128×128×8: no predicated path at all), one past a tile with a partial K step,
-// and many blocks.
-const Size kSizes[] = {{1, 1, 1}, {17, 33, 9}, {127, 129, 65}, {128, 128, 8}, {129, 257, 33}, {1024, 1024, 1024}};
-
-GemmProblem make(const Size& s, const std::string& tag) {
-  return mm::make_problem(mm::ProblemSize{s.m, s.n, s.k}, tag);
-}
-
-std::string size_name(const Size& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-}
-
+using mm::test::problem;
+using mm::test::Size;
+using mm::test::size_name;
 using Param = std::tuple<NamedKernel, std::string, Size>;
 
-// "layout_padded_RCR_17x33x9": kernel, storage orders, size, readable in ctest's list.
-std::string case_name(const ::testing::TestParamInfo<Param>& info) {
-  return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param) + "_" +
-         size_name(std::get<2>(info.param));
-}
-
 // ---- GPU: both kernels, every storage order, every size, against the fp64 reference ----
+//
+// The sizes are those around the 128×128×8 tile (gpu_test.hpp); "layout_padded_RCR_17x33x9" in ctest's list.
 
 class LayoutGemm : public ::testing::TestWithParam<Param> {};
 
 TEST_P(LayoutGemm, MatchesFp64Reference) {
   MM_REQUIRE_GPU();
   const auto& [kernel, tag, size] = GetParam();
-  const GemmProblem p = make(size, tag);
-  const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32);
-  EXPECT_TRUE(r.ok) << kernel.name << " " << tag << " at " << size_name(size) << ": " << r.summary;
+  mm::test::expect_matches_fp64(kernel, problem(size, tag));
 }
 
 INSTANTIATE_TEST_SUITE_P(ch05, LayoutGemm,
                          ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts),
-                                            ::testing::ValuesIn(kSizes)),
-                         case_name);
+                                            ::testing::ValuesIn(mm::test::tile128_sizes())),
+                         mm::test::param_name);
 
 // A second seed, a size with every edge partial, the canonical and the tutorial's order.
 TEST(ch05_LayoutGemm, MatchesFp64ReferenceWithAnotherSeed) {
   MM_REQUIRE_GPU();
   for (const char* tag : {"RRR", "RCR"})
-    for (const NamedKernel& kernel : kKernels) {
-      const GemmProblem p = make({300, 200, 100}, tag);
-      const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32, 7);
-      EXPECT_TRUE(r.ok) << kernel.name << " " << tag << ": " << r.summary;
-    }
+    for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem({300, 200, 100}, tag), 7);
 }
 
 // ---- CPU: the rejects and the grid ----
@@ -355,8 +323,7 @@ TEST_P(LayoutGemmOnCpu, EveryOrderMatchesTheExactProduct) {
 // The sizes of the GPU test but 1024³ (too slow thread by thread), plus one with two K steps.
 const Size kCpuSizes[] = {{1, 1, 1}, {17, 33, 9}, {127, 129, 65}, {128, 128, 8}, {129, 257, 33}, {128, 128, 16}};
 
-INSTANTIATE_TEST_SUITE_P(ch05, LayoutGemmOnCpu, ::testing::ValuesIn(kCpuSizes),
-                         [](const ::testing::TestParamInfo<Size>& info) { return size_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(ch05, LayoutGemmOnCpu, ::testing::ValuesIn(kCpuSizes), mm::test::param_name);
 
 // ---- CPU: shared-memory bank conflicts ----
 

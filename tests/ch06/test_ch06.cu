@@ -27,14 +27,7 @@
 namespace {
 
 using mm::GemmProblem;
-using mm::Order;
-using LaunchFn = void (*)(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
-
-struct NamedKernel {
-  const char* name;
-  LaunchFn launch;
-};
-void PrintTo(const NamedKernel& k, std::ostream* os) { *os << k.name; }
+using mm::test::NamedKernel;
 
 const NamedKernel kKernels[] = {
     {"tiled_vec128", mm::ch06::launch_tiled_vec128},
@@ -42,76 +35,54 @@ const NamedKernel kKernels[] = {
     {"tiled_prefetch", mm::ch06::launch_tiled_prefetch},
 };
 
-// A size of the test list, printed as MxNxK.
-struct Size {
-  std::int64_t m, n, k;
-};
-void PrintTo(const Size& s, std::ostream* os) { *os << s.m << "x" << s.n << "x" << s.k; }
+using mm::test::problem;
+using mm::test::Size;
+using mm::test::size_name;
 
-// The issue's sizes (degenerate, smaller than a tile, one short of / equal to / one past a tile, many
-// blocks), then sizes for the scalar path: K = 4k+1 and 4k+2 (no row-major A row is 16-byte aligned),
-// M and N not multiples of 4 (same for column-major A, row-major B), partial tiles with aligned K, and
-// several full tiles in every direction (vector path only).
-const Size kSizes[] = {
-    {1, 1, 1},     {17, 33, 9},    {127, 129, 65}, {128, 128, 8},  {129, 257, 33}, {1024, 1024, 1024},
-    {64, 64, 13},  {130, 66, 18},  {131, 133, 36}, {200, 136, 40}, {256, 384, 96}, {1, 300, 257},
-};
+// The sizes around the 128×128×8 tile (gpu_test.hpp: degenerate, smaller than a tile, one short of /
+// equal to / one past a tile, many blocks), then sizes for the scalar path: K = 4k+1 and 4k+2 (no
+// row-major A row is 16-byte aligned), M and N not multiples of 4 (same for column-major A, row-major
+// B), partial tiles with aligned K, and several full tiles in every direction (vector path only).
+const std::vector<Size> kSizes = [] {
+  std::vector<Size> sizes = mm::test::tile128_sizes();
+  sizes.insert(sizes.end(),
+               {{64, 64, 13}, {130, 66, 18}, {131, 133, 36}, {200, 136, 40}, {256, 384, 96}, {1, 300, 257}});
+  return sizes;
+}();
 
 // The four storage orders of the chapter, and two with a column-major C.
 const char* const kLayouts[] = {"RRR", "RCR", "CRR", "CCR", "RRC", "CCC"};
 
-GemmProblem problem(const Size& s, const std::string& tag) {
-  GemmProblem p{s.m, s.n, s.k};
-  p.a = tag[0] == 'R' ? Order::row : Order::col;
-  p.b = tag[1] == 'R' ? Order::row : Order::col;
-  p.c = tag[2] == 'R' ? Order::row : Order::col;
-  return p;
-}
-
-std::string size_name(const Size& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-}
-
 using Param = std::tuple<NamedKernel, const char*, Size>;
 
-// "tiled_prefetch_RCR_129x257x33": kernel, storage order, size.
-std::string case_name(const ::testing::TestParamInfo<Param>& info) {
-  return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param) + "_" +
-         size_name(std::get<2>(info.param));
-}
-
 // ---- GPU: every kernel, every storage order, every size, against the fp64 reference ----
+//
+// "tiled_prefetch_RCR_129x257x33" (kernel, storage order, size) in ctest's list.
 
 class TiledCopyMmaGemm : public ::testing::TestWithParam<Param> {};
 
 TEST_P(TiledCopyMmaGemm, MatchesFp64Reference) {
   MM_REQUIRE_GPU();
   const auto& [kernel, tag, size] = GetParam();
-  const GemmProblem p = problem(size, tag);
-  const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, kernel.launch, mm::DType::f32);
-  EXPECT_TRUE(r.ok) << kernel.name << " " << tag << " at " << size_name(size) << ": " << r.summary;
+  mm::test::expect_matches_fp64(kernel, problem(size, tag));
 }
 
 INSTANTIATE_TEST_SUITE_P(ch06, TiledCopyMmaGemm,
                          ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts),
                                             ::testing::ValuesIn(kSizes)),
-                         case_name);
+                         mm::test::param_name);
 
 // A second seed, at a size with partial tiles in M and N and whole K steps.
 TEST(ch06_TiledCopyMmaGemm, AnotherSeed) {
   MM_REQUIRE_GPU();
   for (const NamedKernel& kernel : kKernels)
-    for (const char* tag : {"RRR", "RCR"}) {
-      const mm::CheckResult r =
-          mm::check_gemm_kernel<float, float>(problem({300, 260, 72}, tag), kernel.launch, mm::DType::f32, 7);
-      EXPECT_TRUE(r.ok) << kernel.name << " " << tag << ": " << r.summary;
-    }
+    for (const char* tag : {"RRR", "RCR"}) mm::test::expect_matches_fp64(kernel, problem({300, 260, 72}, tag), 7);
 }
 
 TEST(ch06_TiledCopyMmaGemm, MisalignedPointerTakesTheScalarPath) {
   MM_REQUIRE_GPU();
   for (const NamedKernel& kernel : kKernels) {
-    const LaunchFn inner = kernel.launch;
+    const mm::test::GemmLaunchFn inner = kernel.launch;
     // A and B one float past a 16-byte boundary (cudaMalloc's 256-byte alignment + 4 bytes): the
     // kernel must see it and take the scalar path for every tile; a 128-bit load there would fault.
     const mm::GemmLaunch<float, float> shifted = [inner](const GemmProblem& p, const float* a, const float* b,
@@ -214,9 +185,7 @@ TEST_P(TiledCopyMmaEmulated, MisalignedPointersTakeTheScalarPath) {
 
 INSTANTIATE_TEST_SUITE_P(ch06, TiledCopyMmaEmulated,
                          ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts)),
-                         [](const ::testing::TestParamInfo<std::tuple<NamedKernel, const char*>>& info) {
-                           return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param);
-                         });
+                         mm::test::param_name);  // "tiled_vec128_RCR"
 
 // ---- CPU: the partitions ----
 

@@ -89,28 +89,28 @@ TEST(TiledCopy, CpAsyncAtomsAndPredicatesOnHost) {
     for (int k = 0; k < 4; ++k) EXPECT_EQ(sm(m, k), m < 12 ? g(m, k) : 0.f);
 }
 
-TEST(TiledMMA, UniversalFmaEveryThreadItsPartOfC) {
-  // 64x64x8 block tile, 16x16 threads (MoYe's MatMul), C = A * B^T.
+// Runs every thread of `mma` on a 64x64x8 block tile, C = A * B^T with A (BM,BK) and B (BN,BK) of
+// small integers (exact in fp32). Before a thread computes, check_thread(t, sA, sB, gC, tCsA, tCsB,
+// tCgC) looks at its partitions. Then every element of C must be written by exactly one thread and
+// equal the product.
+template <class TiledMma, class CheckThread>
+void run_on_64x64x8_tile(const TiledMma& mma, CheckThread check_thread) {
   std::vector<float> a(64 * 8), b(64 * 8), c(64 * 64, 0.f);
   for (int i = 0; i < 64 * 8; ++i) {
     a[i] = float(i % 7) - 3.f;
     b[i] = float(i % 5) - 2.f;
   }
-  auto sA = make_tensor(a.data(), make_layout(make_shape(_64{}, _8{})));  // (BM,BK)
-  auto sB = make_tensor(b.data(), make_layout(make_shape(_64{}, _8{})));  // (BN,BK)
+  auto sA = make_tensor(a.data(), make_layout(make_shape(_64{}, _8{})));   // (BM,BK)
+  auto sB = make_tensor(b.data(), make_layout(make_shape(_64{}, _8{})));   // (BN,BK)
   auto gC = make_tensor(c.data(), make_layout(make_shape(_64{}, _64{})));  // (BM,BN)
-  auto mma = make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_16, _16>>{});
-  EXPECT_EQ(int(size(mma)), 256);
   std::vector<int> owner(64 * 64, 0);
   for (int t = 0; t < 256; ++t) {
     auto thr = mma.get_slice(t);
     auto tCsA = thr.partition_A(sA);  // (MMA,MMA_M,MMA_K)
     auto tCsB = thr.partition_B(sB);  // (MMA,MMA_N,MMA_K)
     auto tCgC = thr.partition_C(gC);  // (MMA,MMA_M,MMA_N)
-    if (t == 0) {
-      EXPECT_EQ(to_string(shape(tCsA)), "(_1,_4,_8)");
-      EXPECT_EQ(to_string(shape(tCgC)), "(_1,_4,_4)");
-    }
+    check_thread(t, sA, sB, gC, tCsA, tCsB, tCgC);
+    if (::testing::Test::HasFatalFailure()) return;  // an ASSERT in check_thread ends the test
     auto tCrC = thr.partition_fragment_C(gC);
     clear(tCrC);
     gemm(mma, tCsA, tCsB, tCrC);
@@ -126,29 +126,28 @@ TEST(TiledMMA, UniversalFmaEveryThreadItsPartOfC) {
     }
 }
 
+TEST(TiledMMA, UniversalFmaEveryThreadItsPartOfC) {
+  // 64x64x8 block tile, 16x16 threads (MoYe's MatMul), C = A * B^T.
+  auto mma = make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_16, _16>>{});
+  EXPECT_EQ(int(size(mma)), 256);
+  run_on_64x64x8_tile(mma, [](int t, auto&, auto&, auto&, auto& tCsA, auto&, auto& tCgC) {
+    if (t == 0) {
+      EXPECT_EQ(to_string(shape(tCsA)), "(_1,_4,_8)");
+      EXPECT_EQ(to_string(shape(tCgC)), "(_1,_4,_4)");
+    }
+  });
+}
+
 TEST(TiledMMA, PermutationGivesEachThreadABlockOfRowsAndColumns) {
   // The same 64x64x8 tile and 16x16 threads, with the permutation (16,4):(4,1) on M and N:
   // the MMA's row i is the tile's row perm(i), so thread (tm, tn), which takes rows tm + 16j
   // of the permuted tile, owns rows 4tm..4tm+3 and columns 4tn..4tn+3 (a 4x4 block) instead
   // of rows tm, tm+16, tm+32, tm+48.
-  std::vector<float> a(64 * 8), b(64 * 8), c(64 * 64, 0.f);
-  for (int i = 0; i < 64 * 8; ++i) {
-    a[i] = float(i % 7) - 3.f;
-    b[i] = float(i % 5) - 2.f;
-  }
-  auto sA = make_tensor(a.data(), make_layout(make_shape(_64{}, _8{})));   // (BM,BK)
-  auto sB = make_tensor(b.data(), make_layout(make_shape(_64{}, _8{})));   // (BN,BK)
-  auto gC = make_tensor(c.data(), make_layout(make_shape(_64{}, _64{})));  // (BM,BN)
   using Perm = Layout<Shape<_16, _4>, Stride<_4, _1>>;
   auto mma = make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_16, _16>>{}, make_tile(Perm{}, Perm{}, Layout<_8, _1>{}));
   EXPECT_EQ(int(size(mma)), 256);
-  std::vector<int> owner(64 * 64, 0);
-  for (int t = 0; t < 256; ++t) {
+  run_on_64x64x8_tile(mma, [](int t, auto& sA, auto& sB, auto& gC, auto& tCsA, auto& tCsB, auto& tCgC) {
     int tm = t % 16, tn = t / 16;  // the atom layout (16,16):(1,16)
-    auto thr = mma.get_slice(t);
-    auto tCsA = thr.partition_A(sA);  // (MMA,MMA_M,MMA_K)
-    auto tCsB = thr.partition_B(sB);  // (MMA,MMA_N,MMA_K)
-    auto tCgC = thr.partition_C(gC);  // (MMA,MMA_M,MMA_N)
     ASSERT_EQ(to_string(shape(tCsA)), "(_1,_4,_8)");
     ASSERT_EQ(to_string(shape(tCgC)), "(_1,_4,_4)");
     for (int j = 0; j < 4; ++j) {
@@ -158,17 +157,5 @@ TEST(TiledMMA, PermutationGivesEachThreadABlockOfRowsAndColumns) {
       }
       for (int i = 0; i < 4; ++i) ASSERT_EQ(&tCgC(0, j, i), &gC(4 * tm + j, 4 * tn + i)) << "thread " << t;
     }
-    auto tCrC = thr.partition_fragment_C(gC);
-    clear(tCrC);
-    gemm(mma, tCsA, tCsB, tCrC);
-    copy(tCrC, tCgC);
-    for (int i = 0; i < int(size(tCgC)); ++i) owner[&tCgC(i) - c.data()] += 1;
-  }
-  for (int i = 0; i < 64 * 64; ++i) ASSERT_EQ(owner[i], 1);
-  for (int m = 0; m < 64; ++m)
-    for (int n = 0; n < 64; ++n) {
-      float ref = 0.f;
-      for (int k = 0; k < 8; ++k) ref += sA(m, k) * sB(n, k);
-      ASSERT_EQ(gC(m, n), ref);
-    }
+  });
 }

@@ -50,11 +50,11 @@ inline std::string size_name(const GemmProblem& p) { return size_name(ProblemSiz
 /// gtest prints a Size parameter as MxNxK (found by argument-dependent lookup).
 inline void PrintTo(const Size& s, std::ostream* os) { *os << size_name(s); }
 
-/// The sizes of issue 4, at which chapters 02 and 03 test every kernel: degenerate (1×1×1), smaller
+/// The sizes at which chapters 02 and 03 test every kernel: degenerate (1×1×1), smaller
 /// than a warp or a tile, one short of / equal to / one past 32 in every dimension (K too: a partial
 /// last K step must load zeros), a single row (1×1000×1000) or column (1000×1×1000) of C, and 1024³
 /// for many blocks.
-inline const std::vector<Size>& issue4_sizes() {
+inline const std::vector<Size>& first_gpu_sizes() {
   static const std::vector<Size> sizes = {
       {1, 1, 1}, {7, 13, 5}, {31, 33, 17}, {32, 32, 32}, {33, 65, 129}, {1000, 1, 1000}, {1, 1000, 1000},
       {1024, 1024, 1024},

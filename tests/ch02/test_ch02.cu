@@ -36,9 +36,9 @@ using mm::test::problem;
 using mm::test::Size;
 using mm::test::size_name;
 
-// Every kernel at every size of issue 4 (gpu_test.hpp), named "naive_strided_31x33x17" in ctest's list.
+// Every kernel at every size of the first GPU chapters (gpu_test.hpp), named "naive_strided_31x33x17" in ctest's list.
 const auto kKernelsAndSizes =
-    ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(mm::test::issue4_sizes()));
+    ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(mm::test::first_gpu_sizes()));
 
 // ---- GPU: every kernel, every size, against the fp64 reference (output poisoned first) ----
 
@@ -142,7 +142,7 @@ TEST(ch02_TutorialLaunchBug, LaunchesA1DGridThatMissesMostOfC) {
 }
 
 TEST(ch02_TutorialLaunchBug, NeverCoversCForAnySizeBeyondOneElement) {
-  for (const Size& size : mm::test::issue4_sizes()) {
+  for (const Size& size : mm::test::first_gpu_sizes()) {
     const GemmProblem p = problem(size);
     if (p.m * p.n == 1) continue;  // a 1×1 C is the one case the 1-D launch happens to cover
     const mm::ch02::LaunchConfig wrong = mm::ch02::tutorial_launch_as_written(p);

@@ -33,10 +33,10 @@ using mm::test::problem;
 using mm::test::Size;
 using mm::test::size_name;
 
-// Every kernel at every size of issue 4 (gpu_test.hpp: one short of / equal to / one past a tile of
+// Every kernel at every size of the first GPU chapters (gpu_test.hpp: one short of / equal to / one past a tile of
 // 32, K too, so a partial last K step must load zeros), named "tiled_32_33x65x129" in ctest's list.
 const auto kKernelsAndSizes =
-    ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(mm::test::issue4_sizes()));
+    ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(mm::test::first_gpu_sizes()));
 
 // ---- GPU: every kernel, every size, against the fp64 reference (output poisoned first) ----
 

@@ -16,25 +16,21 @@
 #include <string>
 #include <type_traits>
 
+#include "05_layout_matmul/layout_matmul.cuh"
 #include "harness/problem.hpp"
 #include "layout/all.hpp"
 
 namespace mm::ch06 {
 
-// ---- The block tile and the thread count (compile-time: every register index is a constant) ----
+// ---- The block tile, the thread count and the grid limits: chapter 05's, unchanged ----
 
-using BM = _128;  ///< rows of C per block
-using BN = _128;  ///< columns of C per block
-using BK = _8;    ///< depth of one K step
-inline constexpr int kThreads = 256;  ///< threads per block: 16×16 compute threads, each 8×8 of C
-
-/// The block tile (BM, BN, BK) that local_tile cuts the matrices into.
-using CtaTiler = decltype(make_shape(BM{}, BN{}, BK{}));
-
-/// The most blocks a grid may have along y (x may have 2^31 - 1).
-inline constexpr std::int64_t max_grid_y = 65535;
-
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+using ch05::BM;          // 128 rows of C per block
+using ch05::BN;          // 128 columns of C per block
+using ch05::BK;          // 8: depth of one K step
+using ch05::kThreads;    // 256 threads per block: 16×16, each 8×8 of C
+using ch05::CtaTiler;    // (BM, BN, BK)
+using ch05::max_grid_y;  // 65535 blocks along grid y
+using ch05::ceil_div;
 
 // ---- Shared memory: one layout for every storage order ----
 //

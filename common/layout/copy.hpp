@@ -46,23 +46,35 @@ MM_HD void require_sm80() {
 }
 }  // namespace detail
 
-/// Asynchronous global -> shared copy of 4, 8 or 16 bytes, cached in L1 and L2
-/// (`cp.async.ca`). Complete it with cp_async_fence() + cp_async_wait<N>(). sm80+.
-/// On the host (CPU tests) it is a plain copy.
-template <class S, class D = S>
-struct SM80_CP_ASYNC_CACHEALWAYS {
-  static_assert(sizeof(S) == 4 || sizeof(S) == 8 || sizeof(S) == 16, "cp.async copies 4, 8 or 16 bytes");
+// Every cp.async asm below has a "memory" clobber: the copy writes shared memory behind the
+// compiler's back, so without it nvcc may keep a shared-memory value in a register across
+// cp_async_wait or move a shared-memory load above it (and read the tile before it lands).
+
+namespace detail {
+/// The cache operator of a cp.async: `.ca` caches the line in L1 and L2, `.cg` in L2 only.
+enum class CpAsyncCache { always, global };
+
+/// One cp.async of sizeof(S) bytes, global -> shared, with cache operator `Cache`: the whole of
+/// SM80_CP_ASYNC_CACHEALWAYS and SM80_CP_ASYNC_CACHEGLOBAL but their size rules. On the host (CPU
+/// tests) it is a plain copy.
+template <CpAsyncCache Cache, class S, class D>
+struct Sm80CpAsync {
   static_assert(sizeof(S) == sizeof(D), "cp.async: source and destination sizes differ");
   using SRegisters = S; ///< What one instruction reads (global memory).
   using DRegisters = D; ///< What one instruction writes (shared memory).
   /// Starts the copy gmem_src -> smem_dst.
   MM_HD static void copy(S const& gmem_src, D& smem_dst) {
-    detail::require_sm80<S>();
+    require_sm80<S>();
 #if defined(__CUDA_ARCH__)
 #if __CUDA_ARCH__ >= 800
     unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S)))
-                 : "memory");
+    // The cache operator is part of the opcode, which must be a string literal: one asm per operator.
+    if constexpr (Cache == CpAsyncCache::always)
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S)))
+                   : "memory");
+    else
+      asm volatile("cp.async.cg.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S)))
+                   : "memory");
 #endif
 #else
     smem_dst = reinterpret_cast<D const&>(gmem_src);
@@ -70,64 +82,42 @@ struct SM80_CP_ASYNC_CACHEALWAYS {
   }
   /// Starts the copy, or writes zeros to smem_dst when `pred` is false (source not read).
   MM_HD static void copy(S const& gmem_src, D& smem_dst, bool pred) {
-    detail::require_sm80<S>();
+    require_sm80<S>();
 #if defined(__CUDA_ARCH__)
 #if __CUDA_ARCH__ >= 800
     unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
-    int src_bytes = pred ? int(sizeof(S)) : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S))),
-                 "r"(src_bytes)
-                 : "memory");
+    int src_bytes = pred ? int(sizeof(S)) : 0;  // cp.async's src-size: the bytes past it are zero-filled
+    if constexpr (Cache == CpAsyncCache::always)
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src),
+                   "n"(int(sizeof(S))), "r"(src_bytes)
+                   : "memory");
+    else
+      asm volatile("cp.async.cg.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src),
+                   "n"(int(sizeof(S))), "r"(src_bytes)
+                   : "memory");
 #endif
 #else
     if (pred) smem_dst = reinterpret_cast<D const&>(gmem_src);
     else smem_dst = D{};
 #endif
   }
+};
+}  // namespace detail
+
+/// Asynchronous global -> shared copy of 4, 8 or 16 bytes, cached in L1 and L2
+/// (`cp.async.ca`). Complete it with cp_async_fence() + cp_async_wait<N>(). sm80+.
+/// On the host (CPU tests) it is a plain copy.
+template <class S, class D = S>
+struct SM80_CP_ASYNC_CACHEALWAYS : detail::Sm80CpAsync<detail::CpAsyncCache::always, S, D> {
+  static_assert(sizeof(S) == 4 || sizeof(S) == 8 || sizeof(S) == 16, "cp.async copies 4, 8 or 16 bytes");
 };
 
 /// Asynchronous global -> shared copy of 16 bytes that bypasses L1 (`cp.async.cg`): the
 /// usual choice for streaming GEMM tiles. sm80+. On the host it is a plain copy.
 template <class S, class D = S>
-struct SM80_CP_ASYNC_CACHEGLOBAL {
+struct SM80_CP_ASYNC_CACHEGLOBAL : detail::Sm80CpAsync<detail::CpAsyncCache::global, S, D> {
   static_assert(sizeof(S) == 16, "cp.async.cg copies exactly 16 bytes");
-  static_assert(sizeof(S) == sizeof(D), "cp.async: source and destination sizes differ");
-  using SRegisters = S; ///< What one instruction reads (global memory).
-  using DRegisters = D; ///< What one instruction writes (shared memory).
-  /// Starts the copy gmem_src -> smem_dst.
-  MM_HD static void copy(S const& gmem_src, D& smem_dst) {
-    detail::require_sm80<S>();
-#if defined(__CUDA_ARCH__)
-#if __CUDA_ARCH__ >= 800
-    unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S)))
-                 : "memory");
-#endif
-#else
-    smem_dst = reinterpret_cast<D const&>(gmem_src);
-#endif
-  }
-  /// Starts the copy, or writes zeros when `pred` is false (source not read).
-  MM_HD static void copy(S const& gmem_src, D& smem_dst, bool pred) {
-    detail::require_sm80<S>();
-#if defined(__CUDA_ARCH__)
-#if __CUDA_ARCH__ >= 800
-    unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
-    int src_bytes = pred ? int(sizeof(S)) : 0;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S))),
-                 "r"(src_bytes)
-                 : "memory");
-#endif
-#else
-    if (pred) smem_dst = reinterpret_cast<D const&>(gmem_src);
-    else smem_dst = D{};
-#endif
-  }
 };
-
-// Every cp.async asm below has a "memory" clobber: the copy writes shared memory behind the
-// compiler's back, so without it nvcc may keep a shared-memory value in a register across
-// cp_async_wait or move a shared-memory load above it (and read the tile before it lands).
 
 /// Closes the group of cp.async copies issued so far by this thread (`cp.async.commit_group`).
 template <class = void>

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/launch.hpp"
 #include "harness/problem.hpp"
 
 namespace mm::ch02 {
@@ -25,8 +26,8 @@ enum class Mapping {
 inline constexpr unsigned naive_block_x = 32;
 inline constexpr unsigned naive_block_y = 8;
 
-/// The most blocks a grid may have along y (x may have 2^31 - 1).
-inline constexpr std::int64_t max_grid_y = 65535;
+using launch::ceil_div;    // harness/launch.hpp: blocks that cover an extent
+using launch::max_grid_y;  // harness/launch.hpp: 65535 blocks along grid y
 
 /// An element of C: row and column.
 struct RowCol {
@@ -42,8 +43,6 @@ __host__ __device__ constexpr RowCol naive_element(dim3 block, dim3 block_dim, d
   if constexpr (map == Mapping::strided) return {x, y};  // x → row: neighbouring lanes read A K floats apart
   else return {y, x};                                    // x → column: neighbouring lanes read neighbouring floats of B
 }
-
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 /// The grid that covers the M×N elements of C with blocks of `block` threads: one ceil-division per
 /// dimension. Under the strided mapping x counts rows (M), under the coalesced one x counts columns (N).

@@ -11,14 +11,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/launch.hpp"
 #include "harness/problem.hpp"
 
 namespace mm::ch03 {
 
-/// The most blocks a grid may have along y (x may have 2^31 - 1).
-inline constexpr std::int64_t max_grid_y = 65535;
-
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+using launch::ceil_div;    // harness/launch.hpp: blocks that cover an extent
+using launch::max_grid_y;  // harness/launch.hpp: 65535 blocks along grid y
 
 /// One block per TILE×TILE tile of C: x counts tile columns (N), y tile rows (M), so that
 /// threadIdx.x walks along a row of C and every global access of a warp is coalesced.

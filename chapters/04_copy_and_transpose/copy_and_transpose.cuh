@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/launch.hpp"
 #include "layout/all.hpp"
 
 namespace mm::ch04 {
@@ -54,8 +55,7 @@ MM_HD auto row_major(T* p, int m, int n) {
   return make_tensor(make_gmem_ptr(p), make_shape(m, n), make_stride(std::int64_t(n), _1{}));  // (m,n)
 }
 
-/// The most tiles a grid may have along y (x may have 2^31 - 1).
-inline constexpr std::int64_t max_grid_y = 65535;
+using launch::max_grid_y;  // harness/launch.hpp: 65535 blocks (tiles) along grid y
 
 /// One block per BM×BN tile of the source: x counts tile columns (N), y tile rows (M).
 template <int BM, int BN>

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/launch.hpp"
 #include "harness/problem.hpp"
 #include "layout/all.hpp"
 
@@ -32,10 +33,8 @@ inline constexpr int kThreads = 256;  ///< threads per block: 16×16 compute thr
 /// The block tile (BM, BN, BK) that local_tile cuts the matrices into.
 using CtaTiler = decltype(make_shape(BM{}, BN{}, BK{}));
 
-/// The most blocks a grid may have along y (x may have 2^31 - 1).
-inline constexpr std::int64_t max_grid_y = 65535;
-
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+using launch::ceil_div;    // harness/launch.hpp: blocks that cover an extent
+using launch::max_grid_y;  // harness/launch.hpp: 65535 blocks along grid y
 
 // ---- Which mode of an operand is contiguous in global memory ----
 //

@@ -4,14 +4,21 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <ostream>
+#include <random>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
 
+#include "harness/arch_check.hpp"
 #include "harness/cli.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/gemm_runner.hpp"
 #include "harness/problem.hpp"
@@ -23,12 +30,13 @@
       GTEST_SKIP() << "needs a CUDA GPU: " << ::mm::device_info().unavailable;        \
   } while (0)
 
-/// Skips the current test when the GPU is older than compute capability `cc` (e.g. 80).
-#define MM_REQUIRE_CC(min_cc)                                                         \
+/// Skips the current test, with the reason, when this GPU (with this build) cannot run code that needs
+/// `requirement` (an mm::arch::Requirement such as mm::arch::sm80): "needs sm_90a, this GPU is sm_86".
+#define MM_REQUIRE_ARCH(requirement)                                                  \
   do {                                                                                \
     MM_REQUIRE_GPU();                                                                 \
-    if (::mm::device_info().cc < (min_cc))                                            \
-      GTEST_SKIP() << "needs sm_" << (min_cc) << ", this GPU is sm_" << ::mm::device_info().cc; \
+    if (std::string mm_why_ = ::mm::arch::unmet(requirement); !mm_why_.empty())       \
+      GTEST_SKIP() << mm_why_;                                                        \
   } while (0)
 
 namespace mm::test {
@@ -96,6 +104,52 @@ template <class Kernel>
 void expect_matches_fp64(const Kernel& kernel, const GemmProblem& p, std::uint64_t seed = 1) {
   const CheckResult r = check_gemm_kernel<float, float>(p, kernel.launch, DType::f32, seed);
   EXPECT_TRUE(r.ok) << kernel.name << " " << p.layout_tag() << " at " << size_name(p) << ": " << r.summary;
+}
+
+/// The launcher `inner` run on copies of A and B that start one float past a 16-byte boundary
+/// (cudaMalloc's 256-byte alignment + 4 bytes): a kernel must notice and take its unaligned path,
+/// where a 16-byte access would fault.
+inline GemmLaunch<float, float> shifted_by_one_float(GemmLaunchFn inner) {
+  return [inner](const GemmProblem& p, const float* a, const float* b, float* c, cudaStream_t s) {
+    const std::size_t na = std::size_t(p.m * p.k), nb = std::size_t(p.k * p.n);
+    DeviceBuffer<float> a1(na + 1), b1(nb + 1);
+    MM_CUDA_CHECK(cudaMemcpyAsync(a1.data() + 1, a, na * sizeof(float), cudaMemcpyDeviceToDevice, s));
+    MM_CUDA_CHECK(cudaMemcpyAsync(b1.data() + 1, b, nb * sizeof(float), cudaMemcpyDeviceToDevice, s));
+    inner(p, a1.data() + 1, b1.data() + 1, c, s);
+    MM_CUDA_CHECK(cudaStreamSynchronize(s));  // before the scratch buffers are freed
+  };
+}
+
+/// For the CPU emulations of a kernel's block function: random A and B in host memory, `shift` floats
+/// past a 16-byte boundary, C poisoned with NaN; `run(A, B, C)` computes C, which is compared with a
+/// double-precision product element by element (fp32 tolerance relative to Σ|a·b|). Returns an empty
+/// string when every element matches, else the first wrong one.
+inline std::string run_on_host_and_check(const GemmProblem& p, int shift,
+                                         const std::function<void(const float*, const float*, float*)>& run) {
+  const MatrixShape sa = p.shape_a(), sb = p.shape_b(), sc = p.shape_c();
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  // Over-allocated by 4 floats so that `shift` can move the start off a 16-byte boundary.
+  std::vector<float> a_buf(std::size_t(sa.size() + 4)), b_buf(std::size_t(sb.size() + 4));
+  for (float& x : a_buf) x = dist(gen);
+  for (float& x : b_buf) x = dist(gen);
+  std::vector<float> c(std::size_t(sc.size()), std::numeric_limits<float>::quiet_NaN());
+  const float* A = a_buf.data() + shift;
+  const float* B = b_buf.data() + shift;
+  run(A, B, c.data());
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      double want = 0, scale = 0;
+      for (std::int64_t k = 0; k < p.k; ++k) {
+        const double t = double(A[sa.offset(i, k)]) * double(B[sb.offset(k, j)]);
+        want += t, scale += std::fabs(t);
+      }
+      const float got = c[std::size_t(sc.offset(i, j))];
+      if (!(std::fabs(double(got) - want) <= 1e-5 * scale + 1e-30))
+        return "C(" + std::to_string(i) + "," + std::to_string(j) + ") = " + std::to_string(got) + ", want " +
+               std::to_string(want);
+    }
+  return "";
 }
 
 /// One part of a test name: a size as size_name, a kernel (anything with a `name`) as its name,

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
       {
           {.name = "copy_smem", .launch = ch::launch_copy_smem, .rejects = ch::tile_rejects<ch::kTile>},
           {.name = "copy_cp_async", .launch = ch::launch_copy_cp_async, .rejects = ch::tile_rejects<ch::kTile>,
-           .min_cc = 80},
+           .needs = mm::arch::sm80},
           {.name = "copy_vec128", .launch = ch::launch_copy_vec128, .rejects = ch::tile_rejects<ch::kTile>},
           {.name = "copy_vec128_64x64", .launch = ch::launch_copy_vec128_64x64,
            .rejects = ch::tile_rejects<ch::kBigTile>},

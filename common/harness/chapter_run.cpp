@@ -13,11 +13,25 @@ std::string program_name(int argc, const char* const* argv, const std::string& f
   return name;
 }
 
-bool skipped_without_gpu(const std::string& program) {
+bool skipped_on_this_gpu(const std::string& program, arch::Requirement needs) {
   const DeviceInfo& dev = device_info();
-  if (dev.present) return false;
-  std::cout << program << ": skipped: " << dev.unavailable << " (this chapter runs on a GPU)\n";
-  return true;
+  if (!dev.present) {
+    std::cout << program << ": skipped: " << dev.unavailable << " (this chapter runs on a GPU)\n";
+    return true;
+  }
+  if (std::string why = arch::unmet(needs); !why.empty()) {
+    std::cout << program << ": skipped: " << why << '\n';
+    return true;
+  }
+  return false;
+}
+
+bool kernel_skipped_on_this_gpu(const std::string& name, arch::Requirement needs) {
+  if (std::string why = arch::unmet(needs); !why.empty()) {
+    std::cout << "  " << name << ": skipped: " << why << '\n';
+    return true;
+  }
+  return false;
 }
 
 void print_run_header(const std::string& chapter, const std::string& baseline, const CliOptions& opt) {

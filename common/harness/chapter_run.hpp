@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/arch_check.hpp"
 #include "harness/cli.hpp"
 #include "harness/results.hpp"
 
@@ -14,8 +15,13 @@ namespace mm {
 /// @brief The binary's name without its directory ("ch05_layout_matmul"), or `fallback` when argv is empty.
 std::string program_name(int argc, const char* const* argv, const std::string& fallback);
 
-/// @brief Without a usable GPU, prints "<program>: skipped: <reason> (this chapter runs on a GPU)" and returns true.
-bool skipped_without_gpu(const std::string& program);
+/// @brief Without a usable GPU, or when this GPU (with this build) lacks what the chapter needs, prints
+/// "<program>: skipped: <reason>" and returns true.
+bool skipped_on_this_gpu(const std::string& program, arch::Requirement needs);
+
+/// @brief When this GPU (with this build) lacks what kernel `name` needs, prints "  <name>: skipped: <reason>"
+/// and returns true.
+bool kernel_skipped_on_this_gpu(const std::string& name, arch::Requirement needs);
 
 /// @brief Prints which GPU and versions ran `chapter`, the baseline, and how timing was done.
 void print_run_header(const std::string& chapter, const std::string& baseline, const CliOptions& opt);

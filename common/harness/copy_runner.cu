@@ -65,7 +65,7 @@ int run_copy_chapter(int argc, const char* const* argv, const CopyChapter& ch, c
   spec.extra = ch.extra;
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
 
-  if (skipped_without_gpu(spec.program)) return 0;
+  if (skipped_on_this_gpu(spec.program, arch::any)) return 0;
   const DeviceInfo& dev = device_info();
   print_run_header(ch.chapter, "cudaMemcpy device to device; bandwidth = (bytes read + bytes written) / median time", opt);
 
@@ -107,10 +107,7 @@ int run_copy_chapter(int argc, const char* const* argv, const CopyChapter& ch, c
 
     for (const CopyKernel& kern : kernels) {
       if (!kernel_selected(opt, kern.name)) continue;
-      if (kern.min_cc > dev.cc) {
-        std::cout << "  " << kern.name << ": skipped: needs sm_" << kern.min_cc << ", this GPU is sm_" << dev.cc << '\n';
-        continue;
-      }
+      if (kernel_skipped_on_this_gpu(kern.name, kern.needs)) continue;
       if (kern.rejects) {
         if (std::string why = kern.rejects(m, n); !why.empty()) {
           std::cout << "  " << kern.name << " at " << m << "x" << n << ": not run: " << why << '\n';

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/arch_check.hpp"
 #include "harness/cli.hpp"
 
 namespace mm {
@@ -29,7 +30,7 @@ struct CopyKernel {
   CopyLaunch launch;        ///< runs it once
   /// @brief Empty when the kernel takes an M×N matrix; otherwise a one-line reason naming the constraint.
   std::function<std::string(std::int64_t m, std::int64_t n)> rejects = {};
-  int min_cc = 0;           ///< e.g. 80 for cp.async
+  arch::Requirement needs = arch::any;  ///< e.g. arch::sm80 for cp.async
 };
 
 /// @brief A copy chapter's description and defaults.

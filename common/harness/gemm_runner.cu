@@ -71,7 +71,7 @@ int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
   spec.extra = ch.extra;
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
 
-  if (skipped_without_gpu(spec.program)) return 0;
+  if (skipped_on_this_gpu(spec.program, ch.needs)) return 0;
   const DeviceInfo& dev = device_info();
   print_run_header(ch.chapter, "cublasGemmEx, " + CublasGemm::compute_type_name(ch.baseline), opt);
 
@@ -138,10 +138,7 @@ int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
 
       for (const auto& kern : kernels) {
         if (!kernel_selected(opt, kern.name)) continue;
-        if (kern.min_cc > dev.cc) {
-          std::cout << "  " << kern.name << ": skipped: needs sm_" << kern.min_cc << ", this GPU is sm_" << dev.cc << '\n';
-          continue;
-        }
+        if (kernel_skipped_on_this_gpu(kern.name, kern.needs)) continue;
         if (kern.rejects) {
           if (std::string why = kern.rejects(p); !why.empty()) {
             std::cout << "  " << kern.name << " at " << size_text(p) << ": not run: " << why << '\n';

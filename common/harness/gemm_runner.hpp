@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/arch_check.hpp"
 #include "harness/cli.hpp"
 #include "harness/dtype.hpp"
 #include "harness/problem.hpp"
@@ -36,7 +37,7 @@ struct GemmKernel {
   GemmLaunch<TIn, TOut> launch;     ///< runs it once
   /// @brief Empty when the kernel takes `p`; otherwise a one-line reason naming the constraint (e.g. "needs K % 8 == 0").
   std::function<std::string(const GemmProblem& p)> rejects = {};
-  int min_cc = 0;                   ///< compute capability it needs, e.g. 80 for cp.async, 90 for wgmma
+  arch::Requirement needs = arch::any;  ///< the architecture it needs: arch::sm80 (cp.async, mma.sync), arch::sm90a (wgmma)
 };
 
 /// @brief A chapter's description and defaults.
@@ -49,14 +50,15 @@ struct GemmChapter {
   int default_warmup = 5;                   ///< warm-up runs unless --warmup says otherwise
   DType baseline = DType::f32;              ///< how cuBLAS multiplies (fp32 SGEMM, tf32, bf16)
   std::function<void(CLI::App&)> extra;     ///< chapter-specific flags
+  arch::Requirement needs = arch::any;      ///< what every kernel of the chapter needs: without it the chapter is skipped
 };
 
 /// @brief Turns a layout tag ("RCR": A row-major, B column-major, C row-major) into a problem. Throws CliError on a bad tag.
 GemmProblem make_problem(const ProblemSize& size, const std::string& layout_tag);
 
 /// @brief The chapter driver. Returns the process exit code: 0 when every kernel passed its check,
-/// 1 when one failed, 2 for bad input (after a one-line message); a machine without a GPU or with
-/// too old a GPU is a clean skip (a one-line message, exit 0).
+/// 1 when one failed, 2 for bad input (after a one-line message); a machine without a GPU, or whose GPU
+/// (with this build) lacks what the chapter needs, is a clean skip (a one-line message, exit 0).
 template <class TIn, class TOut>
 int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& chapter,
                      const std::vector<GemmKernel<TIn, TOut>>& kernels);

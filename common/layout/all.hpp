@@ -3,6 +3,7 @@
 #pragma once
 
 #include "layout/integer.hpp"
+#include "layout/arch.hpp"
 #include "layout/int_tuple.hpp"
 #include "layout/layout.hpp"
 #include "layout/algebra.hpp"

@@ -35,13 +35,16 @@ struct UniversalCopy {
 };
 
 namespace detail {
-// cp.async only exists from sm_80; a kernel built for older GPUs that uses it must not compile.
+// cp.async only exists from sm_80: a use that reaches an older target's pass must not compile. A
+// kernel that uses cp.async guards its body with arch::compiled_for(arch::sm80) (layout/arch.hpp),
+// so that the older passes discard it and this assertion never sees them.
 template <class S>
 MM_HD void require_sm80() {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 800)
   static_assert(sizeof(S) == 0,
                 "cp.async (SM80_CP_ASYNC_* atoms, cp_async_fence, cp_async_wait) needs sm_80 or newer: "
-                "build this kernel for CMAKE_CUDA_ARCHITECTURES >= 80 or use UniversalCopy");
+                "guard the kernel body with `if constexpr (arch::compiled_for(arch::sm80))` "
+                "(layout/arch.hpp) or use UniversalCopy");
 #endif
 }
 }  // namespace detail

@@ -41,7 +41,10 @@ for step in "${steps[@]}"; do
       name=$(basename "$exe")
       extra=()
       [ "$name" = ch01_cpu_matmul ] && extra=(--thread-sweep)  # measure how threads scale
-      case $name in ch05*|ch06*) extra=(--layout all) ;; esac  # every storage order is the same kernel
+      case $name in
+        ch05*|ch06*|ch07_pipelined_simt) extra=(--layout all) ;;  # every storage order is the same kernel
+        ch07_sweep) extra=(--sizes 4096,8192 --layout RRR,RCR) ;;  # the block-tile sweep behind ch07's last step
+      esac
       start=$SECONDS
       "$exe" --csv "$OUT/data/$name.csv" "${extra[@]}" >"$OUT/logs/$name.log" 2>&1
       say "$name rc=$? ($((SECONDS - start)) s)"
@@ -66,7 +69,7 @@ for step in "${steps[@]}"; do
     # the limiter of the tiled kernel, shared-memory bank conflicts of chapters 04-06.
     prof() {  # prof <log name> <binary> <ncu args...> -- <binary args...>
       local name=$1 exe=$bin/$2; shift 2
-      [[ " ${NCU:-ch02 ch03 ch04 ch05 ch06} " == *" $name "* ]] || return 0
+      [[ " ${NCU:-ch02 ch03 ch04 ch05 ch06 ch07_RRR ch07_RCR} " == *" $name "* ]] || return 0
       [ -x "$exe" ] || { say "ncu $name: no $exe"; return; }
       local nargs=()
       while [ "$1" != -- ]; do nargs+=("$1"); shift; done; shift
@@ -80,6 +83,12 @@ for step in "${steps[@]}"; do
     prof ch04 ch04_copy_and_transpose --kernel-name regex:"copy|transpose" --metrics $banks,dram__bytes_read.sum,dram__bytes_write.sum -- --sizes 4096
     prof ch05 ch05_layout_matmul --kernel-name regex:layout_gemm --section SpeedOfLight --section Occupancy --section WarpStateStats --metrics $banks -- --sizes 4096 --layout RRR,RCR,CRR,CCR
     prof ch06 ch06_tiled_copy_mma --kernel-name regex:"tiled_gemm|layout_gemm" --section SpeedOfLight --section Occupancy --section WarpStateStats --metrics $banks,$sect -- --sizes 4096
+    # Chapter 07: per kernel the stall reasons, issue and FMA-pipe use, shared-memory wavefronts and
+    # conflicts, registers and occupancy; cuBLAS's own kernel profiled the same way beside them.
+    pipes=sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,launch__registers_per_thread
+    for order in RRR RCR; do
+      prof ch07_$order ch07_pipelined_simt --kernel-name regex:gemm --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$pipes -- --sizes 4096 --layout $order
+    done
     ;;
   *) say "unknown step $step" ;;
   esac

@@ -25,19 +25,19 @@ struct NamedKernel {
   const char* name;
   LaunchFn launch;
   bool transposes;
-  int min_cc;
+  mm::arch::Requirement needs;
 };
 void PrintTo(const NamedKernel& k, std::ostream* os) { *os << k.name; }
 
 const NamedKernel kKernels[] = {
-    {"copy_smem", ch::launch_copy_smem, false, 0},
-    {"copy_cp_async", ch::launch_copy_cp_async, false, 80},
-    {"copy_vec128", ch::launch_copy_vec128, false, 0},
-    {"copy_vec128_64x64", ch::launch_copy_vec128_64x64, false, 0},
-    {"transpose_naive", ch::launch_transpose_naive, true, 0},
-    {"transpose_smem", ch::launch_transpose_smem, true, 0},
-    {"transpose_smem_padded", ch::launch_transpose_smem_padded, true, 0},
-    {"transpose_smem_padded_64x64", ch::launch_transpose_smem_padded_64x64, true, 0},
+    {"copy_smem", ch::launch_copy_smem, false, mm::arch::any},
+    {"copy_cp_async", ch::launch_copy_cp_async, false, mm::arch::sm80},
+    {"copy_vec128", ch::launch_copy_vec128, false, mm::arch::any},
+    {"copy_vec128_64x64", ch::launch_copy_vec128_64x64, false, mm::arch::any},
+    {"transpose_naive", ch::launch_transpose_naive, true, mm::arch::any},
+    {"transpose_smem", ch::launch_transpose_smem, true, mm::arch::any},
+    {"transpose_smem_padded", ch::launch_transpose_smem_padded, true, mm::arch::any},
+    {"transpose_smem_padded_64x64", ch::launch_transpose_smem_padded_64x64, true, mm::arch::any},
 };
 
 struct Size {
@@ -62,10 +62,7 @@ class CopyKernels : public ::testing::TestWithParam<std::tuple<NamedKernel, Size
 
 TEST_P(CopyKernels, MatchesTheSourceExactly) {
   const NamedKernel& k = std::get<0>(GetParam());
-  MM_REQUIRE_GPU();
-  // (MM_REQUIRE_CC cannot be used: its parameter `cc` also replaces the `.cc` member it reads.)
-  if (mm::device_info().cc < k.min_cc)
-    GTEST_SKIP() << k.name << " needs sm_" << k.min_cc << ", this GPU is sm_" << mm::device_info().cc;
+  MM_REQUIRE_ARCH(k.needs);
   const Size s = std::get<1>(GetParam());
   const mm::CopyCheck r = mm::check_copy_kernel(s.m, s.n, k.launch, k.transposes);
   EXPECT_TRUE(r.ok) << k.name << " at " << s.m << "x" << s.n << ": " << r.summary;
@@ -78,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(ch04, CopyKernels, ::testing::Combine(::testing::Values
 TEST(ch04_CopyKernels, MatchTheSourceWithAnotherSeed) {
   MM_REQUIRE_GPU();
   for (const NamedKernel& k : kKernels) {
-    if (k.min_cc > mm::device_info().cc) continue;
+    if (!mm::arch::unmet(k.needs).empty()) continue;
     const mm::CopyCheck r = mm::check_copy_kernel(100, 260, k.launch, k.transposes, 11);
     EXPECT_TRUE(r.ok) << k.name << ": " << r.summary;
   }

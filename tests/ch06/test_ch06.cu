@@ -82,21 +82,10 @@ TEST(ch06_TiledCopyMmaGemm, AnotherSeed) {
 TEST(ch06_TiledCopyMmaGemm, MisalignedPointerTakesTheScalarPath) {
   MM_REQUIRE_GPU();
   for (const NamedKernel& kernel : kKernels) {
-    const mm::test::GemmLaunchFn inner = kernel.launch;
-    // A and B one float past a 16-byte boundary (cudaMalloc's 256-byte alignment + 4 bytes): the
-    // kernel must see it and take the scalar path for every tile; a 128-bit load there would fault.
-    const mm::GemmLaunch<float, float> shifted = [inner](const GemmProblem& p, const float* a, const float* b,
-                                                         float* c, cudaStream_t s) {
-      // Copy A and B one float further into scratch buffers, then launch on the shifted pointers.
-      const std::size_t na = std::size_t(p.m * p.k), nb = std::size_t(p.k * p.n);
-      mm::DeviceBuffer<float> a1(na + 1), b1(nb + 1);
-      MM_CUDA_CHECK(cudaMemcpyAsync(a1.data() + 1, a, na * sizeof(float), cudaMemcpyDeviceToDevice, s));
-      MM_CUDA_CHECK(cudaMemcpyAsync(b1.data() + 1, b, nb * sizeof(float), cudaMemcpyDeviceToDevice, s));
-      inner(p, a1.data() + 1, b1.data() + 1, c, s);
-      MM_CUDA_CHECK(cudaStreamSynchronize(s));  // before the scratch buffers are freed
-    };
-    const mm::CheckResult r =
-        mm::check_gemm_kernel<float, float>(problem({256, 256, 64}, "RRR"), shifted, mm::DType::f32, 3);
+    // A and B one float past a 16-byte boundary: the kernel must see it and take the scalar path for
+    // every tile; a 128-bit load there would fault.
+    const mm::CheckResult r = mm::check_gemm_kernel<float, float>(
+        problem({256, 256, 64}, "RRR"), mm::test::shifted_by_one_float(kernel.launch), mm::DType::f32, 3);
     EXPECT_TRUE(r.ok) << kernel.name << ": " << r.summary;
   }
 }
@@ -132,34 +121,14 @@ void emulate_grid(const Args& args, const GemmProblem& p) {
 // Runs `kernel` on the CPU for p (A and B shifted by `shift` floats from a 16-byte boundary) and
 // compares with a double-precision product. Returns an empty string when every element matches.
 std::string emulate_and_check(const std::string& kernel, const GemmProblem& p, int shift) {
-  const mm::MatrixShape sa = p.shape_a(), sb = p.shape_b(), sc = p.shape_c();
-  std::mt19937 gen(11);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> a_buf(std::size_t(sa.size() + shift)), b_buf(std::size_t(sb.size() + shift));
-  for (float& x : a_buf) x = dist(gen);
-  for (float& x : b_buf) x = dist(gen);
-  std::vector<float> c(std::size_t(sc.size()), std::numeric_limits<float>::quiet_NaN());  // poisoned
-  const float* A = a_buf.data() + shift;
-  const float* B = b_buf.data() + shift;
-  auto run = [&](auto const& args) {
-    if (kernel == "tiled_prefetch") emulate_grid<true>(args, p);
-    else emulate_grid<false>(args, p);
-  };
-  if (kernel == "tiled_vec128_uncoalesced") mm::ch06::with_tiled_gemm_args<true>(p, A, B, c.data(), run);
-  else mm::ch06::with_tiled_gemm_args<false>(p, A, B, c.data(), run);
-  for (std::int64_t i = 0; i < p.m; ++i)
-    for (std::int64_t j = 0; j < p.n; ++j) {
-      double want = 0, scale = 0;
-      for (std::int64_t k = 0; k < p.k; ++k) {
-        const double t = double(A[sa.offset(i, k)]) * double(B[sb.offset(k, j)]);
-        want += t, scale += std::fabs(t);
-      }
-      const float got = c[std::size_t(sc.offset(i, j))];
-      if (!(std::fabs(double(got) - want) <= 1e-5 * scale + 1e-30))
-        return "C(" + std::to_string(i) + "," + std::to_string(j) + ") = " + std::to_string(got) + ", want " +
-               std::to_string(want);
-    }
-  return {};
+  return mm::test::run_on_host_and_check(p, shift, [&](const float* A, const float* B, float* C) {
+    auto run = [&](auto const& args) {
+      if (kernel == "tiled_prefetch") emulate_grid<true>(args, p);
+      else emulate_grid<false>(args, p);
+    };
+    if (kernel == "tiled_vec128_uncoalesced") mm::ch06::with_tiled_gemm_args<true>(p, A, B, C, run);
+    else mm::ch06::with_tiled_gemm_args<false>(p, A, B, C, run);
+  });
 }
 
 // Few sizes (each block costs 256 thread starts): one element, ragged everything, several blocks with

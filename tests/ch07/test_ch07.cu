@@ -1,0 +1,290 @@
+// Chapter 07: every pipelined kernel against the fp64 reference in every storage order (GPU); on the
+// CPU, the kernel's own block function run by host threads, and the properties the chapter claims
+// of its layouts: each 128-bit shared load of a half-warp touches at most 8 distinct 16-byte vectors
+// (one wavefront), the K-major copy writes 32 different banks, every element of C has one owner.
+// Every test name starts with "ch07", so that `ctest -R ch07` selects this chapter.
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "07_pipelined_simt/pipelined_simt.cuh"
+#include "gpu_test.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/gemm_runner.hpp"
+
+namespace {
+
+namespace ch07 = mm::ch07;
+using mm::GemmProblem;
+using mm::test::NamedKernel;
+using mm::test::problem;
+using mm::test::Size;
+
+const NamedKernel kKernels[] = {
+    {"pipelined_s2", ch07::launch_pipelined<ch07::PipelinedCfg<2>>},
+    {"pipelined_s3", ch07::launch_pipelined<ch07::PipelinedCfg<3>>},
+    {"pipelined_s4", ch07::launch_pipelined<ch07::PipelinedCfg<4>>},
+    {"warp_tiled", ch07::launch_pipelined<ch07::WarpTiledCfg>},
+    {"big_tile", ch07::launch_pipelined<ch07::BigTileCfg>},
+};
+
+// The sizes around the 128×128×8 tile (gpu_test.hpp), one past the 128×256×16 tile in every
+// direction, K not a multiple of 4 (no 16-byte row of a K-major operand... and a ragged last K step),
+// M, N not multiples of 4 (MN-major operands take 4-byte copies), tall and skinny, wide and short.
+const std::vector<Size> kSizes = [] {
+  std::vector<Size> sizes = mm::test::tile128_sizes();
+  sizes.insert(sizes.end(), {{129, 257, 17}, {130, 66, 18}, {131, 133, 36}, {256, 512, 48}, {3000, 7, 129},
+                             {5, 2000, 300}, {1, 300, 257}});
+  return sizes;
+}();
+
+// The four storage orders of the chapter, and two with a column-major C.
+const char* const kLayouts[] = {"RRR", "RCR", "CRR", "CCR", "RRC", "CCC"};
+
+// ---- GPU: every kernel, every storage order, every size, against the fp64 reference ----
+
+using Param = std::tuple<NamedKernel, const char*, Size>;
+class PipelinedGemm : public ::testing::TestWithParam<Param> {};
+
+TEST_P(PipelinedGemm, MatchesFp64Reference) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);  // cp.async
+  const auto& [kernel, tag, size] = GetParam();
+  mm::test::expect_matches_fp64(kernel, problem(size, tag));
+}
+
+INSTANTIATE_TEST_SUITE_P(ch07, PipelinedGemm,
+                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts),
+                                            ::testing::ValuesIn(kSizes)),
+                         mm::test::param_name);
+
+TEST(ch07_PipelinedGemm, AnotherSeedAtALargerSize) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);
+  for (const NamedKernel& kernel : kKernels)
+    for (const char* tag : {"RRR", "RCR"}) mm::test::expect_matches_fp64(kernel, problem({1000, 1100, 520}, tag), 7);
+}
+
+TEST(ch07_PipelinedGemm, MisalignedPointersTakeTheFourByteCopies) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);
+  for (const NamedKernel& kernel : kKernels)
+    for (const char* tag : {"CRR", "RRR"}) {
+      // A and B one float past a 16-byte boundary: a 16-byte cp.async there would fault.
+      const mm::CheckResult r = mm::check_gemm_kernel<float, float>(
+          problem({256, 256, 64}, tag), mm::test::shifted_by_one_float(kernel.launch), mm::DType::f32, 3);
+      EXPECT_TRUE(r.ok) << kernel.name << " " << tag << ": " << r.summary;
+    }
+}
+
+// ---- CPU: the kernel's block function on host threads ----
+//
+// pipelined_gemm_block is the whole kernel body (__host__ __device__): each block runs on
+// Cfg::kThreads std::threads with a std::barrier for __syncthreads(). On the host a cp.async is a
+// plain copy and cp_async_wait does nothing, so the ring's stage indices, the predicates, the
+// zero fill and the path choices are checked here; the asynchrony is the GPU tests' job.
+
+template <class Cfg, class Args>
+void emulate_grid(const Args& args, const GemmProblem& p) {
+  const dim3 grid = ch07::gemm_grid<Cfg>(p);
+  for (unsigned by = 0; by < grid.y; ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+      std::vector<mm::uint128_t> smem(Cfg::kSmemBytes / 16);  // 16-byte aligned, as the kernel's
+      std::barrier<> barrier(Cfg::kThreads);
+      auto sync_threads = [&barrier] { barrier.arrive_and_wait(); };
+      std::vector<std::thread> threads;
+      for (int t = 0; t < Cfg::kThreads; ++t)
+        threads.emplace_back([&, t] {
+          ch07::pipelined_gemm_block<Cfg>(args, int(bx), int(by), t, reinterpret_cast<float*>(smem.data()),
+                                          sync_threads);
+        });
+      for (std::thread& th : threads) th.join();
+    }
+}
+
+template <class Cfg>
+std::string emulate_and_check(const GemmProblem& p, int shift) {
+  return mm::test::run_on_host_and_check(p, shift, [&](const float* A, const float* B, float* C) {
+    ch07::with_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) { emulate_grid<Cfg>(args, p); });
+  });
+}
+
+template <class Cfg>
+void expect_host_emulation_matches(const char* name) {
+  // Partial tiles in M, N and K; one whole tile; shifted pointers (4-byte copies of an MN-major operand).
+  for (const char* tag : kLayouts)
+    for (Size s : {Size{130, 260, 20}, Size{Cfg::BM::value, Cfg::BN::value, 3 * Cfg::BK::value}})
+      for (int shift : {0, 1}) {
+        const std::string err = emulate_and_check<Cfg>(problem(s, tag), shift);
+        EXPECT_EQ(err, "") << name << " " << tag << " " << mm::test::size_name(s) << " shift " << shift;
+      }
+}
+
+TEST(ch07_HostEmulation, PipelinedTwoStages) { expect_host_emulation_matches<ch07::PipelinedCfg<2>>("pipelined_s2"); }
+TEST(ch07_HostEmulation, PipelinedFourStages) { expect_host_emulation_matches<ch07::PipelinedCfg<4>>("pipelined_s4"); }
+TEST(ch07_HostEmulation, WarpTiled) { expect_host_emulation_matches<ch07::WarpTiledCfg>("warp_tiled"); }
+TEST(ch07_HostEmulation, BigTile) { expect_host_emulation_matches<ch07::BigTileCfg>("big_tile"); }
+
+// ---- CPU: what the layouts promise ----
+
+// The shared-memory offsets thread t reads for one k with its 128-bit loads: the start of each run of
+// 4 (a float4) of A and of B.
+template <class Cfg>
+std::pair<std::vector<int>, std::vector<int>> vector_starts(int t, int k) {
+  std::vector<int> offset(std::size_t(std::max(mm::cosize_v<typename Cfg::SmemLayoutA>,
+                                               mm::cosize_v<typename Cfg::SmemLayoutB>)));
+  for (std::size_t i = 0; i < offset.size(); ++i) offset[i] = int(i);
+  auto sA = mm::make_tensor(offset.data(), typename Cfg::SmemLayoutA{});  // (BM,BK,S) -> offset
+  auto sB = mm::make_tensor(offset.data(), typename Cfg::SmemLayoutB{});  // (BN,BK,S) -> offset
+  typename Cfg::TiledMma mma;
+  auto a = mma.get_slice(t).partition_A(sA(mm::_, mm::_, 0))(mm::_, mm::_, k);  // (MMA,MMA_M)
+  auto b = mma.get_slice(t).partition_B(sB(mm::_, mm::_, 0))(mm::_, mm::_, k);  // (MMA,MMA_N)
+  std::pair<std::vector<int>, std::vector<int>> r;
+  for (int i = 0; i < int(mm::size(a)); i += 4) {
+    for (int j = 1; j < 4; ++j) EXPECT_EQ(a(i + j), a(i) + j) << "A: thread " << t << " value " << i + j;
+    r.first.push_back(a(i));
+  }
+  for (int i = 0; i < int(mm::size(b)); i += 4) {
+    for (int j = 1; j < 4; ++j) EXPECT_EQ(b(i + j), b(i) + j) << "B: thread " << t << " value " << i + j;
+    r.second.push_back(b(i));
+  }
+  return r;
+}
+
+// Wavefronts of one LDS.128 instruction (run `run` of every lane of warp `w`): per half-warp, the
+// distinct 16-byte vectors, 8 per wavefront, if they fall on distinct bank groups.
+template <class Cfg>
+int lds128_wavefronts(int w, int k, bool operand_a, int run) {
+  int wavefronts = 0;
+  for (int half = 0; half < 2; ++half) {
+    std::set<int> vectors;
+    for (int lane = 16 * half; lane < 16 * half + 16; ++lane) {
+      auto [a, b] = vector_starts<Cfg>(32 * w + lane, k);
+      const int v = (operand_a ? a : b)[std::size_t(run)];
+      EXPECT_EQ(v % 4, 0) << "a 128-bit load must be 16-byte aligned";
+      vectors.insert(v / 4);
+    }
+    std::set<int> bank_groups;
+    for (int v : vectors) bank_groups.insert(v % 8);
+    const int needed = int((vectors.size() + 7) / 8);
+    // Distinct vectors on the same bank group of one wavefront would be a conflict: count the worst.
+    int worst = 0;
+    for (int g = 0; g < 8; ++g) {
+      int n = 0;
+      for (int v : vectors) n += v % 8 == g;
+      worst = std::max(worst, n);
+    }
+    wavefronts += std::max(needed, worst);
+  }
+  return wavefronts;
+}
+
+TEST(ch07_Wavefronts, PlainNumberingCostsFourPerLoadOfAWarpNumberingTwo) {
+  // Chapter 06's numbering: half a warp spans 16 rows of A, 16 vectors, 2 wavefronts per half.
+  EXPECT_EQ(lds128_wavefronts<ch07::PipelinedCfg<3>>(0, 0, true, 0), 4);
+  EXPECT_EQ(lds128_wavefronts<ch07::PipelinedCfg<3>>(0, 0, false, 0), 2);
+  for (int w = 0; w < 8; ++w)
+    for (int k : {0, 5})
+      for (int run = 0; run < 2; ++run) {
+        EXPECT_EQ(lds128_wavefronts<ch07::WarpTiledCfg>(w, k, true, run), 2) << "warp " << w << " k " << k;
+        EXPECT_EQ(lds128_wavefronts<ch07::WarpTiledCfg>(w, k, false, run), 2) << "warp " << w << " k " << k;
+      }
+  for (int run = 0; run < 4; ++run) EXPECT_EQ(lds128_wavefronts<ch07::BigTileCfg>(3, 7, false, run), 2);
+}
+
+// A warp of the K-major copy writes 32 floats (4 MN × 8 k) to 32 different banks: no conflict.
+template <class Cfg, int MN>
+void expect_k_major_copy_conflict_free() {
+  std::vector<int> offset(std::size_t(mm::cosize_v<typename Cfg::SmemLayoutA> + mm::cosize_v<typename Cfg::SmemLayoutB>));
+  for (std::size_t i = 0; i < offset.size(); ++i) offset[i] = int(i);
+  using L = std::conditional_t<MN == Cfg::BM::value, typename Cfg::SmemLayoutA, typename Cfg::SmemLayoutB>;
+  auto s = mm::make_tensor(offset.data(), L{})(mm::_, mm::_, 1);  // (MN,BK) of stage 1
+  const auto copy = Cfg::template k_major_copy<MN>();
+  for (int w = 0; w < Cfg::kThreads / 32; ++w) {
+    const int values = int(mm::size(copy.get_slice(0).partition_D(s)));
+    for (int v = 0; v < values; ++v) {
+      std::set<int> banks;
+      for (int lane = 0; lane < 32; ++lane) banks.insert(copy.get_slice(32 * w + lane).partition_D(s)(v) % 32);
+      EXPECT_EQ(banks.size(), 32u) << "warp " << w << " value " << v;
+    }
+  }
+}
+
+TEST(ch07_SharedMemory, KMajorCopyIsConflictFree) {
+  expect_k_major_copy_conflict_free<ch07::PipelinedCfg<3>, 128>();
+  expect_k_major_copy_conflict_free<ch07::BigTileCfg, 128>();
+  expect_k_major_copy_conflict_free<ch07::BigTileCfg, 256>();
+}
+
+template <class Cfg>
+void expect_every_element_of_c_owned_once() {
+  typename Cfg::TiledMma mma;
+  constexpr int bm = Cfg::BM::value, bn = Cfg::BN::value;
+  auto tile = mm::make_identity_tensor(mm::make_shape(mm::Int<bm>{}, mm::Int<bn>{}));  // (BM,BN) -> (m,n)
+  std::vector<int> hits(std::size_t(bm * bn), 0);
+  for (int t = 0; t < Cfg::kThreads; ++t) {
+    auto part = mma.get_slice(t).partition_C(tile);  // (MMA,MMA_M,MMA_N) -> (m,n)
+    for (int i = 0; i < int(mm::size(part)); ++i) {
+      auto c = part(i);
+      ++hits[std::size_t(int(mm::get<0>(c)) + bm * int(mm::get<1>(c)))];
+    }
+  }
+  int missed = 0, twice = 0;
+  for (int h : hits) missed += h == 0, twice += h > 1;
+  EXPECT_EQ(missed, 0);
+  EXPECT_EQ(twice, 0);
+}
+
+TEST(ch07_TiledMma, EveryElementOfCIsOwnedOnce) {
+  expect_every_element_of_c_owned_once<ch07::PipelinedCfg<2>>();
+  expect_every_element_of_c_owned_once<ch07::WarpTiledCfg>();
+  expect_every_element_of_c_owned_once<ch07::BigTileCfg>();
+}
+
+// A warp of warp_tiled owns a 64×32 block of C (two runs of 32 rows, two of 16 columns).
+TEST(ch07_TiledMma, AWarpOwnsA64x32BlockOfC) {
+  ch07::WarpTiledCfg::TiledMma mma;
+  auto tile = mm::make_identity_tensor(mm::make_shape(mm::_128{}, mm::_128{}));
+  for (int w = 0; w < 8; ++w) {
+    std::set<int> rows, cols;
+    for (int lane = 0; lane < 32; ++lane) {
+      auto part = mma.get_slice(32 * w + lane).partition_C(tile);
+      for (int i = 0; i < int(mm::size(part)); ++i) {
+        rows.insert(int(mm::get<0>(part(i))));
+        cols.insert(int(mm::get<1>(part(i))));
+      }
+    }
+    EXPECT_EQ(rows.size(), 64u) << "warp " << w;
+    EXPECT_EQ(cols.size(), 32u) << "warp " << w;
+  }
+}
+
+// ---- CPU: grid, rejects, shared memory ----
+
+TEST(ch07_Launch, GridAndRejects) {
+  EXPECT_EQ(ch07::gemm_grid<ch07::BigTileCfg>(GemmProblem{300, 3000, 7}).x, 3u);   // ceil(300 / 128)
+  EXPECT_EQ(ch07::gemm_grid<ch07::BigTileCfg>(GemmProblem{300, 3000, 7}).y, 12u);  // ceil(3000 / 256)
+  EXPECT_EQ(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1, 1, 1}), "");
+  EXPECT_NE(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1, 65535 * 256 + 1, 1}), "");
+  EXPECT_THROW(ch07::launch_pipelined<ch07::BigTileCfg>(GemmProblem{1, 65535 * 256 + 1, 1}, nullptr, nullptr, nullptr,
+                                                        nullptr),
+               std::invalid_argument);
+}
+
+// A ring of S stages of (MN,BK) with k-rows of MN+4 floats ends at the last row's MN-th float: the
+// pad after it is never used. The B ring starts right after the A ring, still 16-byte aligned.
+TEST(ch07_Launch, SharedMemoryOfEachConfiguration) {
+  EXPECT_EQ(ch07::PipelinedCfg<2>::kSmemBytes, 2 * (2 * 8 * 132 - 4) * 4);            // 16.5 KB
+  EXPECT_EQ(ch07::PipelinedCfg<4>::kSmemBytes, 2 * (4 * 8 * 132 - 4) * 4);            // 33 KB
+  EXPECT_EQ(ch07::BigTileCfg::kSmemBytes, ((4 * 16 * 132 - 4) + (4 * 16 * 260 - 4)) * 4);  // 98 KB: past 48 KB
+  EXPECT_EQ(mm::cosize_v<ch07::BigTileCfg::SmemLayoutA> % 4, 0);
+}
+
+}  // namespace

@@ -74,18 +74,56 @@ MM_HD constexpr auto coalesce(Layout<S, D> const& l, Profile const& profile) {
 // ---- composition ---------------------------------------------------------------------------
 
 namespace detail {
-// Admissibility: `a` and `b` must divide one another. A compile error for static values,
-// a run-time check otherwise; never a silently wrong layout.
-template <class A, class B>
-MM_HD constexpr void check_divides(A const& a, B const& b, char const* msg) {
-  if constexpr (is_constant_v<A> && is_constant_v<B>) {
-    static_assert(A::value % B::value == 0 || B::value % A::value == 0,
-                  "inadmissible composition: a stride or shape of the right-hand layout does not "
-                  "divide (and is not divisible by) the left-hand layout's shape");
-  } else if constexpr (is_constant_value_v<1, A> || is_constant_value_v<1, B>) {
-    // 1 divides everything
+// Step 1 of A ∘ s:d for one mode of A (extent `si`, stride `di`) that the stride walk reaches
+// with `rest` of the stride d still to skip. Returns (extent, stride, rest of d for the next mode).
+// CuTe's stride divisibility condition: the rest of the stride swallows the mode (rest % si == 0)
+// or is shorter than it (rest < si). Three cases:
+//   rest % si == 0: every step jumps over the whole mode        -> (1, -, rest / si)
+//   si % rest == 0: the mode holds si / rest steps              -> (si / rest, di * rest, 1)
+//   otherwise (rest < si, rest does not divide si): the mode is "cut": only a walk of
+//   s <= ceil(si / rest) steps is a layout, since the next step would carry into the next mode
+//   with a remainder left in this one ((8,8):(8,1) ∘ 2:3 = 2:24, but ∘ 4:3 hits 0,24,48,9).
+// CuTe checks the cut case only by s % ceil(si/rest) == 0, which lets (8,8):(8,1) ∘ 6:3 through
+// as the wrong (3,2):(24,1) (index 3 is A(9) = 9, not 1): we require the walk to end in the mode.
+// A compile error for compile-time values, a run-time check (layout_check) otherwise.
+template <class SI, class DI, class Rest, class S>
+MM_HD constexpr auto divide_mode(SI const& si, DI const& di, Rest const& rest, S const& s) {
+  if constexpr (is_constant_v<SI> && is_constant_v<Rest>) {
+    constexpr int m = SI::value, r = Rest::value;
+    static_assert(r % m == 0 || r < m,
+                  "inadmissible composition: stride divisibility condition violated (CuTe's rule: the right-hand "
+                  "stride d, divided by the left-hand modes it skips, must be a multiple of the next mode's extent M "
+                  "or smaller than M)");
+    if constexpr (r % m == 0) {
+      return make_tuple(_1{}, di * si, C<r / m>{});
+    } else if constexpr (m % r == 0) {
+      return make_tuple(C<m / r>{}, di * rest, _1{});
+    } else {
+      constexpr int steps = (m + r - 1) / r;  // the steps of stride r that fit in the mode
+      if constexpr (is_constant_v<S>) {
+        static_assert(S::value <= steps,
+                      "inadmissible composition: the right-hand stride does not divide the left-hand mode it "
+                      "lands in, and the walk leaves that mode (only s <= ceil(M/d) steps of stride d form a "
+                      "layout)");
+      } else {
+        layout_check(s <= steps, "inadmissible composition: a stride that does not divide a mode walks out of it");
+      }
+      return make_tuple(C<steps>{}, di * rest, _1{});
+    }
+  } else if constexpr (is_constant_value_v<1, SI> || is_constant_value_v<1, Rest>) {
+    // 1 divides everything: no check, and the dividing case's arithmetic.
+    auto ns = shape_div_int(si, rest);
+    return make_tuple(ns, di * shape_div_int(si, ns), shape_div_int(rest, si));
   } else {
-    layout_check(a % b == 0 || b % a == 0, msg);
+    layout_check(rest % si == 0 || rest < si, "inadmissible composition: stride divisibility condition violated");
+    bool cut = rest % si != 0 && si % rest != 0;
+    layout_check(!cut || s <= (si + rest - 1) / rest,
+                 "inadmissible composition: a stride that does not divide a mode walks out of it");
+    // Dividing cases as in the static branch; a cut mode ends the walk, so its extent only
+    // needs to be >= s (step 2 keeps min(extent, s) = s): ceil(si / rest).
+    auto ns = cut ? (si + rest - 1) / rest : shape_div_int(si, rest);
+    auto nd = di * (cut ? rest : shape_div_int(si, ns));
+    return make_tuple(ns, nd, cut ? decltype(shape_div_int(rest, si))(1) : shape_div_int(rest, si));
   }
 }
 
@@ -96,11 +134,8 @@ MM_HD constexpr auto compose_mode(AS const& as, AD const& ad, S const& s, D cons
   // Step 1: skip d elements of A: every mode but the last is divided by what remains of d.
   auto step1 = fold(take<0, R - 1>(as), make_tuple(tuple<>{}, tuple<>{}, d, _0{}), [&](auto const& acc, auto const& si) {
     constexpr int i = value_v<decltype(get<3>(acc))>;
-    auto rest = get<2>(acc);
-    check_divides(si, rest, "inadmissible composition: stride divisibility condition violated");
-    auto ns = shape_div_int(si, rest);
-    auto nd = get<i>(ad) * shape_div_int(si, ns);
-    return make_tuple(append(get<0>(acc), ns), append(get<1>(acc), nd), shape_div_int(rest, si), Int<i + 1>{});
+    auto m = divide_mode(si, get<i>(ad), get<2>(acc), s);
+    return make_tuple(append(get<0>(acc), get<0>(m)), append(get<1>(acc), get<1>(m)), get<2>(m), Int<i + 1>{});
   });
   auto s1 = append(get<0>(step1), get<R - 1>(as));
   auto d1 = append(get<1>(step1), get<R - 1>(ad) * get<2>(step1));
@@ -140,8 +175,15 @@ MM_HD constexpr auto compose_mode(AS const& as, AD const& ad, S const& s, D cons
 
 /// Functional composition R = A ∘ B: R(c) = A(B(c)), with R's shape compatible with B's.
 /// `composition((6,2):(8,2), (4,3):(3,1)) = ((2,2),3):((24,2),8)`.
-/// B must be admissible for A (its strides and shapes divide A's shapes): otherwise a
-/// compile error (static layouts) or a run-time check (dynamic ones) stops it.
+/// B must be admissible for A, CuTe's rule walking B's stride d and shape s through A's
+/// modes M0, M1, ... (A coalesced; the last mode is unbounded):
+///  - stride divisibility: what is left of d at mode Mi is a multiple of Mi (it skips the
+///    mode) or smaller than Mi (it walks in it): `(8,8):(8,1) ∘ 2:3 = 2:24`;
+///  - shape divisibility: where the walk continues past a mode holding n steps, s is a
+///    multiple of n: `(4,3):(3,1) ∘ 6:2 = (2,3):(6,1)`;
+///  - and (stricter than CuTe, which computes a wrong layout there) a d that does not divide
+///    Mi must end the walk inside Mi: `(8,8):(8,1) ∘ 4:3` (0,24,48,9) is refused.
+/// A violation is a compile error for compile-time values, a run-time check otherwise.
 template <class SA, class DA, class SB, class DB>
 MM_HD constexpr auto composition(Layout<SA, DA> const& a, Layout<SB, DB> const& b) {
   if constexpr (is_tuple_v<SB>) {
@@ -265,8 +307,33 @@ MM_HD constexpr auto nontrivial_modes(Layout<S, D> const& l) {
 }
 }  // namespace detail
 
+namespace detail {
+// The complement's extent below the next stride `d` of `a`, in steps of `cur` (what the smaller
+// strides of `a` and the complement cover so far): d / cur, rounded down as CuTe does. The
+// strides need not divide one another: complement((4,6):(1,6), 24) is 1:0, the holes {4,5}
+// cannot be reached by a layout that repeats `a` and are left out. Only a quotient of 0 is an
+// error (CuTe's "Non-injective Layout"): d < cur, the mode of stride d falls inside the extent
+// of the smaller ones, so `a` is not injective ((2,2):(2,1)) or its modes interleave
+// ((2,2):(2,3), image 0,2,3,5): no layout then fills the holes.
+template <class D, class Cur>
+MM_HD constexpr auto complement_gap(D const& d, Cur const& cur) {
+  if constexpr (is_constant_value_v<1, Cur>) {
+    return d;
+  } else if constexpr (is_constant_v<D> && is_constant_v<Cur>) {
+    static_assert(D::value / Cur::value != 0,
+                  "complement: a stride is smaller than the extent covered by the smaller strides (the layout is "
+                  "not injective, or its modes interleave)");
+    return C<D::value / Cur::value>{};
+  } else {
+    layout_check(d / cur != 0, "complement: a stride is smaller than the extent covered by the smaller strides");
+    return d / cur;
+  }
+}
+}  // namespace detail
+
 /// The complement of `a` with respect to `cotarget`: a layout B, ordered and disjoint from
 /// `a`, such that (a, B) covers [0, cotarget) (rounded up). `complement(4:2, 24) = (2,3):(1,8)`.
+/// Strides need not divide one another (CuTe's rule): `complement((4,2):(1,10), 80) = (2,4):(4,20)`.
 /// The strides of `a` must be compile-time (they are sorted), or `a` must have one mode.
 template <class S, class D, class CoTarget>
 MM_HD constexpr auto complement(Layout<S, D> const& a, CoTarget const& cotarget) {
@@ -293,8 +360,8 @@ MM_HD constexpr auto complement(Layout<S, D> const& a, CoTarget const& cotarget)
                     [&](auto const& st, auto i) {
                       auto cur = get<2>(st);
                       auto di = get<i>(sd);
-                      detail::check_divides(di, cur, "complement: strides are not divisible (layout is not injective?)");
-                      return make_tuple(append(get<0>(st), shape_div_int(di, cur)), append(get<1>(st), cur), get<i>(ss) * di);
+                      return make_tuple(append(get<0>(st), detail::complement_gap(di, cur)), append(get<1>(st), cur),
+                                        get<i>(ss) * di);
                     });
     auto cur = get<2>(acc);
     auto rs = append(get<0>(acc), ceil_div_int(cotarget, cur));
@@ -322,6 +389,20 @@ MM_HD constexpr auto logical_divide(Layout<S, D> const& a, T const& tiler) {
 }
 
 namespace detail {
+// Mode I of a layout as a tuple of layouts: one per sub-mode if it is a tuple, itself if it is
+// an integer. What CuTe gets by slicing with `_` per sub-mode (its `repeat<1>(_)` is `_`):
+// the unpacking of tiled/flat divides and products, which must accept a rank-1 tile or rest.
+template <int I, class L>
+MM_HD constexpr auto sub_layouts(L const& z) {
+  using SI = decltype(z.template shape<I>());
+  if constexpr (is_tuple_v<SI>) return index_apply<rank_v<SI>>([&](auto... i) { return make_tuple(layout<I, i>(z)...); });
+  else return make_tuple(layout<I>(z));
+}
+// The layout whose modes are the layouts of tuple `t`.
+template <class T>
+MM_HD constexpr auto layout_of_modes(T const& t) {
+  return index_apply<rank_v<T>>([&](auto... i) { return make_layout(get<i>(t)...); });
+}
 // ((tile modes...), (rest modes..., untouched modes...)) from a by-mode logical divide.
 template <int RT, class L>
 MM_HD constexpr auto zip_divided(L const& r) {
@@ -352,24 +433,19 @@ MM_HD constexpr auto zipped_divide(Layout<S, D> const& a, T const& tiler) {
 template <class S, class D, class T>
 MM_HD constexpr auto tiled_divide(Layout<S, D> const& a, T const& tiler) {
   auto z = zipped_divide(a, tiler);
-  constexpr int R1 = rank_v<decltype(z.template shape<1>())>;
-  return index_apply<R1>([&](auto... i) { return make_layout(layout<0>(z), layout<1, i>(z)...); });
+  return detail::layout_of_modes(tuple_cat(make_tuple(layout<0>(z)), detail::sub_layouts<1>(z)));
 }
 /// Like zipped_divide, with every mode unpacked: `(TileM, TileN, RestM, RestN)`.
 template <class S, class D, class T>
 MM_HD constexpr auto flat_divide(Layout<S, D> const& a, T const& tiler) {
   auto z = zipped_divide(a, tiler);
-  constexpr int R0 = rank_v<decltype(z.template shape<0>())>;
-  constexpr int R1 = rank_v<decltype(z.template shape<1>())>;
-  return index_apply<R0>([&](auto... i) {
-    return index_apply<R1>([&](auto... j) { return make_layout(layout<0, i>(z)..., layout<1, j>(z)...); });
-  });
+  return detail::layout_of_modes(tuple_cat(detail::sub_layouts<0>(z), detail::sub_layouts<1>(z)));
 }
 
 // ---- products ------------------------------------------------------------------------------
 
 /// `a` repeated in the arrangement of `b`: `(a, complement(a, size(a)*cosize(b)) ∘ b)`.
-/// `logical_product((2,2):(4,1), 6:1) = ((2,2),6):((4,1),2)`. A tuple `b` applies by mode.
+/// `logical_product((2,2):(4,1), 6:1) = ((2,2),(2,3)):((4,1),(2,8))`. A tuple `b` applies by mode.
 template <class S, class D, class T>
 MM_HD constexpr auto logical_product(Layout<S, D> const& a, T const& b) {
   if constexpr (is_layout_v<T>) {
@@ -394,18 +470,13 @@ MM_HD constexpr auto zipped_product(Layout<S, D> const& a, T const& b) {
 template <class S, class D, class T>
 MM_HD constexpr auto tiled_product(Layout<S, D> const& a, T const& b) {
   auto z = zipped_product(a, b);
-  constexpr int R1 = rank_v<decltype(z.template shape<1>())>;
-  if constexpr (!is_tuple_v<decltype(z.template shape<1>())>) return z;
-  else return index_apply<R1>([&](auto... i) { return make_layout(layout<0>(z), layout<1, i>(z)...); });
+  return detail::layout_of_modes(tuple_cat(make_tuple(layout<0>(z)), detail::sub_layouts<1>(z)));
 }
-/// zipped_product with every mode unpacked.
+/// zipped_product with every mode unpacked: `(BlockM, BlockN, RepM, RepN)`.
 template <class S, class D, class T>
 MM_HD constexpr auto flat_product(Layout<S, D> const& a, T const& b) {
   auto z = zipped_product(a, b);
-  return index_apply<rank_v<decltype(z.template shape<0>())>>([&](auto... i) {
-    return index_apply<rank_v<decltype(z.template shape<1>())>>(
-        [&](auto... j) { return make_layout(layout<0, i>(z)..., layout<1, j>(z)...); });
-  });
+  return detail::layout_of_modes(tuple_cat(detail::sub_layouts<0>(z), detail::sub_layouts<1>(z)));
 }
 
 namespace detail {
@@ -504,12 +575,21 @@ MM_HD constexpr auto left_inverse(Layout<S, D> const& l) {
 
 /// Repeats `block` (blocked_product) until it covers `target_shape`, column-major by
 /// default (LayoutRight: the repetitions go row-major); each mode is coalesced.
+/// `tile_to_shape((2,2):(1,2), (4,6)) = ((2,2),(2,3)):((1,4),(2,8))`. As in CuTe, a
+/// compile-time block must divide a compile-time target mode by mode (a partial block would
+/// make the result larger than the target).
 template <class S, class D, class TShape, class Order = LayoutLeft>
 MM_HD constexpr auto tile_to_shape(Layout<S, D> const& block, TShape const& target_shape, Order order = {}) {
   constexpr int R = rank_v<TShape>;
   static_assert(rank_v<S> <= R, "tile_to_shape: block has more modes than the target shape");
   auto target = product_each(target_shape);
   auto blk = product_each(append<R>(block.shape(), _1{}));
+  if constexpr (is_static_v<decltype(target)> && is_static_v<decltype(blk)>) {
+    constexpr bool divides = index_apply<R>([](auto... i) {
+      return ((value_v<decltype(get<i>(decltype(target){}))> % value_v<decltype(get<i>(decltype(blk){}))> == 0) && ...);
+    });
+    static_assert(divides, "tile_to_shape: the block's shape does not divide the target shape");
+  }
   auto reps = transform(target, blk, [](auto const& t, auto const& b) {
     return ceil_div_int(t, b);
   });
@@ -529,19 +609,29 @@ MM_HD constexpr auto map_leaves(Layout<S, D> const& l, F const& f) {
 
 /// The layout seen in units N times larger (e.g. float -> float4): the stride-1 mode
 /// shrinks by N, other strides are divided by N. `upcast<2>((4,3):(1,4)) = (2,3):(1,2)`.
+/// As in CuTe, a compile-time stride d < N divides N and its mode shrinks by N / d (the
+/// mode's d-spaced elements share units): `upcast<4>((8,3):(2,16)) = (4,3):(1,4)`.
+/// Run-time strides are assumed to be multiples of N.
 template <int N, class S, class D>
 MM_HD constexpr auto upcast(Layout<S, D> const& l) {
   auto leaf = [](auto const& s, auto const& d) {
     if constexpr (is_constant_value_v<0, decltype(d)>) return make_layout(s, d);
-    else if constexpr (is_constant_value_v<1, decltype(d)>) return make_layout(shape_div_int(s, Int<N>{}), d);
+    else if constexpr (is_constant_v<decltype(d)>)
+      return make_layout(shape_div_int(s, shape_div_int(Int<N>{}, d)), shape_div_int(d, Int<N>{}));
     else return make_layout(s, shape_div_int(d, Int<N>{}));
   };
   return detail::map_leaves(l, leaf);
 }
 /// The layout seen in units N times smaller (e.g. float4 -> float): the stride-1 mode
 /// grows by N, other strides are multiplied by N. `downcast<2>((2,3):(1,2)) = (4,3):(1,4)`.
+/// As in CuTe, the layout needs a compile-time stride-1 mode: that is where the N smaller
+/// elements of a unit go.
 template <int N, class S, class D>
 MM_HD constexpr auto downcast(Layout<S, D> const& l) {
+  constexpr bool has_unit_stride = index_apply<rank_v<decltype(flatten_to_tuple(l.stride()))>>([](auto... i) {
+    return (is_constant_value_v<1, decltype(get<i>(flatten_to_tuple(D{})))> || ...);
+  });
+  static_assert(has_unit_stride, "downcast: the layout has no stride-1 mode to hold the smaller elements");
   auto leaf = [](auto const& s, auto const& d) {
     if constexpr (is_constant_value_v<1, decltype(d)>) return make_layout(s * Int<N>{}, d);
     else return make_layout(s, d * Int<N>{});

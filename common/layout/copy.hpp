@@ -14,6 +14,7 @@
 //   copy(copyA, tAgA(_, _, _, k), tAsA);
 #pragma once
 
+#include "layout/swizzle.hpp"  // ComposedLayout: vectors into swizzled tiles are checked below
 #include "layout/tensor.hpp"
 
 namespace mm {
@@ -153,29 +154,105 @@ struct Copy_Atom {
   static_assert(NumVal >= 1 && sizeof(typename Op::SRegisters) % sizeof(T) == 0,
                 "Copy_Atom: the instruction's width must be a multiple of the element size");
 
-  /// Copies one vector: `src` and `dst` hold exactly NumVal elements, contiguous.
+  /// Copies one vector: `src` and `dst` hold exactly NumVal elements, contiguous (see
+  /// check_vector for what that means in a swizzled tile).
   template <class SE, class SL, class DE, class DL>
   MM_HD void call(Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) const {
-    check_vector<SL>();
-    check_vector<DL>();
+    check_vector(src);
+    check_vector(dst);
     Op::copy(*reinterpret_cast<typename Op::SRegisters const*>(&src(0)),
              *reinterpret_cast<typename Op::DRegisters*>(&dst(0)));
   }
   /// Copies one vector if `pred`; a zero-filling instruction (cp.async) writes zeros instead.
   template <class SE, class SL, class DE, class DL>
   MM_HD void call(Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst, bool pred) const {
-    check_vector<SL>();
-    check_vector<DL>();
+    check_vector(src);
+    check_vector(dst);
     auto const& s = *reinterpret_cast<typename Op::SRegisters const*>(&src(0));
     auto& d = *reinterpret_cast<typename Op::DRegisters*>(&dst(0));
     if constexpr (requires { Op::copy(s, d, true); }) Op::copy(s, d, pred);
     else if (pred) Op::copy(s, d);
   }
 
- private:
-  // A vector must be contiguous: checked at compile time when the layout is static.
+  /// The rule for one vector (NumVal values, one instruction) to be contiguous in memory.
+  ///  - Plain layout: it coalesces to NumVal:1 (checked at compile time when static).
+  ///  - Swizzled layout Swizzle<B,M,S> ∘ offset ∘ L: the swizzle XORs bits at and above M, so
+  ///    it moves whole units of 2^M elements and keeps the order inside a unit. The vector is
+  ///    contiguous after the swizzle when (1) L's vector is contiguous (NumVal:1),
+  ///    (2) NumVal <= 2^M (NumVal * sizeof(T) bytes fit in a unit) and (3) it starts at a
+  ///    multiple of NumVal in L's index space (offset + L(0)), so it never straddles two units.
+  ///    (1) and (2) are compile-time checks. (3) is one when the start is a compile-time value;
+  ///    a run-time start (a stage sliced at run time, a thread's offset) is checked on the host
+  ///    (layout_check) and is a precondition on the device, where copy() has already checked
+  ///    at compile time that every vector of a partition starts at a multiple of NumVal from
+  ///    the partition's start (the static strides): what remains is the alignment of the
+  ///    partition's start, and a misaligned 16-byte access faults there anyway.
+  template <class Tn>
+  MM_HD static constexpr void check_vector(Tn const& t) {
+    using L = std::remove_cvref_t<decltype(t.layout())>;
+    if constexpr (is_composed_layout_v<L>) {
+      check_contiguous<typename L::layout_type>();
+      if constexpr (NumVal > 1) {
+        using Fn = typename L::fn_type;
+        if constexpr (requires { Fn::num_base; }) {
+          static_assert(NumVal <= (1 << Fn::num_base),
+                        "Copy_Atom: a vector must fit in the swizzle's unit of 2^M elements (Swizzle<B,M,S> moves "
+                        "whole units: NumVal * sizeof(T) must be at most 2^M * sizeof(T))");
+        } else {
+          static_assert(NumVal == 1, "Copy_Atom: a vector into a layout composed with a function other than a "
+                                     "Swizzle cannot be shown to be contiguous");
+        }
+        auto start = t.layout().offset_ + t.layout().layout_(_0{});
+        if constexpr (is_constant_v<decltype(start)>) {
+          static_assert(decltype(start)::value % NumVal == 0,
+                        "Copy_Atom: a vector into a swizzled layout must start at a multiple of NumVal (else it "
+                        "straddles two swizzle units)");
+        } else {
+#if !defined(__CUDA_ARCH__)
+          layout_check(start % NumVal == 0,
+                       "Copy_Atom: a vector into a swizzled layout must start at a multiple of NumVal (else it "
+                       "straddles two swizzle units)");
+#endif
+        }
+      }
+    } else {
+      check_contiguous<L>();
+    }
+  }
+
+  /// Compile-time part of the rule for a whole (CPY, REST) partition, the vectors of one copy:
+  /// in a swizzled layout with a compile-time inner layout, every vector starts at a multiple
+  /// of NumVal from the first when every stride of the partition divided into
+  /// ((NumVal), (CPY/NumVal, REST)) is, in its rest modes of extent > 1, a multiple of NumVal.
+  /// copy() and copy_if() call it once per partition; it is a type computation only.
   template <class L>
-  MM_HD static constexpr void check_vector() {
+  MM_HD static constexpr void check_vector_starts() {
+    if constexpr (is_composed_layout_v<L> && NumVal > 1) {
+      if constexpr (is_static_v<typename L::layout_type>) check_vector_starts_static<typename L::layout_type>();
+    }
+  }
+
+ private:
+  template <class Inner>
+  MM_HD static constexpr void check_vector_starts_static() {
+    using In = decltype(zipped_divide(Inner{}, make_shape(Int<NumVal>{})));  // ((NumVal), (CPY/NumVal, REST))
+    using RS = decltype(flatten_to_tuple(In{}.template shape<1>()));
+    using RD = decltype(flatten_to_tuple(In{}.template stride<1>()));
+    constexpr bool aligned = index_apply<rank_v<RS>>([](auto... i) {
+      return ([](auto ii) {
+        using Si = std::remove_cvref_t<decltype(get<ii>(RS{}))>;
+        using Di = std::remove_cvref_t<decltype(get<ii>(RD{}))>;
+        if constexpr (is_constant_value_v<1, Si> || !is_constant_v<Di>) return true;
+        else return Di::value % NumVal == 0;
+      }(i) && ...);
+    });
+    static_assert(aligned, "Copy_Atom: in a swizzled layout the vectors of a copy must start at multiples of NumVal "
+                           "(a rest stride is not a multiple of NumVal, so some vector straddles two swizzle units)");
+  }
+
+  // Plain layouts: a vector must be contiguous, checked at compile time when the layout is static.
+  template <class L>
+  MM_HD static constexpr void check_contiguous() {
     if constexpr (is_static_v<L>) {
       static_assert(size_v<L> == NumVal, "Copy_Atom: a vector must have NumVal elements");
       if constexpr (NumVal > 1)
@@ -191,9 +268,12 @@ namespace detail {
 template <class T>
 MM_HD constexpr auto group_rest(T&& t) {
   using L = std::remove_cvref_t<decltype(t.layout())>;
-  constexpr int R = rank_v<typename L::shape_type>;
-  if constexpr (R == 1) return with_layout(t, make_layout(t.layout(), Layout<_1, _0>{}));
-  else return with_layout(t, group<1, R>(t.layout()));
+  constexpr int R = rank_v<typename L::shape_type>;  // Layout and ComposedLayout alike
+  // transform_inner: a swizzled (composed) layout is regrouped inside, its swizzle kept.
+  if constexpr (R == 1)
+    return with_layout(t, transform_inner(t.layout(), [](auto const& l) { return make_layout(l, Layout<_1, _0>{}); }));
+  else
+    return with_layout(t, transform_inner(t.layout(), [](auto const& l) { return group<1, R>(l); }));
 }
 }  // namespace detail
 
@@ -204,6 +284,8 @@ MM_HD void copy(Copy_Atom<Op, T> const& atom, Tensor<SE, SL> const& src, Tensor<
   constexpr int V = Copy_Atom<Op, T>::NumVal;
   auto s = detail::group_rest(src);  // (CPY, REST)
   auto d = detail::group_rest(dst);
+  Copy_Atom<Op, T>::template check_vector_starts<std::remove_cvref_t<decltype(s.layout())>>();
+  Copy_Atom<Op, T>::template check_vector_starts<std::remove_cvref_t<decltype(d.layout())>>();
 MM_UNROLL
   for (int r = 0; r < int(size<1>(d)); ++r) {
     auto sv = zipped_divide(s(_, r), make_shape(Int<V>{}));  // ((V), (CPY/V))
@@ -225,6 +307,8 @@ MM_HD void copy_if(Copy_Atom<Op, T> const& atom, P const& pred, Tensor<SE, SL> c
   auto s = detail::group_rest(src);
   auto d = detail::group_rest(dst);
   auto p = detail::group_rest(pred);
+  Copy_Atom<Op, T>::template check_vector_starts<std::remove_cvref_t<decltype(s.layout())>>();
+  Copy_Atom<Op, T>::template check_vector_starts<std::remove_cvref_t<decltype(d.layout())>>();
 MM_UNROLL
   for (int r = 0; r < int(size<1>(d)); ++r) {
     auto sv = zipped_divide(s(_, r), make_shape(Int<V>{}));

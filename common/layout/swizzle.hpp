@@ -4,6 +4,18 @@
 //   offset ^ ((offset & yyy_mask) >> S)
 // `composition(Swizzle<3,2,3>{}, layout)` is the layout followed by the swizzle: same shape,
 // the indices permuted within each 2^(B+M+S) block so that a column walk hits different banks.
+//
+// A swizzled shared-memory tile of fp32, (MN, BK, stage) = (128, 8, 3), column-major inside:
+//
+//   auto sA_layout = composition(Swizzle<3,2,5>{}, make_layout(make_shape(_128{}, _8{}, _3{})));
+//   // index (m,k,s) = m + 128 k + 1024 s; the swizzle XORs bits [7,10) (k) into bits [2,5):
+//   // the 16-byte unit (4 floats, 2^M with M = 2) of m is permuted by k, units stay whole.
+//   auto sA  = make_tensor(make_smem_ptr(smem), sA_layout);
+//   auto sAs = sA(_, _, stage);   // a stage: the offset 1024 * stage stays before the swizzle
+//
+// A ComposedLayout has the interface of a Layout (shape_type, shape(), operator(), slicing,
+// the divides and products of its inner layout), so tensors, TiledCopy and TiledMMA take it
+// as they take a Layout; copy.hpp checks that a vector never straddles a swizzle unit.
 #pragma once
 
 #include "layout/tensor.hpp"
@@ -36,10 +48,43 @@ struct Swizzle {
   MM_HD static constexpr int block_size() { return 1 << (B + M + (S > 0 ? S : -S)); }
 };
 
+namespace detail {
+// log2 of a power of two, at compile time.
+constexpr int log2_pow2(int n) { return n <= 1 ? 0 : 1 + log2_pow2(n / 2); }
+}  // namespace detail
+
+/// The swizzle seen in units N times larger (float -> float4): the unit of 2^M elements
+/// becomes 2^M / N of the larger ones, `upcast<4>(Swizzle<3,2,5>) = Swizzle<3,0,5>`. N must
+/// be a power of two no larger than 2^M: a larger unit would be split by the swizzle (CuTe
+/// then drops swizzle bits; we refuse).
+template <int N, int B, int M, int S>
+MM_HD constexpr auto upcast(Swizzle<B, M, S> const&) {
+  static_assert(N > 0 && (N & (N - 1)) == 0, "upcast<N>(Swizzle): N must be a power of two");
+  constexpr int log2n = detail::log2_pow2(N);
+  static_assert(log2n <= M, "upcast<N>(Swizzle<B,M,S>): N is larger than the swizzle's unit of 2^M elements, which "
+                            "would split a unit across the XOR");
+  return Swizzle<B, M - log2n, S>{};
+}
+/// The swizzle seen in units N times smaller (float4 -> float): `downcast<4>(Swizzle<3,0,5>) =
+/// Swizzle<3,2,5>`, N a power of two.
+template <int N, int B, int M, int S>
+MM_HD constexpr auto downcast(Swizzle<B, M, S> const&) {
+  static_assert(N > 0 && (N & (N - 1)) == 0, "downcast<N>(Swizzle): N must be a power of two");
+  return Swizzle<B, M + detail::log2_pow2(N), S>{};
+}
+
 /// A layout followed by a function: index(c) = fn(offset + layout(c)). The offset keeps a
 /// sliced swizzled layout exact (the swizzle is not linear, so it cannot move into a pointer).
+/// It has a Layout's member types and accessors (shape_type, shape(), stride() of the inner
+/// layout), so code written for layouts (partitioning, copies, MMAs) takes it unchanged.
 template <class Fn, class Offset, class L>
 struct ComposedLayout {
+  using fn_type = Fn;                                 ///< The function applied last.
+  using offset_type = Offset;                         ///< The offset's type (`_0` until sliced).
+  using layout_type = L;                              ///< The inner layout's type.
+  using shape_type = typename L::shape_type;          ///< The shape's type (that of the inner layout).
+  using stride_type = typename L::stride_type;        ///< The inner layout's stride type.
+
   Fn fn_;                                 ///< Applied last (a Swizzle).
   Offset offset_;                         ///< Added before fn.
   [[no_unique_address]] L layout_;        ///< The inner layout.
@@ -64,6 +109,12 @@ struct ComposedLayout {
     return (*this)(make_coord(c0, c1, cs...));
   }
 };
+
+/// True for ComposedLayout.
+template <class T>
+inline constexpr bool is_composed_layout_v = false;
+template <class Fn, class O, class L>
+inline constexpr bool is_composed_layout_v<ComposedLayout<Fn, O, L>> = true;
 
 /// `fn ∘ layout` (with offset 0): `composition(Swizzle<3,3,3>{}, Layout<Shape<_8,_64>, Stride<_64,_1>>{})`.
 template <int B, int M, int S, class Sh, class St>
@@ -125,6 +176,101 @@ template <int... I, class Fn, class O, class L>
 MM_HD constexpr auto layout(ComposedLayout<Fn, O, L> const& c) {
   return make_composed_layout(c.fn_, c.offset_, layout<I...>(c.layout_));
 }
+/// Mode I of the composed layout (as `get<I>` on a tuple).
+template <std::size_t I, class Fn, class O, class L>
+MM_HD constexpr auto get(ComposedLayout<Fn, O, L> const& c) { return layout<int(I)>(c); }
+/// Modes [B, E) of the inner layout.
+template <int B, int E, class Fn, class O, class L>
+MM_HD constexpr auto take(ComposedLayout<Fn, O, L> const& c) {
+  return make_composed_layout(c.fn_, c.offset_, take<B, E>(c.layout_));
+}
+/// The inner layout flattened.
+template <class Fn, class O, class L>
+MM_HD constexpr auto flatten(ComposedLayout<Fn, O, L> const& c) {
+  return make_composed_layout(c.fn_, c.offset_, flatten(c.layout_));
+}
+/// The inner layout coalesced: the same function (the inner layout's 1-D function does not
+/// change), fewest modes.
+template <class Fn, class O, class L>
+MM_HD constexpr auto coalesce(ComposedLayout<Fn, O, L> const& c) {
+  return make_composed_layout(c.fn_, c.offset_, coalesce(c.layout_));
+}
+/// The inner layout coalesced mode by mode (`profile` as for a Layout).
+template <class Fn, class O, class L, class Profile>
+MM_HD constexpr auto coalesce(ComposedLayout<Fn, O, L> const& c, Profile const& profile) {
+  return make_composed_layout(c.fn_, c.offset_, coalesce(c.layout_, profile));
+}
+/// logical_product of the inner layout: the swizzled block repeated by `t`.
+template <class Fn, class O, class L, class T>
+MM_HD constexpr auto logical_product(ComposedLayout<Fn, O, L> const& c, T const& t) {
+  return make_composed_layout(c.fn_, c.offset_, logical_product(c.layout_, t));
+}
+/// zipped_product of the inner layout.
+template <class Fn, class O, class L, class T>
+MM_HD constexpr auto zipped_product(ComposedLayout<Fn, O, L> const& c, T const& t) {
+  return make_composed_layout(c.fn_, c.offset_, zipped_product(c.layout_, t));
+}
+/// tiled_product of the inner layout.
+template <class Fn, class O, class L, class T>
+MM_HD constexpr auto tiled_product(ComposedLayout<Fn, O, L> const& c, T const& t) {
+  return make_composed_layout(c.fn_, c.offset_, tiled_product(c.layout_, t));
+}
+/// flat_product of the inner layout.
+template <class Fn, class O, class L, class T>
+MM_HD constexpr auto flat_product(ComposedLayout<Fn, O, L> const& c, T const& t) {
+  return make_composed_layout(c.fn_, c.offset_, flat_product(c.layout_, t));
+}
+/// blocked_product of the inner layout with the layout `b`.
+template <class Fn, class O, class L, class SB, class DB>
+MM_HD constexpr auto blocked_product(ComposedLayout<Fn, O, L> const& c, Layout<SB, DB> const& b) {
+  return make_composed_layout(c.fn_, c.offset_, blocked_product(c.layout_, b));
+}
+/// raked_product of the inner layout with the layout `b`.
+template <class Fn, class O, class L, class SB, class DB>
+MM_HD constexpr auto raked_product(ComposedLayout<Fn, O, L> const& c, Layout<SB, DB> const& b) {
+  return make_composed_layout(c.fn_, c.offset_, raked_product(c.layout_, b));
+}
+/// A swizzled block (a "swizzle atom") repeated to cover `target_shape`: the swizzle is kept,
+/// the inner layout is tile_to_shape'd. `tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (128,64))`
+/// = `Sw<3,3,3> o (128,64):(64,1)`. The swizzle, a function of the index, applies to the whole
+/// tile; it repeats every 2^(B+M+S) indices, so every copy of the block is swizzled alike when
+/// the block's cosize is a multiple of that period (as for the usual atoms, 512 here). Otherwise
+/// the result is still a bijection, but the copies are permuted differently (not an error, as in CuTe).
+template <class Fn, class O, class L, class TShape, class Order = LayoutLeft>
+MM_HD constexpr auto tile_to_shape(ComposedLayout<Fn, O, L> const& c, TShape const& target_shape, Order order = {}) {
+  return make_composed_layout(c.fn_, c.offset_, tile_to_shape(c.layout_, target_shape, order));
+}
+
+namespace detail {
+// The offset seen in units N times larger; it must be a whole number of units.
+template <int N, class O>
+MM_HD constexpr auto upcast_offset(O const& o) {
+  if constexpr (is_constant_v<O>) {
+    static_assert(O::value % N == 0, "upcast<N>(ComposedLayout): the offset is not a multiple of N");
+    return C<O::value / N>{};
+  } else {
+    layout_check(o % N == 0, "upcast<N>(ComposedLayout): the offset is not a multiple of N");
+    return o / N;
+  }
+}
+}  // namespace detail
+
+/// The swizzled layout seen in units N times larger (float -> float4, for 128-bit accesses):
+/// swizzle, offset and inner layout each upcast, as CuTe does. The swizzle's unit shrinks:
+/// `upcast<4>(Sw<3,2,5> o (128,8):(1,128)) = Sw<3,0,5> o (32,8):(1,32)`. N larger than the
+/// unit (2^M elements) is refused (a unit would be split), as is an offset that is not a
+/// multiple of N (compile-time offsets at compile time; run-time ones by layout_check).
+template <int N, int B, int M, int S, class O, class L>
+MM_HD constexpr auto upcast(ComposedLayout<Swizzle<B, M, S>, O, L> const& c) {
+  return make_composed_layout(upcast<N>(c.fn_), detail::upcast_offset<N>(c.offset_), upcast<N>(c.layout_));
+}
+/// The swizzled layout seen in units N times smaller (float4 -> float): the swizzle's unit
+/// grows, `downcast<4>(Sw<3,0,5> o (32,8):(1,32)) = Sw<3,2,5> o (128,8):(1,128)`.
+template <int N, int B, int M, int S, class O, class L>
+MM_HD constexpr auto downcast(ComposedLayout<Swizzle<B, M, S>, O, L> const& c) {
+  return make_composed_layout(downcast<N>(c.fn_), c.offset_ * Int<N>{}, downcast<N>(c.layout_));
+}
+
 /// Codomain size: the inner layout's, rounded up to whole swizzle blocks.
 template <class Fn, class O, class L>
 MM_HD constexpr auto cosize(ComposedLayout<Fn, O, L> const& c) {

@@ -1,0 +1,49 @@
+// Compiled (not run) by CTest, one case per MM_CASE_* macro: each breaks one compile-time rule of
+// the layout library and must not compile, with a message naming the rule (checked by
+// tests/layout/CMakeLists.txt); the control (no case) must compile.
+#include "layout/all.hpp"
+
+namespace {
+using namespace mm;
+using Vec4 = Copy_Atom<UniversalCopy<mm::uint128_t>, float>;  // 4 floats per instruction
+alignas(16) float smem_buf[1024];
+alignas(16) float regs_buf[8];
+float* const smem = smem_buf;  // pointers, as a kernel has them (an array does not decay in make_tensor)
+float* const regs = regs_buf;
+}  // namespace
+
+int main() {
+  auto r4 = make_tensor(regs, Layout<_4, _1>{});
+#if defined(MM_CASE_COMPLEMENT_NOT_INJECTIVE)
+  // (2,2):(2,3), image 0,2,3,5: stride 2 covers [0,4) in steps of 2 and the stride 3 falls
+  // inside it, so no layout fills the holes (CuTe: "Non-injective Layout detected").
+  auto c = complement(Layout<Shape<_2, _2>, Stride<_2, _3>>{}, _24{});
+  (void)c;
+#elif defined(MM_CASE_TILE_TO_SHAPE)
+  auto t = tile_to_shape(Layout<Shape<_3, _2>>{}, make_shape(_8{}, _4{}));  // 3 does not divide 8
+  (void)t;
+#elif defined(MM_CASE_VECTOR_UNIT)
+  // Swizzle<3,1,5> keeps units of 2 floats: a float4 would be split between two units.
+  Vec4{}.call(make_tensor(smem, composition(Swizzle<3, 1, 5>{}, Layout<_4, _1>{})), std::move(r4));
+#elif defined(MM_CASE_VECTOR_START)
+  // 4 floats from index 2: half in one swizzle unit, half in the next.
+  Vec4{}.call(make_tensor(smem, make_composed_layout(Swizzle<3, 2, 5>{}, _2{}, Layout<_4, _1>{})), std::move(r4));
+#elif defined(MM_CASE_VECTOR_STARTS)
+  // Two vectors, at 0 and 6: the second straddles the units [4,8) and [8,12).
+  auto dst = make_tensor(smem, composition(Swizzle<3, 2, 5>{}, Layout<Shape<_4, _2>, Stride<_1, _6>>{}));
+  copy(Vec4{}, make_tensor(regs, Layout<Shape<_4, _2>>{}), dst);
+#elif defined(MM_CASE_VECTOR_CONTIGUOUS)
+  Vec4{}.call(make_tensor(smem, composition(Swizzle<3, 2, 5>{}, Layout<_4, _2>{})), std::move(r4));
+#elif defined(MM_CASE_UPCAST_SPLITS_UNIT)
+  auto u = upcast<8>(composition(Swizzle<3, 2, 5>{}, make_layout(make_shape(_128{}, _8{}))));
+  (void)u;
+#else
+  // The controls: a float4 into a whole unit, and a copy of two vectors at 0 and 8.
+  Vec4{}.call(make_tensor(smem, composition(Swizzle<3, 2, 5>{}, Layout<_4, _1>{})), std::move(r4));
+  auto dst = make_tensor(smem, composition(Swizzle<3, 2, 5>{}, Layout<Shape<_4, _2>, Stride<_1, _8>>{}));
+  copy(Vec4{}, make_tensor(regs, Layout<Shape<_4, _2>>{}), dst);
+  auto u = upcast<4>(composition(Swizzle<3, 2, 5>{}, make_layout(make_shape(_128{}, _8{}))));
+  static_assert(std::is_same_v<decltype(u.fn_), Swizzle<3, 0, 5>>);
+#endif
+  return 0;
+}

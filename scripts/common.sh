@@ -31,6 +31,24 @@ mm_check_tools() {
   command -v python3 >/dev/null 2>&1 || die "python3 not found: the plots need Python 3 (Debian: apt-get install python3 python3-venv)"
 }
 
+# The name of GPU 0 as nvidia-smi gives it ("NVIDIA H200"); prints nothing (status 1) without a GPU.
+mm_gpu_name() {
+  local list gpu
+  list="$(nvidia-smi -L 2>/dev/null || true)"
+  [[ "$list" == GPU* ]] || return 1
+  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null || true)"
+  [ -n "$gpu" ] || gpu="$(sed -n '1s/^GPU [0-9]*: \(.*\) (UUID.*/\1/p' <<<"$list")"
+  echo "${gpu:-GPU}"
+}
+
+# The directory name of a GPU's results under plots/data/: "NVIDIA H200" -> "h200";
+# "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3".
+mm_gpu_slug() {
+  local slug
+  slug="$(tr '[:upper:]' '[:lower:]' <<<"$1" | sed -e 's/^nvidia //' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//')"
+  echo "${slug:-gpu}"
+}
+
 # The CUDA toolkit's cuobjdump, if it has one that can disassemble: PATH, $CUDA_HOME/bin,
 # $CUDA_PATH/bin, next to nvcc ($CUDACXX or the nvcc on PATH, symlinks followed), /usr/local/cuda/bin.
 # `cuobjdump -sass` runs nvdisasm (a separate toolkit package), so one counts only with nvdisasm

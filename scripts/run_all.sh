@@ -23,13 +23,8 @@ for c in "${CHAPTERS[@]}"; do
 done
 [ "${#built[@]}" -gt 0 ] || die "no chapter binary in build/bin/"
 
-gpu_list="$(nvidia-smi -L 2>/dev/null || true)"
-if [[ "$gpu_list" == GPU* ]]; then
-  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null || true)"
-  [ -n "$gpu" ] || gpu="$(sed -n '1s/^GPU [0-9]*: \(.*\) (UUID.*/\1/p' <<<"$gpu_list")"
-  # "NVIDIA H200" -> "h200"; "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3"
-  slug="$(tr '[:upper:]' '[:lower:]' <<<"$gpu" | sed -e 's/^nvidia //' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//')"
-  [ -n "$slug" ] || slug="gpu"
+if gpu="$(mm_gpu_name)"; then
+  slug="$(mm_gpu_slug "$gpu")"   # the same directory as scripts/results_dir.sh (the chapter READMEs)
   out="plots/data/$slug"
   mkdir -p "$out"
   say "GPU: $gpu; results go to $out/"

@@ -3,13 +3,15 @@
 #
 #   scripts/test.sh [ctest arguments, e.g. -R plots]
 #
-# Needs the CUDA toolkit, CMake >= 3.25, Ninja, a C++ compiler and Python 3; installs the plotting
-# packages into .venv itself. Without a GPU the GPU tests are reported as skipped, not passed.
+# Needs the CUDA toolkit, CMake 3.25 to 4.x, Ninja, a C++ compiler and Python 3; installs matplotlib
+# into .venv itself, and NVIDIA's cuobjdump wheel only when the toolkit has no cuobjdump (offline,
+# with both already there, it needs no network). Without a GPU the GPU tests are reported as
+# skipped, not passed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 mm_check_tools
-mm_venv
+mm_venv tests
 mm_configure_and_build
 say "running the tests (ctest --preset default)"
 if ! ctest --preset default "$@"; then

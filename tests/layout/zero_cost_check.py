@@ -8,8 +8,10 @@ with `cuobjdump -sass`. Checks:
      sequence in its loop (SASS I2F.RP/MUFU.RCP, or the multiply-high of a division by a
      constant);
   2. the layout kernel has at most 110% of the twin's SASS instructions, whole kernel and loop.
-cuobjdump comes from PATH, the nvcc directory, or the pip package nvidia-cuda-cuobjdump of the
-Python running this script (tests/requirements.txt). Without it the check FAILS.
+cuobjdump comes from the CUDA toolkit (PATH, $CUDA_HOME, $CUDA_PATH, the nvcc directory,
+/usr/local/cuda/bin), else from the pip package nvidia-cuda-cuobjdump of the Python running this
+script (tests/requirements.txt; scripts/test.sh installs it only when the toolkit has no cuobjdump).
+Without it the check FAILS.
 Usage: <python> zero_cost_check.py <nvcc> <include dir> <kernels.cu> <work dir>
 """
 import os
@@ -80,14 +82,21 @@ def sass_loop(lines):
 
 
 def find_cuobjdump(nvcc):
-    """cuobjdump on PATH, else next to nvcc, else from the pip packages of the Python that runs
-    this script (nvidia-cuda-cuobjdump puts it in site-packages/nvidia/cu13/bin)."""
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    beside = os.path.join(os.path.dirname(nvcc), "cuobjdump")
-    if os.access(beside, os.X_OK):
-        return beside
+    """The CUDA toolkit's cuobjdump (PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, next to nvcc with and
+    without following symlinks, /usr/local/cuda/bin: the places scripts/common.sh looks), else the
+    one from the pip packages of the Python that runs this script (nvidia-cuda-cuobjdump puts it in
+    site-packages/nvidia/cu13/bin). `cuobjdump -sass` runs nvdisasm, a separate toolkit package: a
+    toolkit cuobjdump counts only with nvdisasm next to it, on PATH or at $NVDISASM_PATH."""
+    dirs = [os.path.dirname(p) for p in [shutil.which("cuobjdump")] if p]
+    dirs += [os.path.join(os.environ[v], "bin") for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    dirs += [os.path.dirname(nvcc), os.path.dirname(os.path.realpath(nvcc)), "/usr/local/cuda/bin"]
+    nvp = os.environ.get("NVDISASM_PATH") or ""
+    nvdisasm_elsewhere = bool(shutil.which("nvdisasm")) or os.path.isfile(nvp) or (
+        bool(nvp) and os.access(os.path.join(nvp, "nvdisasm"), os.X_OK))
+    for d in dirs:
+        cand = os.path.join(d, "cuobjdump")
+        if os.access(cand, os.X_OK) and (os.access(os.path.join(d, "nvdisasm"), os.X_OK) or nvdisasm_elsewhere):
+            return cand
     try:
         import nvidia  # the namespace package of NVIDIA's CUDA wheels
     except ImportError:
@@ -111,7 +120,8 @@ def main():
     flags = ["-std=c++20", "--expt-relaxed-constexpr", "-O3", "-arch=sm_90", "-I" + inc]
     cuobjdump = find_cuobjdump(nvcc)
     if not cuobjdump:
-        print(f"FAIL: cuobjdump not found: not on PATH, not next to {nvcc}, not in the pip package "
+        print(f"FAIL: cuobjdump not found: not on PATH, not in $CUDA_HOME/bin, $CUDA_PATH/bin, "
+              f"/usr/local/cuda/bin or next to {nvcc}, not in the pip package "
               f"nvidia-cuda-cuobjdump of {sys.executable}. Install it with "
               f"`{sys.executable} -m pip install -r tests/requirements.txt` (scripts/test.sh does), or put "
               f"the CUDA toolkit's cuobjdump on PATH.")

@@ -26,6 +26,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/launch.hpp"
+#include "harness/smem.hpp"
 #include "harness/problem.hpp"
 #include "layout/all.hpp"
 
@@ -63,7 +64,8 @@ using WarpThreads =
 
 /// A block tile of BM×BN, K steps of BK, a ring of Stages shared tiles, ThrM×ThrN compute threads
 /// numbered by ThrLayout, each owning RunsM×RunsN runs of 4×4 outputs of C.
-template <int BM_, int BN_, int BK_, int Stages_, class ThrLayout, int RunsM, int RunsN, Smem kSmem_, int MinBlocks_>
+template <int BM_, int BN_, int BK_, int Stages_, class ThrLayout, int RunsM, int RunsN, Smem kSmem_, int MinBlocks_,
+          bool kFragmentPipeline_ = false>
 struct Config {
   using BM = Int<BM_>;  ///< rows of C per block
   using BN = Int<BN_>;  ///< columns of C per block
@@ -71,6 +73,9 @@ struct Config {
   static constexpr int kStages = Stages_;       ///< shared-memory tiles in flight
   static constexpr int kMinBlocks = MinBlocks_;  ///< blocks per SM the register budget must allow
   static constexpr Smem kSmem = kSmem_;
+  /// Registers hold the fragments of two k: those of k+1 load from shared memory while k multiplies,
+  /// also across the barrier between K steps.
+  static constexpr bool kFragmentPipeline = kFragmentPipeline_;
   static constexpr int kThrM = size_v<decltype(layout<0>(ThrLayout{}))>;  ///< compute threads along M
   static constexpr int kThrN = size_v<decltype(layout<1>(ThrLayout{}))>;  ///< compute threads along N
   static constexpr int kThreads = kThrM * kThrN;                           ///< threads per block
@@ -200,15 +205,15 @@ MM_HD void issue_k_tile(TiledCopy const& tiled_copy, Src const& src, Crd const& 
   }
 }
 
-/// Copies 4·R floats of a thread's fragment from shared memory to registers as R 128-bit loads:
-/// `src` holds runs of 4 consecutive, 16-byte aligned floats (the MMA permutation makes them so).
+/// The 128-bit copy from shared memory to registers: the TiledMMA's permutation makes each run of
+/// 4 values of a thread's fragment 4 consecutive, 16-byte aligned floats (one LDS.128).
+using SmemToRegs = Copy_Atom<UniversalCopy<uint128_t>, float>;
+
+/// Copies the fragment of one k, (MMA,MMA_MN), as runs of 4: the two modes grouped into one, which
+/// the 128-bit atom divides into vectors of 4.
 template <class Src, class Dst>
-MM_HD void copy_runs_of_4(Src const& src, Dst&& dst) {
-  constexpr int n = size_v<std::remove_cvref_t<decltype(src.layout())>>;
-  static_assert(n % 4 == 0, "runs of 4");
-MM_UNROLL
-  for (int r = 0; r < n / 4; ++r)
-    *reinterpret_cast<float4*>(&dst(4 * r)) = *reinterpret_cast<float4 const*>(&src(4 * r));
+MM_HD void copy_fragment(Src const& src, Dst&& dst) {
+  copy(SmemToRegs{}, group_modes<0, 2>(src), group_modes<0, 2>(dst));
 }
 
 }  // namespace detail
@@ -260,9 +265,6 @@ MM_HD void pipelined_gemm_block(Args const& args, int block_m, int block_n, int 
   auto thr_mma = mma.get_slice(tid);
   auto tCgC = thr_mma.partition_C(gC);  // (MMA,MMA_M,MMA_N)
   auto tCcC = thr_mma.partition_C(kC);  // (MMA,MMA_M,MMA_N) -> (m,n)
-  // Registers for one k of A and of B: partitions of a (BM,1) and a (BN,1) slice of a stage.
-  auto tCrA = thr_mma.partition_fragment_A(local_tile(sA(_, _, 0), make_shape(BM{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_M,1)
-  auto tCrB = thr_mma.partition_fragment_B(local_tile(sB(_, _, 0), make_shape(BN{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_N,1)
   auto tCrC = thr_mma.make_fragment_C(tCgC);  // (MMA,MMA_M,MMA_N): the accumulators
   clear(tCrC);
 
@@ -280,26 +282,68 @@ MM_HD void pipelined_gemm_block(Args const& args, int block_m, int block_n, int 
     detail::issue_k_tile(args.copy_b, tBgB, tBcB, tBsB, shape(mB), b_rows && k_inside, kt);
   };
 
-  // Prologue: S-1 K steps in flight before the first multiply. Every iteration commits one group
-  // (empty past the last K step), so "S-2 groups may still be pending" always means "step kt landed".
+  // Prologue: S-1 K steps in flight before the first multiply. Every K step commits one group
+  // (empty past the last one), so "S-2 groups may still be pending" always means "the oldest landed".
   for (int s = 0; s < S - 1; ++s) {
     if (s < k_tiles) issue(s);
     cp_async_fence();
   }
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<S - 2>();  // this thread's copies of step kt have landed
-    sync_threads();          // everyone's have; and everyone has finished reading step kt-1's stage
-    // Refill the stage that step kt-1 used (the barrier above makes that safe) with step kt+S-1.
-    if (kt + S - 1 < k_tiles) issue(kt + S - 1);
-    cp_async_fence();
-    const int stage = kt % S;
-    auto tCsA_k = thr_mma.partition_A(sA(_, _, stage));  // (MMA,MMA_M,MMA_K)
-    auto tCsB_k = thr_mma.partition_B(sB(_, _, stage));  // (MMA,MMA_N,MMA_K)
+
+  if constexpr (!Cfg::kFragmentPipeline) {
+    // Registers for one k of A and of B: partitions of a (BM,1) and a (BN,1) slice of a stage.
+    auto tCrA = thr_mma.partition_fragment_A(local_tile(sA(_, _, 0), make_shape(BM{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_M,1)
+    auto tCrB = thr_mma.partition_fragment_B(local_tile(sB(_, _, 0), make_shape(BN{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_N,1)
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      cp_async_wait<S - 2>();  // this thread's copies of step kt have landed
+      sync_threads();          // everyone's have; and everyone has finished reading step kt-1's stage
+      // Refill the stage that step kt-1 used (the barrier above makes that safe) with step kt+S-1.
+      if (kt + S - 1 < k_tiles) issue(kt + S - 1);
+      cp_async_fence();
+      const int stage = kt % S;
+      auto tCsA = thr_mma.partition_A(sA(_, _, stage));  // (MMA,MMA_M,BK)
+      auto tCsB = thr_mma.partition_B(sB(_, _, stage));  // (MMA,MMA_N,BK)
 #pragma unroll
-    for (int kk = 0; kk < BK{}; ++kk) {
-      detail::copy_runs_of_4(tCsA_k(_, _, kk), tCrA(_, _, 0));  // (MMA,MMA_M): RunsM LDS.128
-      detail::copy_runs_of_4(tCsB_k(_, _, kk), tCrB(_, _, 0));  // (MMA,MMA_N): RunsN LDS.128
-      gemm(mma, tCrA, tCrB, tCrC);                               // (MMA,MMA_M,MMA_N) += outer product
+      for (int kk = 0; kk < BK{}; ++kk) {
+        detail::copy_fragment(tCsA(_, _, kk), tCrA(_, _, 0));  // RunsM LDS.128
+        detail::copy_fragment(tCsB(_, _, kk), tCrB(_, _, 0));  // RunsN LDS.128
+        gemm(mma, tCrA, tCrB, tCrC);                            // (MMA,MMA_M,MMA_N) += outer product
+      }
+    }
+  } else {
+    // Registers for two k: slot kk % 2 is multiplied while slot (kk+1) % 2 loads. The loads of the
+    // next K step's first k are issued right after the barrier that makes its stage readable, so
+    // the barrier's wait overlaps the multiply of the current step's last k.
+    auto tCrA = thr_mma.partition_fragment_A(local_tile(sA(_, _, 0), make_shape(BM{}, _2{}), make_coord(0, 0)));  // (MMA,MMA_M,2)
+    auto tCrB = thr_mma.partition_fragment_B(local_tile(sB(_, _, 0), make_shape(BN{}, _2{}), make_coord(0, 0)));  // (MMA,MMA_N,2)
+    cp_async_wait<S - 2>();
+    sync_threads();
+    int read_stage = 0;
+    auto tCsA = thr_mma.partition_A(sA(_, _, read_stage));  // (MMA,MMA_M,BK)
+    auto tCsB = thr_mma.partition_B(sB(_, _, read_stage));  // (MMA,MMA_N,BK)
+    detail::copy_fragment(tCsA(_, _, 0), tCrA(_, _, 0));
+    detail::copy_fragment(tCsB(_, _, 0), tCrB(_, _, 0));
+    for (int kt = 0; kt < k_tiles; ++kt) {
+#pragma unroll
+      for (int kk = 0; kk < BK{}; ++kk) {
+        if (kk == BK{} - 1) {
+          // Step kt+1 must have landed, and every thread must be done with step kt's stage
+          // (its last fragment was loaded one k ago) before step kt+S reuses it below.
+          cp_async_wait<S - 2>();
+          sync_threads();
+          read_stage = read_stage + 1 == S ? 0 : read_stage + 1;
+          tCsA = thr_mma.partition_A(sA(_, _, read_stage));
+          tCsB = thr_mma.partition_B(sB(_, _, read_stage));
+        }
+        const int kk_next = kk + 1 == BK{} ? 0 : kk + 1;
+        detail::copy_fragment(tCsA(_, _, kk_next), tCrA(_, _, (kk + 1) % 2));
+        detail::copy_fragment(tCsB(_, _, kk_next), tCrB(_, _, (kk + 1) % 2));
+        if (kk == 0) {
+          // Refill the stage step kt-1 used: everyone passed the barrier of step kt-1's last k.
+          if (kt + S - 1 < k_tiles) issue(kt + S - 1);
+          cp_async_fence();
+        }
+        gemm(mma, tCrA(_, _, kk % 2), tCrB(_, _, kk % 2), tCrC);
+      }
     }
   }
   cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
@@ -388,12 +432,7 @@ void launch_pipelined(const GemmProblem& p, const float* A, const float* B, floa
   if (std::string why = pipelined_rejects<Cfg>(p); !why.empty()) throw std::invalid_argument("pipelined_simt: " + why);
   with_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) {
     auto kernel = pipelined_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>;
-    static const bool opted_in = [&] {
-      if (Cfg::kSmemBytes > 48 * 1024)
-        MM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-      return true;
-    }();
-    (void)opted_in;
+    opt_in_dynamic_smem(kernel, Cfg::kSmemBytes);  // beyond 48 KB a kernel must ask (once)
     kernel<<<gemm_grid<Cfg>(p), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);
   });
 }

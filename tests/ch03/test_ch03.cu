@@ -56,6 +56,13 @@ TEST(ch03_TiledGemm, MatchesFp64ReferenceWithAnotherSeed) {
   for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, p, 7);
 }
 
+// More rows than 65535 blocks of 8 (the bug: the check itself failed to launch), and a wide C.
+TEST(ch03_TiledGemm, TallAndWideMatricesPassTheCheck) {
+  MM_REQUIRE_GPU();
+  for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
+  mm::test::expect_matches_fp64(kKernels[1], problem(mm::test::wide_size));
+}
+
 // ---- CPU: the grid covers C exactly once, the K loop covers K ----
 
 template <int TILE>

@@ -60,6 +60,14 @@ TEST(ch05_LayoutGemm, MatchesFp64ReferenceWithAnotherSeed) {
     for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem({300, 200, 100}, tag), 7);
 }
 
+// More rows than 65535 blocks of 8 (the bug: the check itself failed to launch), and a wide C
+// (N on grid y: 7813 tiles of 128).
+TEST(ch05_LayoutGemm, TallAndWideMatricesPassTheCheck) {
+  MM_REQUIRE_GPU();
+  for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
+  mm::test::expect_matches_fp64(kKernels[1], problem(mm::test::wide_size, "RCR"));
+}
+
 // ---- CPU: the rejects and the grid ----
 
 TEST(ch05_Launch, GridHasOneBlockPerTileOfC) {

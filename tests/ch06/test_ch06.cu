@@ -79,6 +79,14 @@ TEST(ch06_TiledCopyMmaGemm, AnotherSeed) {
     for (const char* tag : {"RRR", "RCR"}) mm::test::expect_matches_fp64(kernel, problem({300, 260, 72}, tag), 7);
 }
 
+// More rows than 65535 blocks of 8 (the bug: the check itself failed to launch), and a wide C
+// (N on grid y: 7813 tiles of 128).
+TEST(ch06_TiledCopyMmaGemm, TallAndWideMatricesPassTheCheck) {
+  MM_REQUIRE_GPU();
+  for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
+  mm::test::expect_matches_fp64(kKernels[2], problem(mm::test::wide_size, "RCR"));
+}
+
 TEST(ch06_TiledCopyMmaGemm, MisalignedPointerTakesTheScalarPath) {
   MM_REQUIRE_GPU();
   for (const NamedKernel& kernel : kKernels) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/cli.hpp"
+#include "harness/launch.hpp"
 
 namespace {
 
@@ -107,6 +108,17 @@ TEST(Cli, HelpExitsZeroWithText) {
     EXPECT_EQ(e.exit_code, 0);
     EXPECT_NE(std::string(e.what()).find("--sizes"), std::string::npos);
   }
+}
+
+// ---- Launch arithmetic (harness/launch.hpp) ----
+
+namespace launch = mm::launch;
+
+TEST(LaunchRule, CappedBlocksNeverExceedTheGridLimit) {
+  EXPECT_EQ(launch::capped_blocks(100, 8, launch::max_grid_y), 13);
+  EXPECT_EQ(launch::capped_blocks(65535 * 8, 8, launch::max_grid_y), 65535);
+  EXPECT_EQ(launch::capped_blocks(1000000, 8, launch::max_grid_y), 65535);  // the grid-stride loop does the rest
+  EXPECT_EQ(launch::capped_blocks(1000000, 32, launch::max_grid_x), 31250);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // The harness on the GPU: the device fill equals the host fill, poison makes
 // NaNs, cuBLAS passes the check in every storage order, the device reference
-// equals the host one, and timing returns sane numbers.
+// equals the host one (also for a C taller or wider than a grid dimension holds),
+// and timing returns sane numbers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "gpu_test.hpp"
 #include "harness/copy_runner.hpp"
@@ -44,6 +47,35 @@ TEST(GpuHarness, DeviceReferenceEqualsHostReference) {
     EXPECT_NEAR(dev.value[i], host.value[i], 1e-12);
     EXPECT_NEAR(dev.abs_sum[i], host.abs_sum[i], 1e-12);
   }
+}
+
+// M > 65535 * 8 rows: more blocks of 8 rows than grid y holds (the reference used to fail to launch
+// there), and the same along N. K is small so that the host reference stays fast.
+TEST(GpuHarness, DeviceReferenceTakesATallAndAWideC) {
+  MM_REQUIRE_GPU();
+  for (const mm::GemmProblem& p : {mm::GemmProblem{600000, 3, 2, mm::Order::row, mm::Order::col, mm::Order::row},
+                                   mm::GemmProblem{3, 600000, 2, mm::Order::col, mm::Order::row, mm::Order::col}}) {
+    mm::DeviceBuffer<float> a(p.m * p.k), b(p.k * p.n);
+    mm::fill_random(a, 5);
+    mm::fill_random(b, 6);
+    const mm::Reference dev = mm::reference_gemm_device(p, a.data(), b.data());
+    const mm::Reference host = mm::reference_gemm_host(p, a.download(), b.download());
+    ASSERT_EQ(dev.value.size(), host.value.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < dev.value.size(); ++i)
+      worst = std::max({worst, std::fabs(dev.value[i] - host.value[i]), std::fabs(dev.abs_sum[i] - host.abs_sum[i])});
+    EXPECT_LE(worst, 1e-12) << p.m << "x" << p.n << "x" << p.k;
+  }
+}
+
+// The checked path end to end at the shape of the bug report (1,000,000 x 64 x 64): cuBLAS passes.
+TEST(GpuHarness, CheckTakesATallProblem) {
+  MM_REQUIRE_GPU();
+  static mm::CublasGemm cublas;
+  const mm::GemmLaunch<float, float> run = [](const mm::GemmProblem& q, const float* a, const float* b, float* c,
+                                              cudaStream_t st) { cublas.gemm(q, mm::DType::f32, a, b, c, CUDA_R_32F, st); };
+  const mm::CheckResult r = mm::check_gemm_kernel(mm::GemmProblem{1000000, 64, 64}, run, mm::DType::f32);
+  EXPECT_TRUE(r.ok) << r.summary;
 }
 
 class CublasOrders : public ::testing::TestWithParam<const char*> {};

@@ -80,6 +80,13 @@ inline const std::vector<Size>& tile128_sizes() {
   return sizes;
 }
 
+/// A tall C, 1,000,000×64 (K = 64): more rows than grid y holds blocks of 8, where the harness's
+/// fp64 reference used to fail to launch; and the same transposed, a wide C. Each is one 256 MB
+/// matrix A (or B) and C: about a second per check.
+inline constexpr Size tall_size{1000000, 64, 64};
+/// See tall_size.
+inline constexpr Size wide_size{64, 1000000, 64};
+
 /// The problem of size `s` stored as `layout_tag` says ("RCR": A row-major, B column-major, C row-major).
 inline GemmProblem problem(const ProblemSize& s, const std::string& layout_tag = "RRR") {
   return make_problem(s, layout_tag);

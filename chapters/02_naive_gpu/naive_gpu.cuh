@@ -59,11 +59,15 @@ inline std::string naive_rejects(const GemmProblem& p, Mapping map) {
   if (ceil_div(along_y, naive_block_y) > max_grid_y)
     return std::string(map == Mapping::strided ? "needs N" : "needs M") + " <= " +
            std::to_string(max_grid_y * naive_block_y) + " (65535 blocks of 8 along grid y)";
-  return {};
+  // The kernel indexes with 32-bit ints (harness/launch.hpp, the 32-bit rule). Its tile is 1×1×1:
+  // a thread outside C returns before it computes an offset, so the largest offsets are those of
+  // the matrices' last elements. (Its row and column, up to the grid's extent rounded to whole
+  // blocks of 32 or 8, fit whenever M and N do: 2^31 is a multiple of both.)
+  return launch::int32_offset_rejects(p, 1, 1, 1);
 }
 
 /// C = A·B, all row-major, one thread per element of C. A is M×K, B is K×N, C is M×N.
-/// Index arithmetic in 32-bit ints: the harness keeps every matrix under 2^31 elements.
+/// Index arithmetic in 32-bit ints: naive_rejects refuses a problem whose offsets would not fit.
 template <Mapping map>
 __global__ void naive_gemm_kernel(int M, int N, int K, const float* A, const float* B, float* C) {
   const RowCol e = naive_element<map>(blockIdx, blockDim, threadIdx);

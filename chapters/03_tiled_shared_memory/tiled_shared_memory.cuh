@@ -57,7 +57,10 @@ std::string tiled_rejects(const GemmProblem& p) {
   if (ceil_div(p.m, TILE) > max_grid_y)
     return "needs M <= " + std::to_string(max_grid_y * TILE) + " (65535 tiles of " + std::to_string(TILE) +
            " rows along grid y)";
-  return {};
+  // The kernel indexes with 32-bit ints (harness/launch.hpp, the 32-bit rule). It forms offsets only
+  // inside the matrices, but its indices run over whole TILE×TILE tiles (k0 steps to the multiple of
+  // TILE past K): counting A, B and C rounded up to whole tiles bounds both, a little conservatively.
+  return launch::int32_offset_rejects(p, TILE, TILE, TILE);
 }
 
 /// C = A·B, all row-major: A is M×K, B is K×N, C is M×N. Any M, N, K ≥ 1: loads outside A or B

@@ -63,15 +63,16 @@ dim3 tile_grid(std::int64_t m, std::int64_t n) {
   return dim3(unsigned((n + BN - 1) / BN), unsigned((m + BM - 1) / BM));
 }
 
-/// Empty when a kernel with BM-row tiles takes an M×N matrix; otherwise the constraint it breaks.
+/// Empty when a kernel with BM×BM tiles takes an M×N matrix; otherwise the constraint it breaks.
+/// The offsets are 64-bit (row_major's stride), so a matrix may have more than 2^31 elements;
+/// M, N and the coordinates are ints (harness/launch.hpp, the 32-bit rule).
 template <int BM>
 std::string tile_rejects(std::int64_t m, std::int64_t n) {
   if (m < 1 || n < 1) return "needs M, N >= 1";
   if ((m + BM - 1) / BM > max_grid_y)
     return "needs M <= " + std::to_string(max_grid_y * BM) + " (65535 tiles of " + std::to_string(BM) +
            " rows along grid y)";
-  if (n > (std::int64_t(1) << 31) - 1 || m > (std::int64_t(1) << 31) - 1) return "needs M, N < 2^31";
-  return {};
+  return launch::int32_index_rejects(m, n, BM, BM);
 }
 
 // ---- Step 1: global -> shared -> global ---------------------------------------------------

@@ -267,16 +267,8 @@ inline std::string layout_gemm_rejects(const GemmProblem& p) {
   if (ceil_div(p.n, BN::value) > max_grid_y)
     return "needs N <= " + std::to_string(max_grid_y * BN::value) + " (65535 tiles of 128 columns along grid y)";
   // Offsets are 32-bit ints, also those of the out-of-range elements of a partial tile (computed,
-  // never read): the largest offset of each matrix, rounded up to whole tiles, must fit.
-  const auto max_offset = [](const MatrixShape& s, std::int64_t row_tile, std::int64_t col_tile) {
-    return (ceil_div(s.rows, row_tile) * row_tile - 1) * s.row_stride() +
-           (ceil_div(s.cols, col_tile) * col_tile - 1) * s.col_stride();
-  };
-  constexpr std::int64_t int_max = 2147483647;
-  if (max_offset(p.shape_a(), BM::value, BK::value) > int_max || max_offset(p.shape_b(), BK::value, BN::value) > int_max ||
-      max_offset(p.shape_c(), BM::value, BN::value) > int_max)
-    return "needs every matrix, rounded up to whole 128x8 / 128x128 tiles, to have offsets below 2^31 (32-bit indices)";
-  return {};
+  // never read): harness/launch.hpp's 32-bit rule, with the block tile.
+  return launch::int32_offset_rejects(p, BM::value, BN::value, BK::value);
 }
 
 /// Launches the kernel with the layouts of storage orders (OA, OB, OC).

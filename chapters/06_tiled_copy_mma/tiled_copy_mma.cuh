@@ -265,11 +265,12 @@ constexpr auto operand_copy() {
 }
 
 /// Empty when the kernels take `p`; otherwise the constraint it breaks (for GemmKernel::rejects).
-/// Any M, N, K and all eight storage orders are taken; only the grid's y limit remains.
+/// Any M, N, K and all eight storage orders are taken within the grid's y limit and chapter 05's
+/// 32-bit offsets: the strides are ints, and a partial tile's outside elements get offsets too.
 inline std::string tiled_rejects(const GemmProblem& p) {
   if (ceil_div(p.n, BN{}) > max_grid_y)
     return "needs N <= " + std::to_string(max_grid_y * BN{}) + " (65535 tiles of 128 columns along grid y)";
-  return {};
+  return launch::int32_offset_rejects(p, BM{}, BN{}, BK{});  // harness/launch.hpp, the 32-bit rule
 }
 
 /// The grid: blockIdx.x walks the tiles of M, blockIdx.y those of N.

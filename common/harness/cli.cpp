@@ -112,12 +112,14 @@ CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec) {
     o.sizes = spec.default_sizes;
   }
   const std::string size_flag = any_mnk ? (spec.has_k ? "--m/--n/--k" : "--m/--n") : "--sizes";
+  // Only the extents are limited here; whether a kernel's 32-bit offsets hold a matrix is that
+  // kernel's own `rejects` (the rule is written once, in harness/launch.hpp).
   for (const ProblemSize& s : o.sizes) {
-    const std::int64_t lim = spec.max_elements;
-    auto too_big = [&](std::int64_t r, std::int64_t c) { return r > lim / c; };
-    if (too_big(s.m, s.n) || (spec.has_k && (too_big(s.m, s.k) || too_big(s.k, s.n))))
+    const std::int64_t lim = spec.max_extent;
+    if (s.m > lim || s.n > lim || (spec.has_k && s.k > lim))
       reject(size_flag, std::to_string(s.m) + "x" + std::to_string(s.n) + (spec.has_k ? "x" + std::to_string(s.k) : "") +
-                            ": a matrix would exceed " + std::to_string(lim) + " elements (kernels index with 32-bit integers)");
+                            ": M, N" + (spec.has_k ? ", K" : "") + " must be at most " + std::to_string(lim) +
+                            " (32-bit sizes: cuBLAS's m, n, k and leading dimensions, every kernel's extents)");
   }
 
   o.reps = reps.empty() ? spec.default_reps : int(std::min<std::int64_t>(parse_int(reps, "--reps", 1), 1 << 20));

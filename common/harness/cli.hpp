@@ -31,7 +31,10 @@ struct CliSpec {
   int default_reps = 20;                ///< timed runs unless --reps says otherwise
   int default_warmup = 5;               ///< warm-up runs unless --warmup says otherwise
   bool has_k = true;                    ///< false for copy chapters: sizes are M×N
-  std::int64_t max_elements = (std::int64_t(1) << 31) - 1;  ///< per matrix: kernels index with 32-bit ints
+  /// @brief Largest M, N or K accepted: 2^31 - 1, as cuBLAS takes `int` m, n, k and leading dimensions
+  /// and every kernel `int` extents. Not a limit on elements per matrix: each kernel applies its own
+  /// (mm::launch, "the 32-bit rule").
+  std::int64_t max_extent = (std::int64_t(1) << 31) - 1;
   std::function<void(CLI::App&)> extra; ///< chapter-specific options, added before parsing
 };
 

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "harness/launch.hpp"
+
 namespace mm {
 namespace {
 
@@ -12,20 +14,25 @@ template <> __host__ __device__ double to_double<double>(double x) { return x; }
 
 // One thread per C element; threadIdx.x walks along n so that B and C reads of
 // a warp are contiguous for row-major B. Good enough: the reference runs once per size.
+// Both dimensions are grid-stride loops: grid y holds at most 65535 blocks, so a
+// tall C (M > 65535 * 8) is covered by blocks that step down by the grid's height,
+// and the launch never depends on the problem's shape being within a grid limit.
 template <class T>
 __global__ void reference_kernel(GemmProblem p, const T* a, const T* b, double* value, double* abs_sum) {
-  const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  const std::int64_t i = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y;
-  if (i >= p.m || j >= p.n) return;
   const MatrixShape sa = p.shape_a(), sb = p.shape_b();
-  double acc = 0, abs_acc = 0;
-  for (std::int64_t kk = 0; kk < p.k; ++kk) {
-    const double prod = to_double(a[sa.offset(i, kk)]) * to_double(b[sb.offset(kk, j)]);
-    acc += prod;
-    abs_acc += fabs(prod);
-  }
-  value[i * p.n + j] = acc;
-  abs_sum[i * p.n + j] = abs_acc;
+  const std::int64_t step_i = std::int64_t(gridDim.y) * blockDim.y;
+  const std::int64_t step_j = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y; i < p.m; i += step_i)
+    for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < p.n; j += step_j) {
+      double acc = 0, abs_acc = 0;
+      for (std::int64_t kk = 0; kk < p.k; ++kk) {
+        const double prod = to_double(a[sa.offset(i, kk)]) * to_double(b[sb.offset(kk, j)]);
+        acc += prod;
+        abs_acc += fabs(prod);
+      }
+      value[i * p.n + j] = acc;
+      abs_sum[i * p.n + j] = abs_acc;
+    }
 }
 
 }  // namespace
@@ -50,7 +57,10 @@ template <class T>
 Reference reference_gemm_device(const GemmProblem& p, const T* a, const T* b) {
   DeviceBuffer<double> value(p.m * p.n), abs_sum(p.m * p.n);
   const dim3 block(32, 8);
-  const dim3 grid(unsigned((p.n + 31) / 32), unsigned((p.m + 7) / 8));
+  // Enough blocks to fill the GPU many times over, never more than a grid dimension holds:
+  // the kernel's grid-stride loops cover the rest.
+  const dim3 grid(unsigned(launch::capped_blocks(p.n, block.x, launch::max_grid_x)),
+                  unsigned(launch::capped_blocks(p.m, block.y, launch::max_grid_y)));
   reference_kernel<<<grid, block>>>(p, a, b, value.data(), abs_sum.data());
   MM_CHECK_LAUNCH();
   MM_CUDA_CHECK(cudaDeviceSynchronize());

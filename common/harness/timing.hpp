@@ -13,7 +13,7 @@ namespace mm {
 struct TimingOptions {
   int warmup = 5;        ///< untimed runs first (module load, clocks ramping up, cuBLAS heuristics)
   int reps = 20;         ///< timed runs
-  bool flush_l2 = true;  ///< overwrite a buffer twice the L2's size before each timed run
+  bool flush_l2 = true;  ///< run flush_l2 before each timed run (outside the timed events)
 };
 
 /// @brief What was measured, in milliseconds.
@@ -22,6 +22,14 @@ struct Timing {
   double min_ms = 0;              ///< fastest timed run
   std::vector<float> samples_ms;  ///< every timed run, in order
 };
+
+/// @brief Leaves the L2 holding nothing of earlier work and nothing dirty: enqueues on `stream` a
+/// kernel that reads a zero-filled buffer twice the L2's size and writes nothing.
+///
+/// Reading evicts whatever earlier kernels left in the L2 and writes their dirty lines back now;
+/// what it leaves behind are clean lines, which the next kernel drops for free. A write (such as a
+/// cudaMemset) would leave dirty lines whose write-back lands inside the next timed kernel.
+void flush_l2(cudaStream_t stream);
 
 /// @brief Times `launch(stream)`: events are recorded around each run only, so the L2 flush is not counted.
 Timing time_on_gpu(const std::function<void(cudaStream_t)>& launch, const TimingOptions& opt = {});

@@ -109,23 +109,67 @@ MM_HD constexpr auto operator+(ScaledBasis<N, V> const& b, ArithTuple<T...> cons
 /// Coordinate plus coordinate.
 template <class... T, class... U>
 MM_HD constexpr auto operator+(ArithTuple<T...> const& a, ArithTuple<U...> const& b) { return detail::arith_add(a, b); }
-/// Coordinate plus 0 (a run-time or compile-time integer zero offset).
+// ---- A coordinate plus an integer: only zero has a meaning ----
+//
+// A layout's offset is a sum over its modes of coordinate × stride. For an identity tensor the
+// strides are basis vectors, so the sum is a coordinate, except for a mode of stride 0 (a
+// broadcast, or a size-1 mode), whose term is the integer coordinate × 0 and joins the sum as
+// a plain integer. Such a term is always zero, and adding zero changes no coordinate. A non-zero
+// integer has no meaning here: which mode would it move along? (CuTe, whose ArithmeticTuple and
+// ScaledBasis these mirror, defines the sum with the compile-time zero `_0` only; its integer
+// algebra makes `x * _0` the compile-time `_0`. Ours keeps `int * _0` a run-time int, so a
+// run-time zero arrives here as well.)
+//
+// So: a compile-time zero is accepted for free; a compile-time non-zero does not compile (no
+// operator+ matches); a run-time integer is checked to be zero (mm::layout_check: abort on the
+// host, trap on the device) instead of being dropped in silence. In the kernels the run-time
+// integer is a product `x * 0`, which the compiler folds to the constant 0, so the check folds
+// away with it (chapters 04-06 compile to the same SASS with and without it).
+
+namespace detail {
+/// True for an integer that may be added to a coordinate: any run-time integer (checked to be
+/// zero when added) and the compile-time zero; false for a compile-time non-zero.
+template <class I>
+inline constexpr bool zero_offset_candidate_v = is_integral_v<I> && (!is_constant_v<I> || is_constant_value_v<0, I>);
+
+/// Checks that a run-time offset added to a coordinate is zero (a compile-time one is `_0`).
+template <class I>
+MM_HD constexpr void check_zero_offset(I const& i) {
+  if constexpr (!is_constant_v<I>) {
+    // Only the failing path calls the (not constexpr) check: a zero stays a constant expression.
+    if (i != 0) layout_check(false, "a non-zero integer added to a coordinate (ArithTuple or ScaledBasis): no mode to add it to");
+  }
+}
+}  // namespace detail
+
+/// Coordinate plus a zero offset: the coordinate. A run-time integer is checked to be zero.
 template <class... T, class I>
-  requires(is_integral_v<I>)
-MM_HD constexpr auto operator+(ArithTuple<T...> const& a, I const&) { return a; }
-/// Basis vector plus an integer. The integer is always a zero offset here (it comes from a
-/// stride-0 or extent-1 mode), so the sum is the basis vector.
+  requires(detail::zero_offset_candidate_v<I>)
+MM_HD constexpr auto operator+(ArithTuple<T...> const& a, I const& i) {
+  detail::check_zero_offset(i);
+  return a;
+}
+/// Basis vector plus a zero offset: the basis vector. A run-time integer is checked to be zero.
 template <int N, class V, class I>
-  requires(is_integral_v<I>)
-MM_HD constexpr auto operator+(ScaledBasis<N, V> const& b, I const&) { return b; }
-/// Integer (a zero offset) plus basis vector.
+  requires(detail::zero_offset_candidate_v<I>)
+MM_HD constexpr auto operator+(ScaledBasis<N, V> const& b, I const& i) {
+  detail::check_zero_offset(i);
+  return b;
+}
+/// Zero offset plus basis vector: the basis vector. A run-time integer is checked to be zero.
 template <int N, class V, class I>
-  requires(is_integral_v<I>)
-MM_HD constexpr auto operator+(I const&, ScaledBasis<N, V> const& b) { return b; }
-/// Integer (a zero offset) plus coordinate.
+  requires(detail::zero_offset_candidate_v<I>)
+MM_HD constexpr auto operator+(I const& i, ScaledBasis<N, V> const& b) {
+  detail::check_zero_offset(i);
+  return b;
+}
+/// Zero offset plus coordinate: the coordinate. A run-time integer is checked to be zero.
 template <class... T, class I>
-  requires(is_integral_v<I>)
-MM_HD constexpr auto operator+(I const&, ArithTuple<T...> const& a) { return a; }
+  requires(detail::zero_offset_candidate_v<I>)
+MM_HD constexpr auto operator+(I const& i, ArithTuple<T...> const& a) {
+  detail::check_zero_offset(i);
+  return a;
+}
 /// Equality of basis vectors: different modes are never equal (a compile-time false).
 template <int N, class V, int M, class W>
 MM_HD constexpr auto operator==(ScaledBasis<N, V> const& a, ScaledBasis<M, W> const& b) {

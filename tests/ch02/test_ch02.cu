@@ -189,4 +189,16 @@ TEST(ch02_AccessPattern, StridedWarpTouchesThirtyTwoSectorsOfA) {
   EXPECT_EQ(s.c, 32u);  // and C is written one float per sector
 }
 
+// The naive kernel computes offsets only for elements inside the matrices (a thread outside C returns
+// first), so the 32-bit rule allows exactly 2^31 elements per matrix, with no rounding to tiles.
+TEST(ch02_NaiveGrid, RejectsOffsetsBeyond32Bits) {
+  for (Mapping map : {Mapping::strided, Mapping::coalesced}) {
+    EXPECT_EQ(mm::ch02::naive_rejects(GemmProblem{16384, 131072, 1}, map), "");  // C: 2^31 elements
+    EXPECT_NE(mm::ch02::naive_rejects(GemmProblem{16385, 131072, 1}, map), "");
+    EXPECT_EQ(mm::ch02::naive_rejects(GemmProblem{2, 1, 1073741824}, map), "");  // A: 2^31 elements
+    EXPECT_NE(mm::ch02::naive_rejects(GemmProblem{2, 1, 1073741825}, map), "");
+    EXPECT_EQ(mm::ch02::naive_rejects(GemmProblem{1, 1, 2147483647}, map), "");  // no K tiles to round
+  }
+}
+
 }  // namespace

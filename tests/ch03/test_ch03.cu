@@ -56,6 +56,13 @@ TEST(ch03_TiledGemm, MatchesFp64ReferenceWithAnotherSeed) {
   for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, p, 7);
 }
 
+// More rows than 65535 blocks of 8 (the bug: the check itself failed to launch), and a wide C.
+TEST(ch03_TiledGemm, TallAndWideMatricesPassTheCheck) {
+  MM_REQUIRE_GPU();
+  for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
+  mm::test::expect_matches_fp64(kKernels[1], problem(mm::test::wide_size));
+}
+
 // ---- CPU: the grid covers C exactly once, the K loop covers K ----
 
 template <int TILE>
@@ -112,11 +119,23 @@ TEST(ch03_TiledGrid, RejectsWhatTheGridCannotHold) {
   EXPECT_EQ(mm::ch03::tiled_rejects<32>(GemmProblem{65535 * 32, 1, 1}), "");
   EXPECT_NE(mm::ch03::tiled_rejects<32>(GemmProblem{65535 * 32 + 1, 1, 1}), "");
   EXPECT_NE(mm::ch03::tiled_rejects<16>(GemmProblem{65535 * 16 + 1, 1, 1}), "");
-  EXPECT_EQ(mm::ch03::tiled_rejects<16>(GemmProblem{1, 1 << 30, 1}), "");  // N is on x: 2^31 - 1 blocks allowed
+  EXPECT_EQ(mm::ch03::tiled_rejects<16>(GemmProblem{1, 1 << 26, 1}), "");  // N is on x: 2^22 blocks allowed
   GemmProblem col_major_a{64, 64, 64};
   col_major_a.a = mm::Order::col;
   EXPECT_NE(mm::ch03::tiled_rejects<32>(col_major_a), "");
   EXPECT_THROW(mm::ch03::launch_tiled_32(col_major_a, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);
+}
+
+// The tiled kernel covers every matrix with whole TILE×TILE tiles (its K loop steps past K to the next
+// multiple of TILE), so the 32-bit rule counts the rounded-up matrices.
+TEST(ch03_TiledGrid, RejectsOffsetsBeyond32Bits) {
+  EXPECT_EQ(mm::ch03::tiled_rejects<32>(GemmProblem{16384, 131072, 1}), "");  // C: 2^31 elements, whole tiles
+  EXPECT_NE(mm::ch03::tiled_rejects<32>(GemmProblem{16385, 131072, 1}), "");  // one more tile of rows
+  EXPECT_NE(mm::ch03::tiled_rejects<16>(GemmProblem{16385, 131072, 1}), "");
+  // A of 1 x (2^31 - 1) fits, but not rounded up to a 32-row tile (the naive kernel of chapter 02 takes it).
+  EXPECT_NE(mm::ch03::tiled_rejects<32>(GemmProblem{1, 1, 2147483647}), "");
+  EXPECT_THROW(mm::ch03::launch_tiled_32(GemmProblem{16385, 131072, 1}, nullptr, nullptr, nullptr, nullptr),
+               std::invalid_argument);
 }
 
 }  // namespace

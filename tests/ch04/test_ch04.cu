@@ -392,6 +392,13 @@ TEST(ch04_Launch, RejectsWhatTheGridCannotHold) {
   EXPECT_THROW(ch::launch_copy_smem(65535 * 32 + 1, 1, nullptr, nullptr, nullptr), std::invalid_argument);
 }
 
+// The copies' offsets are 64-bit: more than 2^31 elements is fine; M and N themselves are ints.
+TEST(ch04_Launch, TakesMoreThan2To31ElementsButNotIndicesBeyond32Bits) {
+  EXPECT_EQ(ch::tile_rejects<32>(65536, 65536), "");  // 2^32 elements
+  EXPECT_EQ(ch::tile_rejects<64>(1, 2147483647), "");
+  EXPECT_NE(ch::tile_rejects<32>(1, 2147483648), "");
+}
+
 TEST(ch04_Launch, Float4PathOnlyForRowsOfWholeFloat4) {
   alignas(16) static float buf[8];
   EXPECT_TRUE(ch::vec128_ok(4096, buf, buf));

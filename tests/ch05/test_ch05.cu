@@ -60,6 +60,14 @@ TEST(ch05_LayoutGemm, MatchesFp64ReferenceWithAnotherSeed) {
     for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem({300, 200, 100}, tag), 7);
 }
 
+// More rows than 65535 blocks of 8 (the bug: the check itself failed to launch), and a wide C
+// (N on grid y: 7813 tiles of 128).
+TEST(ch05_LayoutGemm, TallAndWideMatricesPassTheCheck) {
+  MM_REQUIRE_GPU();
+  for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
+  mm::test::expect_matches_fp64(kKernels[1], problem(mm::test::wide_size, "RCR"));
+}
+
 // ---- CPU: the rejects and the grid ----
 
 TEST(ch05_Launch, GridHasOneBlockPerTileOfC) {
@@ -73,6 +81,8 @@ TEST(ch05_Launch, RejectsWhatTheGridOrTheIndicesCannotHold) {
   EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{1, 65535 * 128 + 1, 1}), "");
   EXPECT_EQ(mm::ch05::layout_gemm_rejects(GemmProblem{std::int64_t(1) << 30, 1, 1}), "");  // M is on x
   EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{65536, 65536, 1}), "");              // C has 2^32 elements
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects(GemmProblem{16384, 131072, 1}), "");  // C: 2^31 elements in whole tiles
+  EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{16385, 131072, 1}), "");  // one more tile of rows
   // A of 16909320 x 127 has fewer than 2^31 elements, but its last tile of rows overhangs to
   // 16909440 rows, whose offsets (up to 16909440 * 127) do not fit; one tile fewer of rows does.
   EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{16909320, 1, 127}), "");

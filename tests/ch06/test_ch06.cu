@@ -79,6 +79,14 @@ TEST(ch06_TiledCopyMmaGemm, AnotherSeed) {
     for (const char* tag : {"RRR", "RCR"}) mm::test::expect_matches_fp64(kernel, problem({300, 260, 72}, tag), 7);
 }
 
+// More rows than 65535 blocks of 8 (the bug: the check itself failed to launch), and a wide C
+// (N on grid y: 7813 tiles of 128).
+TEST(ch06_TiledCopyMmaGemm, TallAndWideMatricesPassTheCheck) {
+  MM_REQUIRE_GPU();
+  for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
+  mm::test::expect_matches_fp64(kKernels[2], problem(mm::test::wide_size, "RCR"));
+}
+
 TEST(ch06_TiledCopyMmaGemm, MisalignedPointerTakesTheScalarPath) {
   MM_REQUIRE_GPU();
   for (const NamedKernel& kernel : kKernels) {
@@ -287,10 +295,21 @@ TEST(ch06_TiledGrid, XCountsTilesOfMYTilesOfN) {
   EXPECT_EQ(mm::ch06::tiled_grid(p).y, 24u);  // ceil(3000 / 128)
 }
 
-TEST(ch06_TiledGrid, TakesAnySizeUpToTheGridLimit) {
+TEST(ch06_TiledGrid, TakesAnySizeUpToTheGridLimitAnd32BitOffsets) {
   EXPECT_EQ(mm::ch06::tiled_rejects(GemmProblem{1, 1, 1}), "");
-  EXPECT_EQ(mm::ch06::tiled_rejects(GemmProblem{1 << 20, 65535 * 128, 1}), "");
+  EXPECT_EQ(mm::ch06::tiled_rejects(GemmProblem{1, 65535 * 128, 1}), "");  // the most tiles grid y holds
   EXPECT_NE(mm::ch06::tiled_rejects(GemmProblem{1, 65535 * 128 + 1, 1}), "");
+  // C of 2^20 x 65535*128 has 8.8e12 elements: within the grid, far beyond int offsets.
+  EXPECT_NE(mm::ch06::tiled_rejects(GemmProblem{1 << 20, 65535 * 128, 1}), "");
+  EXPECT_EQ(mm::ch06::tiled_rejects(GemmProblem{16384, 131072, 1}), "");  // C: 2^31 elements in whole tiles
+  EXPECT_NE(mm::ch06::tiled_rejects(GemmProblem{16385, 131072, 1}), "");  // one more tile of rows
+  // Chapter 05's kernels have the same tile and int offsets: the same answer, in every storage order.
+  for (const char* tag : {"RRR", "RCR", "CRR", "CCC"})
+    for (const mm::ProblemSize& s : {mm::ProblemSize{16909320, 1, 127}, {16909312, 1, 127}, {131072, 16385, 1},
+                                     {1, 1, 300000000}, {300, 200, 100}}) {
+      const GemmProblem p = problem(s, tag);
+      EXPECT_EQ(mm::ch06::tiled_rejects(p), mm::ch05::layout_gemm_rejects(p)) << tag << " " << size_name(p);
+    }
   EXPECT_THROW(mm::ch06::launch_tiled_prefetch(GemmProblem{1, 65535 * 128 + 1, 1}, nullptr, nullptr, nullptr, nullptr),
                std::invalid_argument);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/cli.hpp"
+#include "harness/launch.hpp"
 
 namespace {
 
@@ -88,8 +89,23 @@ TEST(Cli, RejectsIncompleteOrConflictingSizes) {
   expect_rejected({"--m", "4", "--n", "4", "--sizes", "8"}, "--sizes");
 }
 
-TEST(Cli, RejectsSizesBeyond32BitIndexing) {
-  expect_rejected({"--m", "100000", "--n", "100000", "--k", "1"}, "--m/--n/--k");
+// The command line limits M, N and K to 2^31 - 1 (cuBLAS's int sizes), exactly at the boundary.
+TEST(Cli, RejectsExtentsBeyond32Bits) {
+  expect_rejected({"--m", "2147483648", "--n", "1", "--k", "1"}, "--m/--n/--k");
+  expect_rejected({"--m", "1", "--n", "1", "--k", "2147483648"}, "--m/--n/--k");
+  expect_rejected({"--sizes", "1x2147483648x1"}, "--sizes");
+  EXPECT_EQ(parse({"--m", "2147483647", "--n", "1", "--k", "1"}).sizes,
+            (std::vector<mm::ProblemSize>{{2147483647, 1, 1}}));
+}
+
+// A matrix of more than 2^31 elements is not the command line's business: cuBLAS and 64-bit kernels
+// take it, and a 32-bit kernel refuses it itself (mm::launch::int32_offset_rejects).
+TEST(Cli, LeavesElementCountsToTheKernels) {
+  EXPECT_EQ(parse({"--m", "100000", "--n", "100000", "--k", "1"}).sizes,
+            (std::vector<mm::ProblemSize>{{100000, 100000, 1}}));
+  mm::CliSpec copy = spec();
+  copy.has_k = false;
+  EXPECT_EQ(parse({"--sizes", "65536x65536"}, copy).sizes, (std::vector<mm::ProblemSize>{{65536, 65536, 1}}));
 }
 
 TEST(Cli, RejectsUnknownKernelLayoutAndFlag) {
@@ -107,6 +123,55 @@ TEST(Cli, HelpExitsZeroWithText) {
     EXPECT_EQ(e.exit_code, 0);
     EXPECT_NE(std::string(e.what()).find("--sizes"), std::string::npos);
   }
+}
+
+// ---- Launch arithmetic and the 32-bit rule (harness/launch.hpp), at their boundaries ----
+
+using mm::GemmProblem;
+namespace launch = mm::launch;
+
+TEST(LaunchRule, TiledMaxOffsetRoundsRowsAndColumnsUpToWholeTiles) {
+  // 5x3 row-major, 4x2 tiles: covers 8x4, last offset 7*3 + 3*1 (beyond the 15 elements).
+  EXPECT_EQ(launch::tiled_max_offset(mm::MatrixShape{5, 3, mm::Order::row}, 4, 2), 24);
+  // The same matrix column-major: 7*1 + 3*5.
+  EXPECT_EQ(launch::tiled_max_offset(mm::MatrixShape{5, 3, mm::Order::col}, 4, 2), 22);
+  // Whole tiles: the last element itself.
+  EXPECT_EQ(launch::tiled_max_offset(mm::MatrixShape{8, 4, mm::Order::row}, 4, 2), 31);
+}
+
+TEST(LaunchRule, OffsetRuleAcceptsExactly2To31Elements) {
+  // C of 2^14 x 2^17 = 2^31 elements in whole 128x128 tiles: last offset 2^31 - 1, the largest int.
+  EXPECT_EQ(launch::int32_offset_rejects(GemmProblem{16384, 131072, 1}, 128, 128, 8), "");
+  // One more row is a whole tile more: 16512 x 131072 reaches beyond 2^31 - 1, and C is named.
+  const std::string why = launch::int32_offset_rejects(GemmProblem{16385, 131072, 1}, 128, 128, 8);
+  EXPECT_NE(why.find("C (16385x131072"), std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  // Without tiles (1x1x1) the same C is only one row larger, still beyond.
+  EXPECT_NE(launch::int32_offset_rejects(GemmProblem{16385, 131072, 1}, 1, 1, 1), "");
+  // The same sizes with the roles of A: M x K column-major, rounded to 128x8.
+  GemmProblem col_a{16384, 1, 131072, mm::Order::col};
+  EXPECT_EQ(launch::int32_offset_rejects(col_a, 128, 1, 8), "");
+  col_a.k += 1;  // 131073 columns round up to 131080: (16384 - 1) + (131080 - 1) * 16384 > 2^31 - 1
+  EXPECT_NE(launch::int32_offset_rejects(col_a, 128, 1, 8).find("A ("), std::string::npos);
+  // An extent beyond int is refused even where no offset would be (a 2^31 x 1 x 1 product).
+  EXPECT_NE(launch::int32_offset_rejects(GemmProblem{std::int64_t(1) << 31, 1, 1}, 1, 1, 1), "");
+}
+
+TEST(LaunchRule, IndexRuleForSixtyFourBitOffsets) {
+  // 64-bit offsets: a 2^31 - 1 by 2^31 - 1 matrix is fine, as long as every index of the tiles is an int.
+  EXPECT_EQ(launch::int32_index_rejects(2147483647, 2147483647, 32, 32), "");
+  EXPECT_NE(launch::int32_index_rejects(2147483648, 1, 32, 32), "");
+  EXPECT_NE(launch::int32_index_rejects(1, 2147483648, 32, 32), "");
+  // A tile that does not divide 2^31: 2^31 - 1 rounds up to 2^31 + 1 with tiles of 3 (index 2^31 too far).
+  EXPECT_NE(launch::int32_index_rejects(2147483647, 1, 3, 3), "");
+  EXPECT_EQ(launch::int32_index_rejects(2147483646, 1, 3, 3), "");
+}
+
+TEST(LaunchRule, CappedBlocksNeverExceedTheGridLimit) {
+  EXPECT_EQ(launch::capped_blocks(100, 8, launch::max_grid_y), 13);
+  EXPECT_EQ(launch::capped_blocks(65535 * 8, 8, launch::max_grid_y), 65535);
+  EXPECT_EQ(launch::capped_blocks(1000000, 8, launch::max_grid_y), 65535);  // the grid-stride loop does the rest
+  EXPECT_EQ(launch::capped_blocks(1000000, 32, launch::max_grid_x), 31250);
 }
 
 }  // namespace

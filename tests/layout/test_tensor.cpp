@@ -156,3 +156,54 @@ TEST(Predication, ElemLess) {
   EXPECT_FALSE(bool(elem_less(make_coord(4, 4), make_shape(4, 5))));
   static_assert(decltype(elem_less(make_coord(_1{}, _2{}), make_shape(_2{}, _3{})))::value);
 }
+
+// ---- A coordinate plus an integer (predicate.hpp): only zero has a meaning ----
+
+// Whether `a + b` compiles.
+template <class A, class B>
+concept Addable = requires(A const& a, B const& b) { a + b; };
+
+// The compile-time zero is accepted, a compile-time non-zero does not compile, a run-time integer
+// compiles (and is checked at run time).
+static_assert(Addable<ArithTuple<int, int>, _0> && Addable<_0, ArithTuple<int, int>>);
+static_assert(Addable<ScaledBasis<1, int>, _0> && Addable<_0, ScaledBasis<1, int>>);
+static_assert(!Addable<ArithTuple<int, int>, _1> && !Addable<_2, ArithTuple<int, int>>);
+static_assert(!Addable<ScaledBasis<1, int>, _1> && !Addable<_3, ScaledBasis<1, int>>);
+static_assert(Addable<ArithTuple<int, int>, int> && Addable<int, ScaledBasis<0, int>>);
+
+TEST(Predication, ZeroOffsetLeavesACoordinateUnchanged) {
+  const ArithTuple<int, int> c(3, 5);
+  const auto b = E<1>{} * 4;  // (0,4)
+  int zero = 0;               // a run-time zero, as `x * _0` produces
+  for (const auto& r : {c + _0{}, c + zero, _0{} + c, zero + c}) {
+    EXPECT_EQ(get<0>(r), 3);
+    EXPECT_EQ(get<1>(r), 5);
+  }
+  EXPECT_EQ((b + zero).value(), 4);
+  EXPECT_EQ((zero + b).value(), 4);
+  EXPECT_EQ((b + _0{}).value(), 4);
+}
+
+// Where a run-time zero really arrives: a thread's partition of a tile of coordinates has a size-1
+// mode of stride _0 (each thread holds one column of the 8), and a 1-D index i contributes
+// (i / 4) * _0, a run-time int 0. The coordinates must come out exact.
+TEST(Predication, PartitionWithAStrideZeroModeGivesExactCoordinates) {
+  const int M = 300, K = 20;
+  auto cA = make_identity_tensor(make_shape(M, K));                           // (M,K) -> (m,k)
+  auto tile = local_tile(cA, make_shape(_128{}, _8{}), make_coord(1, 2));     // (128,8) at (128,16)
+  auto part = local_partition(tile, make_layout(make_shape(_32{}, _8{})), 37);  // (4,1): thread (5,1)
+  static_assert(is_constant_value_v<0, decltype(get<1>(part.layout().stride()))>, "the size-1 mode has stride _0");
+  for (int i = 0; i < int(size(part)); ++i) {
+    EXPECT_EQ(int(get<0>(part(i))), 128 + 5 + 32 * i) << i;
+    EXPECT_EQ(int(get<1>(part(i))), 16 + 1) << i;
+  }
+}
+
+TEST(PredicationDeath, NonZeroRunTimeOffsetStops) {
+  volatile int one = 1;  // not a constant the compiler could see
+  const ArithTuple<int, int> c(3, 5);
+  EXPECT_DEATH((void)(c + int(one)), "non-zero integer added to a coordinate");
+  EXPECT_DEATH((void)(int(one) + c), "non-zero integer added to a coordinate");
+  EXPECT_DEATH((void)(E<0>{} + int(one)), "non-zero integer added to a coordinate");
+  EXPECT_DEATH((void)(int(one) + E<1>{}), "non-zero integer added to a coordinate");
+}

@@ -155,6 +155,8 @@ using WarpTiledCfg = Config<128, 128, 8, 3, Warp16x16, 2, 2, Smem::padded, 2>;
 using SwizzledCfg = Config<128, 128, 8, 3, Warp16x16, 2, 2, Smem::swizzled, 2>;
 /// big_tile: 128×256×16 block tiles, 16×16 threads of 8×16, 4 stages (96 KB), one block per SM.
 using BigTileCfg = Config<128, 256, 16, 4, Warp16x16, 2, 4, Smem::padded, 1>;
+/// big_tile_pipelined: big_tile with the fragments of the next k loading while this k multiplies.
+using BigTilePipelinedCfg = Config<128, 256, 16, 4, Warp16x16, 2, 4, Smem::padded, 1, true>;
 
 // ---- The kernel ----
 
@@ -216,156 +218,165 @@ MM_HD void copy_fragment(Src const& src, Dst&& dst) {
   copy(SmemToRegs{}, group_modes<0, 2>(src), group_modes<0, 2>(dst));
 }
 
+/// Slot `s` of a two-k register fragment (MMA,MMA_MN,2), as the one-k fragment (MMA,MMA_MN,1) that
+/// gemm() multiplies.
+template <class Frag>
+MM_HD auto k_slot(Frag& frag, int s) {
+  auto slot = frag(_, _, s);  // (MMA,MMA_MN)
+  return make_tensor(slot.data(), append(slot.layout(), Layout<_1, _0>{}));
+}
+
 }  // namespace detail
 
 /// What thread `tid` of block (block_m, block_n) does: C = A·B for any storage orders. A is seen as
-/// an (M,K) tensor, B as (N,K), C as (M,N). `smem` holds both rings (Cfg::kSmemBytes).
+/// an (M,K) tensor, B as (N,K), C as (M,N). `smem` holds both rings (Cfg::kSmemBytes). cp.async needs
+/// sm_80: a device pass for an older target compiles a stub (layout/arch.hpp), which the harness
+/// never launches; the host pass keeps the body for the CPU tests.
 template <class Cfg, class Args, class Barrier>
 MM_HD void pipelined_gemm_block(Args const& args, int block_m, int block_n, int tid, float* smem,
                                 Barrier const& sync_threads) {
-  using BM = typename Cfg::BM;
-  using BN = typename Cfg::BN;
-  using BK = typename Cfg::BK;
-  constexpr int S = Cfg::kStages;
-  using TiledMma = typename Cfg::TiledMma;
-  static_assert(TiledMma::size() == Cfg::kThreads, "one compute thread per thread of the block");
-  const int M = args.m, N = args.n, K = args.k;
-  TiledMma mma;
-  typename Cfg::CtaTiler cta_tiler;
-
-  // Whole matrices, and their coordinates (for predication) with the same shapes.
-  auto mA = make_tensor(make_gmem_ptr(args.a), make_shape(M, K), args.da);  // (M,K)
-  auto mB = make_tensor(make_gmem_ptr(args.b), make_shape(N, K), args.db);  // (N,K)
-  auto mC = make_tensor(make_gmem_ptr(args.c), make_shape(M, N), args.dc);  // (M,N)
-  auto cA = make_identity_tensor(shape(mA));                                 // (M,K) -> (m,k)
-  auto cB = make_identity_tensor(shape(mB));                                 // (N,K) -> (n,k)
-  auto cC = make_identity_tensor(shape(mC));                                 // (M,N) -> (m,n)
-
-  // This block's tiles, and the shared rings.
-  auto cta_coord = make_coord(block_m, block_n, _);
-  auto gA = local_tile(mA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k)
-  auto gB = local_tile(mB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k)
-  auto gC = local_tile(mC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)
-  auto kA = local_tile(cA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k) -> (m,k)
-  auto kB = local_tile(cB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k) -> (n,k)
-  auto kC = local_tile(cC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)   -> (m,n)
-  auto sA = make_tensor(make_smem_ptr(smem), typename Cfg::SmemLayoutA{});  // (BM,BK,S)
-  auto sB = make_tensor(make_smem_ptr(smem + cosize_v<typename Cfg::SmemLayoutA>),
-                        typename Cfg::SmemLayoutB{});                       // (BN,BK,S)
-
-  // Copy partitions: what this thread moves from global to shared memory.
-  auto thr_copy_a = args.copy_a.get_slice(tid);
-  auto tAgA = thr_copy_a.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
-  auto tAcA = thr_copy_a.partition_S(kA);  // (CPY,CPY_M,CPY_K,k) -> (m,k)
-  auto thr_copy_b = args.copy_b.get_slice(tid);
-  auto tBgB = thr_copy_b.partition_S(gB);  // (CPY,CPY_N,CPY_K,k)
-  auto tBcB = thr_copy_b.partition_S(kB);  // (CPY,CPY_N,CPY_K,k) -> (n,k)
-
-  // MMA partitions: what this thread accumulates (and, per stage below, reads from shared memory).
-  auto thr_mma = mma.get_slice(tid);
-  auto tCgC = thr_mma.partition_C(gC);  // (MMA,MMA_M,MMA_N)
-  auto tCcC = thr_mma.partition_C(kC);  // (MMA,MMA_M,MMA_N) -> (m,n)
-  auto tCrC = thr_mma.make_fragment_C(tCgC);  // (MMA,MMA_M,MMA_N): the accumulators
-  clear(tCrC);
-
-  // The unpredicated path needs the whole tile inside the matrix (block-uniform: no divergence) and,
-  // for 16-byte copies, aligned rows; along K it is decided per K step (only the last can be partial).
-  const bool a_rows = args.a_vec && (block_m + 1) * BM{} <= M;
-  const bool b_rows = args.b_vec && (block_n + 1) * BN{} <= N;
-  const int k_tiles = size<3>(tAgA);
-  auto issue = [&](int kt) {
-    const bool k_inside = (kt + 1) * BK{} <= K;
-    const int stage = kt % S;
-    auto tAsA = thr_copy_a.partition_D(sA(_, _, stage));  // (CPY,CPY_M,CPY_K)
-    auto tBsB = thr_copy_b.partition_D(sB(_, _, stage));  // (CPY,CPY_N,CPY_K)
-    detail::issue_k_tile(args.copy_a, tAgA, tAcA, tAsA, shape(mA), a_rows && k_inside, kt);
-    detail::issue_k_tile(args.copy_b, tBgB, tBcB, tBsB, shape(mB), b_rows && k_inside, kt);
-  };
-
-  // Prologue: S-1 K steps in flight before the first multiply. Every K step commits one group
-  // (empty past the last one), so "S-2 groups may still be pending" always means "the oldest landed".
-  for (int s = 0; s < S - 1; ++s) {
-    if (s < k_tiles) issue(s);
-    cp_async_fence();
-  }
-
-  if constexpr (!Cfg::kFragmentPipeline) {
-    // Registers for one k of A and of B: partitions of a (BM,1) and a (BN,1) slice of a stage.
-    auto tCrA = thr_mma.partition_fragment_A(local_tile(sA(_, _, 0), make_shape(BM{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_M,1)
-    auto tCrB = thr_mma.partition_fragment_B(local_tile(sB(_, _, 0), make_shape(BN{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_N,1)
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      cp_async_wait<S - 2>();  // this thread's copies of step kt have landed
-      sync_threads();          // everyone's have; and everyone has finished reading step kt-1's stage
-      // Refill the stage that step kt-1 used (the barrier above makes that safe) with step kt+S-1.
-      if (kt + S - 1 < k_tiles) issue(kt + S - 1);
-      cp_async_fence();
-      const int stage = kt % S;
-      auto tCsA = thr_mma.partition_A(sA(_, _, stage));  // (MMA,MMA_M,BK)
-      auto tCsB = thr_mma.partition_B(sB(_, _, stage));  // (MMA,MMA_N,BK)
-#pragma unroll
-      for (int kk = 0; kk < BK{}; ++kk) {
-        detail::copy_fragment(tCsA(_, _, kk), tCrA(_, _, 0));  // RunsM LDS.128
-        detail::copy_fragment(tCsB(_, _, kk), tCrB(_, _, 0));  // RunsN LDS.128
-        gemm(mma, tCrA, tCrB, tCrC);                            // (MMA,MMA_M,MMA_N) += outer product
-      }
-    }
-  } else {
-    // Registers for two k: slot kk % 2 is multiplied while slot (kk+1) % 2 loads. The loads of the
-    // next K step's first k are issued right after the barrier that makes its stage readable, so
-    // the barrier's wait overlaps the multiply of the current step's last k.
-    auto tCrA = thr_mma.partition_fragment_A(local_tile(sA(_, _, 0), make_shape(BM{}, _2{}), make_coord(0, 0)));  // (MMA,MMA_M,2)
-    auto tCrB = thr_mma.partition_fragment_B(local_tile(sB(_, _, 0), make_shape(BN{}, _2{}), make_coord(0, 0)));  // (MMA,MMA_N,2)
-    cp_async_wait<S - 2>();
-    sync_threads();
-    int read_stage = 0;
-    auto tCsA = thr_mma.partition_A(sA(_, _, read_stage));  // (MMA,MMA_M,BK)
-    auto tCsB = thr_mma.partition_B(sB(_, _, read_stage));  // (MMA,MMA_N,BK)
-    detail::copy_fragment(tCsA(_, _, 0), tCrA(_, _, 0));
-    detail::copy_fragment(tCsB(_, _, 0), tCrB(_, _, 0));
-    for (int kt = 0; kt < k_tiles; ++kt) {
-#pragma unroll
-      for (int kk = 0; kk < BK{}; ++kk) {
-        if (kk == BK{} - 1) {
-          // Step kt+1 must have landed, and every thread must be done with step kt's stage
-          // (its last fragment was loaded one k ago) before step kt+S reuses it below.
-          cp_async_wait<S - 2>();
-          sync_threads();
-          read_stage = read_stage + 1 == S ? 0 : read_stage + 1;
-          tCsA = thr_mma.partition_A(sA(_, _, read_stage));
-          tCsB = thr_mma.partition_B(sB(_, _, read_stage));
-        }
-        const int kk_next = kk + 1 == BK{} ? 0 : kk + 1;
-        detail::copy_fragment(tCsA(_, _, kk_next), tCrA(_, _, (kk + 1) % 2));
-        detail::copy_fragment(tCsB(_, _, kk_next), tCrB(_, _, (kk + 1) % 2));
-        if (kk == 0) {
-          // Refill the stage step kt-1 used: everyone passed the barrier of step kt-1's last k.
-          if (kt + S - 1 < k_tiles) issue(kt + S - 1);
-          cp_async_fence();
-        }
-        gemm(mma, tCrA(_, _, kk % 2), tCrB(_, _, kk % 2), tCrC);
-      }
-    }
-  }
-  cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
-
-  // Epilogue: each thread writes its accumulators, the ones inside C.
-#pragma unroll
-  for (int i = 0; i < size(tCrC); ++i)
-    if (elem_less(tCcC(i), shape(mC))) tCgC(i) = tCrC(i);
-}
-
-/// The kernel: one block per BM×BN tile of C, blockIdx.x along M, blockIdx.y along N; shared memory
-/// is dynamic (Cfg::kSmemBytes, which may exceed 48 KB). cp.async needs sm_80: other targets compile
-/// a stub (layout/arch.hpp) that the harness never launches.
-template <class Cfg, class Args>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) pipelined_gemm_kernel(Args args) {
   if constexpr (!arch::compiled_for(arch::sm80)) {
     arch::no_code_for_this_target();
   } else {
-    extern __shared__ float4 smem_f4[];  // float4: the rings' 16-byte alignment
-    pipelined_gemm_block<Cfg>(args, int(blockIdx.x), int(blockIdx.y), int(threadIdx.x),
-                              reinterpret_cast<float*>(smem_f4), BlockBarrier{});
+    using BM = typename Cfg::BM;
+    using BN = typename Cfg::BN;
+    using BK = typename Cfg::BK;
+    constexpr int S = Cfg::kStages;
+    using TiledMma = typename Cfg::TiledMma;
+    static_assert(TiledMma::size() == Cfg::kThreads, "one compute thread per thread of the block");
+    const int M = args.m, N = args.n, K = args.k;
+    TiledMma mma;
+    typename Cfg::CtaTiler cta_tiler;
+
+    // Whole matrices, and their coordinates (for predication) with the same shapes.
+    auto mA = make_tensor(make_gmem_ptr(args.a), make_shape(M, K), args.da);  // (M,K)
+    auto mB = make_tensor(make_gmem_ptr(args.b), make_shape(N, K), args.db);  // (N,K)
+    auto mC = make_tensor(make_gmem_ptr(args.c), make_shape(M, N), args.dc);  // (M,N)
+    auto cA = make_identity_tensor(shape(mA));                                 // (M,K) -> (m,k)
+    auto cB = make_identity_tensor(shape(mB));                                 // (N,K) -> (n,k)
+    auto cC = make_identity_tensor(shape(mC));                                 // (M,N) -> (m,n)
+
+    // This block's tiles, and the shared rings.
+    auto cta_coord = make_coord(block_m, block_n, _);
+    auto gA = local_tile(mA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k)
+    auto gB = local_tile(mB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k)
+    auto gC = local_tile(mC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)
+    auto kA = local_tile(cA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k) -> (m,k)
+    auto kB = local_tile(cB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k) -> (n,k)
+    auto kC = local_tile(cC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)   -> (m,n)
+    auto sA = make_tensor(make_smem_ptr(smem), typename Cfg::SmemLayoutA{});  // (BM,BK,S)
+    auto sB = make_tensor(make_smem_ptr(smem + cosize_v<typename Cfg::SmemLayoutA>),
+                          typename Cfg::SmemLayoutB{});                       // (BN,BK,S)
+
+    // Copy partitions: what this thread moves from global to shared memory.
+    auto thr_copy_a = args.copy_a.get_slice(tid);
+    auto tAgA = thr_copy_a.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
+    auto tAcA = thr_copy_a.partition_S(kA);  // (CPY,CPY_M,CPY_K,k) -> (m,k)
+    auto thr_copy_b = args.copy_b.get_slice(tid);
+    auto tBgB = thr_copy_b.partition_S(gB);  // (CPY,CPY_N,CPY_K,k)
+    auto tBcB = thr_copy_b.partition_S(kB);  // (CPY,CPY_N,CPY_K,k) -> (n,k)
+
+    // MMA partitions: what this thread accumulates (and, per stage below, reads from shared memory).
+    auto thr_mma = mma.get_slice(tid);
+    auto tCgC = thr_mma.partition_C(gC);  // (MMA,MMA_M,MMA_N)
+    auto tCcC = thr_mma.partition_C(kC);  // (MMA,MMA_M,MMA_N) -> (m,n)
+    auto tCrC = thr_mma.make_fragment_C(tCgC);  // (MMA,MMA_M,MMA_N): the accumulators
+    clear(tCrC);
+
+    // The unpredicated path needs the whole tile inside the matrix (block-uniform: no divergence) and,
+    // for 16-byte copies, aligned rows; along K it is decided per K step (only the last can be partial).
+    const bool a_rows = args.a_vec && (block_m + 1) * BM{} <= M;
+    const bool b_rows = args.b_vec && (block_n + 1) * BN{} <= N;
+    const int k_tiles = size<3>(tAgA);
+    auto issue = [&](int kt) {
+      const bool k_inside = (kt + 1) * BK{} <= K;
+      const int stage = kt % S;
+      auto tAsA = thr_copy_a.partition_D(sA(_, _, stage));  // (CPY,CPY_M,CPY_K)
+      auto tBsB = thr_copy_b.partition_D(sB(_, _, stage));  // (CPY,CPY_N,CPY_K)
+      detail::issue_k_tile(args.copy_a, tAgA, tAcA, tAsA, shape(mA), a_rows && k_inside, kt);
+      detail::issue_k_tile(args.copy_b, tBgB, tBcB, tBsB, shape(mB), b_rows && k_inside, kt);
+    };
+
+    // Prologue: S-1 K steps in flight before the first multiply. Every K step commits one group
+    // (empty past the last one), so "S-2 groups may still be pending" always means "the oldest landed".
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < k_tiles) issue(s);
+      cp_async_fence();
+    }
+
+    if constexpr (!Cfg::kFragmentPipeline) {
+      // Registers for one k of A and of B: partitions of a (BM,1) and a (BN,1) slice of a stage.
+      auto tCrA = thr_mma.partition_fragment_A(local_tile(sA(_, _, 0), make_shape(BM{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_M,1)
+      auto tCrB = thr_mma.partition_fragment_B(local_tile(sB(_, _, 0), make_shape(BN{}, _1{}), make_coord(0, 0)));  // (MMA,MMA_N,1)
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        cp_async_wait<S - 2>();  // this thread's copies of step kt have landed
+        sync_threads();          // everyone's have; and everyone has finished reading step kt-1's stage
+        // Refill the stage that step kt-1 used (the barrier above makes that safe) with step kt+S-1.
+        if (kt + S - 1 < k_tiles) issue(kt + S - 1);
+        cp_async_fence();
+        const int stage = kt % S;
+        auto tCsA = thr_mma.partition_A(sA(_, _, stage));  // (MMA,MMA_M,BK)
+        auto tCsB = thr_mma.partition_B(sB(_, _, stage));  // (MMA,MMA_N,BK)
+  #pragma unroll
+        for (int kk = 0; kk < BK{}; ++kk) {
+          detail::copy_fragment(tCsA(_, _, kk), tCrA(_, _, 0));  // RunsM LDS.128
+          detail::copy_fragment(tCsB(_, _, kk), tCrB(_, _, 0));  // RunsN LDS.128
+          gemm(mma, tCrA, tCrB, tCrC);                            // (MMA,MMA_M,MMA_N) += outer product
+        }
+      }
+    } else {
+      // Registers for two k: slot kk % 2 is multiplied while slot (kk+1) % 2 loads. The loads of the
+      // next K step's first k are issued right after the barrier that makes its stage readable, so
+      // the barrier's wait overlaps the multiply of the current step's last k.
+      auto tCrA = thr_mma.partition_fragment_A(local_tile(sA(_, _, 0), make_shape(BM{}, _2{}), make_coord(0, 0)));  // (MMA,MMA_M,2)
+      auto tCrB = thr_mma.partition_fragment_B(local_tile(sB(_, _, 0), make_shape(BN{}, _2{}), make_coord(0, 0)));  // (MMA,MMA_N,2)
+      cp_async_wait<S - 2>();
+      sync_threads();
+      int read_stage = 0;
+      auto tCsA = thr_mma.partition_A(sA(_, _, read_stage));  // (MMA,MMA_M,BK)
+      auto tCsB = thr_mma.partition_B(sB(_, _, read_stage));  // (MMA,MMA_N,BK)
+      detail::copy_fragment(tCsA(_, _, 0), tCrA(_, _, 0));
+      detail::copy_fragment(tCsB(_, _, 0), tCrB(_, _, 0));
+      for (int kt = 0; kt < k_tiles; ++kt) {
+  #pragma unroll
+        for (int kk = 0; kk < BK{}; ++kk) {
+          if (kk == BK{} - 1) {
+            // Step kt+1 must have landed, and every thread must be done with step kt's stage
+            // (its last fragment was loaded one k ago) before step kt+S reuses it below.
+            cp_async_wait<S - 2>();
+            sync_threads();
+            read_stage = read_stage + 1 == S ? 0 : read_stage + 1;
+            tCsA = thr_mma.partition_A(sA(_, _, read_stage));
+            tCsB = thr_mma.partition_B(sB(_, _, read_stage));
+          }
+          const int kk_next = kk + 1 == BK{} ? 0 : kk + 1;
+          detail::copy_fragment(tCsA(_, _, kk_next), tCrA(_, _, (kk + 1) % 2));
+          detail::copy_fragment(tCsB(_, _, kk_next), tCrB(_, _, (kk + 1) % 2));
+          if (kk == 0) {
+            // Refill the stage step kt-1 used: everyone passed the barrier of step kt-1's last k.
+            if (kt + S - 1 < k_tiles) issue(kt + S - 1);
+            cp_async_fence();
+          }
+          gemm(mma, detail::k_slot(tCrA, kk % 2), detail::k_slot(tCrB, kk % 2), tCrC);
+        }
+      }
+    }
+    cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+
+    // Epilogue: each thread writes its accumulators, the ones inside C.
+  #pragma unroll
+    for (int i = 0; i < size(tCrC); ++i)
+      if (elem_less(tCcC(i), shape(mC))) tCgC(i) = tCrC(i);
   }
+}
+
+/// The kernel: one block per BM×BN tile of C, blockIdx.x along M, blockIdx.y along N; shared memory
+/// is dynamic (Cfg::kSmemBytes, which may exceed 48 KB).
+template <class Cfg, class Args>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) pipelined_gemm_kernel(Args args) {
+  extern __shared__ float4 smem_f4[];  // float4: the rings' 16-byte alignment
+  pipelined_gemm_block<Cfg>(args, int(blockIdx.x), int(blockIdx.y), int(threadIdx.x),
+                            reinterpret_cast<float*>(smem_f4), BlockBarrier{});
 }
 
 // ---- Host: the layouts of each storage order, the launch ----
@@ -376,7 +387,8 @@ std::string pipelined_rejects(const GemmProblem& p) {
   if (ceil_div(p.n, Cfg::BN::value) > max_grid_y)
     return "needs N <= " + std::to_string(max_grid_y * Cfg::BN::value) + " (65535 tiles of " +
            std::to_string(Cfg::BN::value) + " columns along grid y)";
-  return {};
+  // Offsets are ints, those of a partial tile's outside elements included (computed, never read).
+  return launch::int32_offset_rejects(p, Cfg::BM::value, Cfg::BN::value, Cfg::BK::value);
 }
 
 /// True when 16-byte copies of a matrix are aligned: the base pointer and every row (or column) start.
@@ -387,7 +399,9 @@ inline bool vector_aligned(const void* ptr, std::int64_t ld) {
 /// Calls f(args) with the layouts of p's storage orders: the only place where they appear. A as
 /// (M,K): row-major (K,1) is K-major, column-major (1,M) MN-major. B as (N,K): row-major K×N is
 /// (1,N), MN-major; column-major (K,1), K-major. C as (M,N): row-major (N,1), column-major (1,M).
-template <class Cfg, class F>
+/// kRowMajorA: instantiate the two orders with a row-major A only (the tuning sweep's RRR and RCR,
+/// half the kernels to compile); the caller has rejected the others.
+template <class Cfg, bool kRowMajorA = false, class F>
 void with_gemm_args(const GemmProblem& p, const float* A, const float* B, float* C, F&& f) {
   const int m = int(p.m), n = int(p.n), k = int(p.k);
   const MatrixShape sc = p.shape_c();
@@ -415,8 +429,10 @@ void with_gemm_args(const GemmProblem& p, const float* A, const float* B, float*
   auto b_col = make_stride(k, _1{});
   if (p.a == Order::row && p.b == Order::row) call(a_row, b_row);
   if (p.a == Order::row && p.b == Order::col) call(a_row, b_col);
-  if (p.a == Order::col && p.b == Order::row) call(a_col, b_row);
-  if (p.a == Order::col && p.b == Order::col) call(a_col, b_col);
+  if constexpr (!kRowMajorA) {
+    if (p.a == Order::col && p.b == Order::row) call(a_col, b_row);
+    if (p.a == Order::col && p.b == Order::col) call(a_col, b_col);
+  }
 }
 
 /// The grid: blockIdx.x walks the tiles of M, blockIdx.y those of N.
@@ -427,10 +443,11 @@ dim3 gemm_grid(const GemmProblem& p) {
 
 /// Host launch for any storage order: the kernel instantiation of p's layouts, its shared memory
 /// raised past 48 KB where the configuration needs it (once per instantiation).
-template <class Cfg>
+template <class Cfg, bool kRowMajorA = false>
 void launch_pipelined(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream) {
   if (std::string why = pipelined_rejects<Cfg>(p); !why.empty()) throw std::invalid_argument("pipelined_simt: " + why);
-  with_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) {
+  if (kRowMajorA && p.a != Order::row) throw std::invalid_argument("pipelined_simt: this build takes a row-major A only");
+  with_gemm_args<Cfg, kRowMajorA>(p, A, B, C, [&](auto const& args) {
     auto kernel = pipelined_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>;
     opt_in_dynamic_smem(kernel, Cfg::kSmemBytes);  // beyond 48 KB a kernel must ask (once)
     kernel<<<gemm_grid<Cfg>(p), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(args);

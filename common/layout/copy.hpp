@@ -14,6 +14,8 @@
 //   copy(copyA, tAgA(_, _, _, k), tAsA);
 #pragma once
 
+#include <cstring>
+
 #include "layout/swizzle.hpp"  // ComposedLayout: vectors into swizzled tiles are checked below
 #include "layout/tensor.hpp"
 
@@ -160,18 +162,41 @@ struct Copy_Atom {
   MM_HD void call(Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) const {
     check_vector(src);
     check_vector(dst);
+#if defined(__CUDA_ARCH__)
     Op::copy(*reinterpret_cast<typename Op::SRegisters const*>(&src(0)),
              *reinterpret_cast<typename Op::DRegisters*>(&dst(0)));
+#else
+    host_call(src, dst, true);
+#endif
   }
   /// Copies one vector if `pred`; a zero-filling instruction (cp.async) writes zeros instead.
   template <class SE, class SL, class DE, class DL>
   MM_HD void call(Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst, bool pred) const {
     check_vector(src);
     check_vector(dst);
+#if defined(__CUDA_ARCH__)
     auto const& s = *reinterpret_cast<typename Op::SRegisters const*>(&src(0));
     auto& d = *reinterpret_cast<typename Op::DRegisters*>(&dst(0));
     if constexpr (requires { Op::copy(s, d, true); }) Op::copy(s, d, pred);
     else if (pred) Op::copy(s, d);
+#else
+    host_call(src, dst, pred);
+#endif
+  }
+
+  /// The host side of call(): the vector goes through registers of the instruction's types by
+  /// memcpy. Reading NumVal floats as one uint128_t through a cast pointer, as the device does,
+  /// breaks C++'s aliasing rule, and an optimizing host compiler then reorders or drops the
+  /// accesses (g++ -O3 did: the CPU emulation of a kernel read stale values).
+  template <class SE, class SL, class DE, class DL>
+  static void host_call(Tensor<SE, SL> const& src, Tensor<DE, DL>& dst, bool pred) {
+    typename Op::SRegisters s;
+    typename Op::DRegisters d;
+    std::memcpy(&s, &src(0), sizeof s);
+    std::memcpy(&d, &dst(0), sizeof d);
+    if constexpr (requires { Op::copy(s, d, true); }) Op::copy(s, d, pred);
+    else if (pred) Op::copy(s, d);
+    std::memcpy(&dst(0), &d, sizeof d);
   }
 
   /// The rule for one vector (NumVal values, one instruction) to be contiguous in memory.

@@ -35,7 +35,9 @@ const NamedKernel kKernels[] = {
     {"pipelined_s3", ch07::launch_pipelined<ch07::PipelinedCfg<3>>},
     {"pipelined_s4", ch07::launch_pipelined<ch07::PipelinedCfg<4>>},
     {"warp_tiled", ch07::launch_pipelined<ch07::WarpTiledCfg>},
+    {"swizzled", ch07::launch_pipelined<ch07::SwizzledCfg>},
     {"big_tile", ch07::launch_pipelined<ch07::BigTileCfg>},
+    {"big_tile_pipelined", ch07::launch_pipelined<ch07::BigTilePipelinedCfg>},
 };
 
 // The sizes around the 128×128×8 tile (gpu_test.hpp), one past the 128×256×16 tile in every
@@ -130,7 +132,9 @@ void expect_host_emulation_matches(const char* name) {
 TEST(ch07_HostEmulation, PipelinedTwoStages) { expect_host_emulation_matches<ch07::PipelinedCfg<2>>("pipelined_s2"); }
 TEST(ch07_HostEmulation, PipelinedFourStages) { expect_host_emulation_matches<ch07::PipelinedCfg<4>>("pipelined_s4"); }
 TEST(ch07_HostEmulation, WarpTiled) { expect_host_emulation_matches<ch07::WarpTiledCfg>("warp_tiled"); }
+TEST(ch07_HostEmulation, Swizzled) { expect_host_emulation_matches<ch07::SwizzledCfg>("swizzled"); }
 TEST(ch07_HostEmulation, BigTile) { expect_host_emulation_matches<ch07::BigTileCfg>("big_tile"); }
+TEST(ch07_HostEmulation, BigTilePipelined) { expect_host_emulation_matches<ch07::BigTilePipelinedCfg>("big_tile_pipelined"); }
 
 // ---- CPU: what the layouts promise ----
 
@@ -158,45 +162,47 @@ std::pair<std::vector<int>, std::vector<int>> vector_starts(int t, int k) {
   return r;
 }
 
-// Wavefronts of one LDS.128 instruction (run `run` of every lane of warp `w`): per half-warp, the
-// distinct 16-byte vectors, 8 per wavefront, if they fall on distinct bank groups.
+// Wavefronts of one LDS.128 instruction (run `run` of every lane of warp `w`, operand A or B), by the
+// rule chapter 07 measured with ncu (README, "Wavefronts"): a wavefront returns 128 bytes, 8 lanes'
+// 16-byte vectors, so a warp needs 4 — or 2 when the two lanes of every pair (2i, 2i+1) read the same
+// address. Within a quarter-warp the distinct vectors must sit on distinct bank groups (16 bytes = 4
+// banks, 8 groups), else the conflict adds wavefronts: checked here, and 0 conflicts is what ncu shows.
 template <class Cfg>
 int lds128_wavefronts(int w, int k, bool operand_a, int run) {
-  int wavefronts = 0;
-  for (int half = 0; half < 2; ++half) {
-    std::set<int> vectors;
-    for (int lane = 16 * half; lane < 16 * half + 16; ++lane) {
-      auto [a, b] = vector_starts<Cfg>(32 * w + lane, k);
-      const int v = (operand_a ? a : b)[std::size_t(run)];
-      EXPECT_EQ(v % 4, 0) << "a 128-bit load must be 16-byte aligned";
-      vectors.insert(v / 4);
-    }
-    std::set<int> bank_groups;
-    for (int v : vectors) bank_groups.insert(v % 8);
-    const int needed = int((vectors.size() + 7) / 8);
-    // Distinct vectors on the same bank group of one wavefront would be a conflict: count the worst.
-    int worst = 0;
-    for (int g = 0; g < 8; ++g) {
-      int n = 0;
-      for (int v : vectors) n += v % 8 == g;
-      worst = std::max(worst, n);
-    }
-    wavefronts += std::max(needed, worst);
+  std::vector<int> vec(32);
+  for (int lane = 0; lane < 32; ++lane) {
+    auto [a, b] = vector_starts<Cfg>(32 * w + lane, k);
+    const int v = (operand_a ? a : b)[std::size_t(run)];
+    EXPECT_EQ(v % 4, 0) << "a 128-bit load must be 16-byte aligned";
+    vec[std::size_t(lane)] = v / 4;
   }
-  return wavefronts;
+  for (int q = 0; q < 4; ++q) {
+    std::set<int> vectors(vec.begin() + 8 * q, vec.begin() + 8 * q + 8), groups;
+    for (int v : vectors) groups.insert(v % 8);
+    EXPECT_EQ(groups.size(), vectors.size()) << "bank conflict in quarter-warp " << q;
+  }
+  bool pairs_share = true;
+  for (int i = 0; i < 16; ++i) pairs_share = pairs_share && vec[std::size_t(2 * i)] == vec[std::size_t(2 * i + 1)];
+  return pairs_share ? 2 : 4;
 }
 
-TEST(ch07_Wavefronts, PlainNumberingCostsFourPerLoadOfAWarpNumberingTwo) {
-  // Chapter 06's numbering: half a warp spans 16 rows of A, 16 vectors, 2 wavefronts per half.
-  EXPECT_EQ(lds128_wavefronts<ch07::PipelinedCfg<3>>(0, 0, true, 0), 4);
-  EXPECT_EQ(lds128_wavefronts<ch07::PipelinedCfg<3>>(0, 0, false, 0), 2);
+// Chapter 06's numbering (lane = M position, 16 of them) and the warp numbering (lane = lm + 8·ln) give
+// the same counts: the lanes of a pair differ along M and share N, so a load of A costs 4 and a load
+// of B 2. With 8×8 threads that is 12 per k (2 loads of each); with 8×16 (big_tile: 2 of A, 4 of B),
+// 16 per k for twice the FMAs. No lane order does better: a pair cannot share both its A and its B.
+TEST(ch07_Wavefronts, LoadsOfACostFourLoadsOfBTwo) {
   for (int w = 0; w < 8; ++w)
     for (int k : {0, 5})
       for (int run = 0; run < 2; ++run) {
-        EXPECT_EQ(lds128_wavefronts<ch07::WarpTiledCfg>(w, k, true, run), 2) << "warp " << w << " k " << k;
+        EXPECT_EQ(lds128_wavefronts<ch07::PipelinedCfg<3>>(w, k, true, run), 4) << "warp " << w << " k " << k;
+        EXPECT_EQ(lds128_wavefronts<ch07::PipelinedCfg<3>>(w, k, false, run), 2) << "warp " << w << " k " << k;
+        EXPECT_EQ(lds128_wavefronts<ch07::WarpTiledCfg>(w, k, true, run), 4) << "warp " << w << " k " << k;
         EXPECT_EQ(lds128_wavefronts<ch07::WarpTiledCfg>(w, k, false, run), 2) << "warp " << w << " k " << k;
+        EXPECT_EQ(lds128_wavefronts<ch07::SwizzledCfg>(w, k, true, run), 4) << "warp " << w << " k " << k;
+        EXPECT_EQ(lds128_wavefronts<ch07::SwizzledCfg>(w, k, false, run), 2) << "warp " << w << " k " << k;
       }
   for (int run = 0; run < 4; ++run) EXPECT_EQ(lds128_wavefronts<ch07::BigTileCfg>(3, 7, false, run), 2);
+  for (int run = 0; run < 2; ++run) EXPECT_EQ(lds128_wavefronts<ch07::BigTileCfg>(3, 7, true, run), 4);
 }
 
 // A warp of the K-major copy writes 32 floats (4 MN × 8 k) to 32 different banks: no conflict.
@@ -219,6 +225,7 @@ void expect_k_major_copy_conflict_free() {
 
 TEST(ch07_SharedMemory, KMajorCopyIsConflictFree) {
   expect_k_major_copy_conflict_free<ch07::PipelinedCfg<3>, 128>();
+  expect_k_major_copy_conflict_free<ch07::SwizzledCfg, 128>();
   expect_k_major_copy_conflict_free<ch07::BigTileCfg, 128>();
   expect_k_major_copy_conflict_free<ch07::BigTileCfg, 256>();
 }
@@ -273,6 +280,9 @@ TEST(ch07_Launch, GridAndRejects) {
   EXPECT_EQ(ch07::gemm_grid<ch07::BigTileCfg>(GemmProblem{300, 3000, 7}).y, 12u);  // ceil(3000 / 256)
   EXPECT_EQ(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1, 1, 1}), "");
   EXPECT_NE(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1, 65535 * 256 + 1, 1}), "");
+  // The 32-bit rule (harness/launch.hpp): C of 2^20 × 2^12 rounds to 2^32 offsets; 2^18 × 2^12 fits.
+  EXPECT_NE(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1 << 20, 1 << 12, 8}), "");
+  EXPECT_EQ(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1 << 18, 1 << 12, 8}), "");
   EXPECT_THROW(ch07::launch_pipelined<ch07::BigTileCfg>(GemmProblem{1, 65535 * 256 + 1, 1}, nullptr, nullptr, nullptr,
                                                         nullptr),
                std::invalid_argument);

@@ -46,7 +46,8 @@ for step in "${steps[@]}"; do
     grep -E '\(Failed\)|\(Skipped\)|Not Run' "$OUT/logs/ctest.log" | head -20 | tee -a "$summary"
     ;;
   chapters)
-    for exe in "$bin"/${CHAPTERS:-ch0}*; do
+    # CHAPTERS: space-separated name prefixes ("ch04 ch07"), default every chapter.
+    for exe in $(for prefix in ${CHAPTERS:-ch0}; do ls "$bin"/"$prefix"* 2>/dev/null; done); do
       name=$(basename "$exe")
       extra=()
       [ "$name" = ch01_cpu_matmul ] && extra=(--thread-sweep)  # measure how threads scale

@@ -10,5 +10,5 @@ dest=.carry/$build
 rm -rf "$dest"
 mkdir -p "$dest"
 # Everything but object files, dependency logs and fetched sources.
-tar -C "$build" -cf - --exclude='*.o' --exclude='*.a' --exclude='.ninja_*' --exclude='_deps' . | tar -C "$dest" -xf -
+tar -C "$build" -cf - --exclude='*.o' --exclude='*.a' --exclude='.ninja_*' --exclude='_deps' --exclude='./CMakeFiles/[0-9]*' . | tar -C "$dest" -xf -
 du -sh "$dest"

@@ -327,7 +327,8 @@ def parse_args(argv):
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        rows = rd.canonical(rd.load(args.data))  # figures compare chapters on C = A·B, all row-major
+        # Figures compare chapters on C = A·B, all row-major; tuning sweeps are not chapters.
+        rows = [r for r in rd.canonical(rd.load(args.data)) if not rd.is_tuning(r.chapter)]
     except (rd.DataError, OSError) as e:
         print(f"error: --data: {e}", file=sys.stderr)
         return 2

@@ -161,8 +161,17 @@ def canonical(rows: list[Row]) -> list[Row]:
     return sorted(keep, key=lambda r: order[id(r)])
 
 
+TUNING_SUFFIX = "_sweep"  # a chapter's tuning sweep ("07_pipelined_simt_sweep"): evidence, not a chapter
+
+
+def is_tuning(chapter: str) -> bool:
+    """A tuning sweep's rows: shown in their own README block, left out of the summary and figures."""
+    return chapter.endswith(TUNING_SUFFIX)
+
+
 def chapters(rows: list[Row]) -> list[str]:
-    return sorted({r.chapter for r in rows})
+    """The chapters with rows, in order; tuning sweeps are not chapters."""
+    return sorted({r.chapter for r in rows if not is_tuning(r.chapter)})
 
 
 def baseline_of(rows: list[Row], chapter: str) -> str | None:

@@ -92,7 +92,10 @@ def provenance(rows: list[rd.Row], root: pathlib.Path) -> str:
 
 
 def chapter_rows(rows: list[rd.Row], marker: str) -> list[rd.Row]:
-    return [r for r in rows if marker in (r.chapter, r.number) or r.chapter.startswith(marker + "_")]
+    if rd.is_tuning(marker):  # a sweep's own block: its rows only
+        return [r for r in rows if r.chapter == marker]
+    return [r for r in rows if not rd.is_tuning(r.chapter)
+            and (marker in (r.chapter, r.number) or r.chapter.startswith(marker + "_"))]
 
 
 def chapter_table(all_rows: list[rd.Row], marker: str, data_dir: str, root: pathlib.Path) -> str:

@@ -33,8 +33,9 @@ int main(int argc, char** argv) {
           kernel("pipelined_s4", ch07::launch_pipelined<ch07::PipelinedCfg<4>>, ch07::pipelined_rejects<ch07::PipelinedCfg<4>>),
           kernel("warp_tiled", ch07::launch_pipelined<ch07::WarpTiledCfg>, ch07::pipelined_rejects<ch07::WarpTiledCfg>),
           kernel("swizzled", ch07::launch_pipelined<ch07::SwizzledCfg>, ch07::pipelined_rejects<ch07::SwizzledCfg>),
+          kernel("fragment_pipelined", ch07::launch_pipelined<ch07::FragmentPipelinedCfg>,
+                 ch07::pipelined_rejects<ch07::FragmentPipelinedCfg>),
+          kernel("deep_k", ch07::launch_pipelined<ch07::DeepKCfg>, ch07::pipelined_rejects<ch07::DeepKCfg>),
           kernel("big_tile", ch07::launch_pipelined<ch07::BigTileCfg>, ch07::pipelined_rejects<ch07::BigTileCfg>),
-          kernel("big_tile_pipelined", ch07::launch_pipelined<ch07::BigTilePipelinedCfg>,
-                 ch07::pipelined_rejects<ch07::BigTilePipelinedCfg>),
       });
 }

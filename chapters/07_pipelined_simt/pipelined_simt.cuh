@@ -65,7 +65,7 @@ using WarpThreads =
 /// A block tile of BM×BN, K steps of BK, a ring of Stages shared tiles, ThrM×ThrN compute threads
 /// numbered by ThrLayout, each owning RunsM×RunsN runs of 4×4 outputs of C.
 template <int BM_, int BN_, int BK_, int Stages_, class ThrLayout, int RunsM, int RunsN, Smem kSmem_, int MinBlocks_,
-          bool kFragmentPipeline_ = false>
+          bool kFragmentPipeline_ = false, class FragVec_ = float4, bool kL2Prefetch_ = false>
 struct Config {
   using BM = Int<BM_>;  ///< rows of C per block
   using BN = Int<BN_>;  ///< columns of C per block
@@ -76,6 +76,14 @@ struct Config {
   /// Registers hold the fragments of two k: those of k+1 load from shared memory while k multiplies,
   /// also across the barrier between K steps.
   static constexpr bool kFragmentPipeline = kFragmentPipeline_;
+  /// The 128-bit copy from shared memory to registers: the TiledMMA's permutation makes each run of
+  /// 4 values of a thread's fragment 4 consecutive, 16-byte aligned floats (one LDS.128). The vector
+  /// type is CUDA's float4: the same LDS.128 as the library's uint128_t (two 64-bit words), but ptxas
+  /// then assigns the FFMA operands to registers with fewer dispatch stalls (README, "Registers").
+  using SmemToRegs = Copy_Atom<UniversalCopy<FragVec_>, float>;
+  /// The tile copies carry the `.L2::128B` hint: the L2 fetches whole 128-byte lines, which the next
+  /// K steps' copies of the same rows then find there (cuBLAS's kernel copies this way).
+  static constexpr bool kL2Prefetch = kL2Prefetch_;
   static constexpr int kThrM = size_v<decltype(layout<0>(ThrLayout{}))>;  ///< compute threads along M
   static constexpr int kThrN = size_v<decltype(layout<1>(ThrLayout{}))>;  ///< compute threads along N
   static constexpr int kThreads = kThrM * kThrN;                           ///< threads per block
@@ -128,7 +136,9 @@ struct Config {
   static constexpr auto mn_major_copy() {
     constexpr int tm = MN / 4, tk = kThreads / tm;  // threads along MN (one float4 each), along K
     static_assert(tm * tk == kThreads && BK_ % tk == 0, "MN-major copy: threads tile (MN/4, BK)");
-    return make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{},
+    using Op = std::conditional_t<kL2Prefetch_, SM80_CP_ASYNC_CACHEGLOBAL_L2_128B<uint128_t>,
+                                  SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>>;
+    return make_tiled_copy(Copy_Atom<Op, float>{},
                            Layout<Shape<Int<tm>, Int<tk>>>{},  // (MN/4,tk) -> thread, MN fastest
                            Layout<Shape<_4, _1>>{});           // (4,1) -> value: a float4 along MN
   }
@@ -136,7 +146,8 @@ struct Config {
   static constexpr auto k_major_copy() {
     constexpr int tm = kThreads / 8;  // 8 lanes along K, the rest along MN
     static_assert(MN % tm == 0, "K-major copy: threads tile (MN, 8)");
-    return make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<float>, float>{},
+    using Op = std::conditional_t<kL2Prefetch_, SM80_CP_ASYNC_CACHEALWAYS_L2_128B<float>, SM80_CP_ASYNC_CACHEALWAYS<float>>;
+    return make_tiled_copy(Copy_Atom<Op, float>{},
                            Layout<Shape<Int<tm>, _8>, Stride<_8, _1>>{},  // (tm,8) -> thread, K fastest
                            Layout<Shape<_1, _1>>{});                       // one float each pass
   }
@@ -153,10 +164,15 @@ using PipelinedCfg = Config<128, 128, 8, S, Plain16x16, 2, 2, Smem::padded, 2>;
 using WarpTiledCfg = Config<128, 128, 8, 3, Warp16x16, 2, 2, Smem::padded, 2>;
 /// swizzled: warp_tiled with swizzled shared tiles in place of padded ones.
 using SwizzledCfg = Config<128, 128, 8, 3, Warp16x16, 2, 2, Smem::swizzled, 2>;
-/// big_tile: 128×256×16 block tiles, 16×16 threads of 8×16, 4 stages (96 KB), one block per SM.
-using BigTileCfg = Config<128, 256, 16, 4, Warp16x16, 2, 4, Smem::padded, 1>;
-/// big_tile_pipelined: big_tile with the fragments of the next k loading while this k multiplies.
-using BigTilePipelinedCfg = Config<128, 256, 16, 4, Warp16x16, 2, 4, Smem::padded, 1, true>;
+/// fragment_pipelined: pipelined_s3 (the numbering and padding that measured best) with registers
+/// for two k: the next k's fragments load while this k multiplies, across the K-step barrier too.
+using FragmentPipelinedCfg = Config<128, 128, 8, 3, Plain16x16, 2, 2, Smem::padded, 2, true>;
+/// deep_k: fragment_pipelined with K steps of 16: half the barriers per FMA; 3 stages of 25 KB take
+/// shared memory past the 48 KB a kernel gets without asking. The chapter's best.
+using DeepKCfg = Config<128, 128, 16, 3, Plain16x16, 2, 2, Smem::padded, 2, true>;
+/// big_tile: deep_k with cuBLAS's shape: 128×256 block tiles, 8×16 outputs per thread (fewer shared
+/// loads per FMA), 4 stages (98 KB), one block per SM and up to 255 registers per thread.
+using BigTileCfg = Config<128, 256, 16, 4, Plain16x16, 2, 4, Smem::padded, 1, true>;
 
 // ---- The kernel ----
 
@@ -207,15 +223,11 @@ MM_HD void issue_k_tile(TiledCopy const& tiled_copy, Src const& src, Crd const& 
   }
 }
 
-/// The 128-bit copy from shared memory to registers: the TiledMMA's permutation makes each run of
-/// 4 values of a thread's fragment 4 consecutive, 16-byte aligned floats (one LDS.128).
-using SmemToRegs = Copy_Atom<UniversalCopy<uint128_t>, float>;
-
-/// Copies the fragment of one k, (MMA,MMA_MN), as runs of 4: the two modes grouped into one, which
-/// the 128-bit atom divides into vectors of 4.
-template <class Src, class Dst>
+/// Copies the fragment of one k, (MMA,MMA_MN), as runs of 4 with the 128-bit atom `Vec`: the two
+/// modes grouped into one, which the atom divides into vectors of 4.
+template <class Vec, class Src, class Dst>
 MM_HD void copy_fragment(Src const& src, Dst&& dst) {
-  copy(SmemToRegs{}, group_modes<0, 2>(src), group_modes<0, 2>(dst));
+  copy(Vec{}, group_modes<0, 2>(src), group_modes<0, 2>(dst));
 }
 
 /// Slot `s` of a two-k register fragment (MMA,MMA_MN,2), as the one-k fragment (MMA,MMA_MN,1) that
@@ -319,8 +331,8 @@ MM_HD void pipelined_gemm_block(Args const& args, int block_m, int block_n, int 
         auto tCsB = thr_mma.partition_B(sB(_, _, stage));  // (MMA,MMA_N,BK)
   #pragma unroll
         for (int kk = 0; kk < BK{}; ++kk) {
-          detail::copy_fragment(tCsA(_, _, kk), tCrA(_, _, 0));  // RunsM LDS.128
-          detail::copy_fragment(tCsB(_, _, kk), tCrB(_, _, 0));  // RunsN LDS.128
+          detail::copy_fragment<typename Cfg::SmemToRegs>(tCsA(_, _, kk), tCrA(_, _, 0));  // RunsM LDS.128
+          detail::copy_fragment<typename Cfg::SmemToRegs>(tCsB(_, _, kk), tCrB(_, _, 0));  // RunsN LDS.128
           gemm(mma, tCrA, tCrB, tCrC);                            // (MMA,MMA_M,MMA_N) += outer product
         }
       }
@@ -335,8 +347,8 @@ MM_HD void pipelined_gemm_block(Args const& args, int block_m, int block_n, int 
       int read_stage = 0;
       auto tCsA = thr_mma.partition_A(sA(_, _, read_stage));  // (MMA,MMA_M,BK)
       auto tCsB = thr_mma.partition_B(sB(_, _, read_stage));  // (MMA,MMA_N,BK)
-      detail::copy_fragment(tCsA(_, _, 0), tCrA(_, _, 0));
-      detail::copy_fragment(tCsB(_, _, 0), tCrB(_, _, 0));
+      detail::copy_fragment<typename Cfg::SmemToRegs>(tCsA(_, _, 0), tCrA(_, _, 0));
+      detail::copy_fragment<typename Cfg::SmemToRegs>(tCsB(_, _, 0), tCrB(_, _, 0));
       for (int kt = 0; kt < k_tiles; ++kt) {
   #pragma unroll
         for (int kk = 0; kk < BK{}; ++kk) {
@@ -350,8 +362,8 @@ MM_HD void pipelined_gemm_block(Args const& args, int block_m, int block_n, int 
             tCsB = thr_mma.partition_B(sB(_, _, read_stage));
           }
           const int kk_next = kk + 1 == BK{} ? 0 : kk + 1;
-          detail::copy_fragment(tCsA(_, _, kk_next), tCrA(_, _, (kk + 1) % 2));
-          detail::copy_fragment(tCsB(_, _, kk_next), tCrB(_, _, (kk + 1) % 2));
+          detail::copy_fragment<typename Cfg::SmemToRegs>(tCsA(_, _, kk_next), tCrA(_, _, (kk + 1) % 2));
+          detail::copy_fragment<typename Cfg::SmemToRegs>(tCsB(_, _, kk_next), tCrB(_, _, (kk + 1) % 2));
           if (kk == 0) {
             // Refill the stage step kt-1 used: everyone passed the barrier of step kt-1's last k.
             if (kt + S - 1 < k_tiles) issue(kt + S - 1);

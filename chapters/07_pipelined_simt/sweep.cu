@@ -1,5 +1,6 @@
-// Chapter 07's tuning sweep: the kernel at other block tiles, K depths and stage counts, with and
-// without the fragment pipeline ("_fp"), to find the point the chapter's last step uses. Not built by default (each point is four more kernel
+// Chapter 07's tuning sweep: deep_k, the chapter's best kernel, next to the same kernel with one
+// choice changed (stages, K depth, fragment pipeline, thread numbering, vector type, L2 prefetch hint,
+// block tile), RRR and RCR: the evidence behind "Choosing the configuration" in the README. Not built by default (each point is four more kernel
 // instantiations): configure with -DMM_CH07_SWEEP=ON.
 //
 // Build: cmake -B build -DMM_CH07_SWEEP=ON && cmake --build build --target ch07_sweep
@@ -11,9 +12,10 @@ namespace ch07 = mm::ch07;
 
 // (BM,BN,BK,stages, fragment pipeline): 16×16 warp-numbered threads; RunsM×RunsN runs of 4 per
 // thread; one block per SM when a thread owns 128 accumulators, two when it owns 64.
-template <int BM, int BN, int BK, int S, bool kFragmentPipeline>
-using Point = ch07::Config<BM, BN, BK, S, ch07::Warp16x16, BM / 64, BN / 64, ch07::Smem::padded,
-                           (BM / 64) * (BN / 64) >= 8 ? 1 : 2, kFragmentPipeline>;
+template <int BM, int BN, int BK, int S, bool kFragmentPipeline, class Threads = ch07::Warp16x16,
+          bool kL2Prefetch = false, class FragVec = float4>
+using Point = ch07::Config<BM, BN, BK, S, Threads, BM / 64, BN / 64, ch07::Smem::padded,
+                           (BM / 64) * (BN / 64) >= 8 ? 1 : 2, kFragmentPipeline, FragVec, kL2Prefetch>;
 
 // RRR and RCR only (a row-major A): half the instantiations of the chapter's kernels.
 template <class Cfg>
@@ -35,16 +37,16 @@ int main(int argc, char** argv) {
   return mm::run_gemm_chapter<float, float>(
       argc, argv, chapter,
       {
-          point<Point<128, 128, 16, 3, false>>("128x128x16_s3"),
-          point<Point<128, 128, 16, 3, true>>("128x128x16_s3_fp"),
-          point<Point<128, 128, 8, 4, true>>("128x128x8_s4_fp"),
-          point<Point<128, 256, 8, 3, false>>("128x256x8_s3"),
-          point<Point<128, 256, 8, 3, true>>("128x256x8_s3_fp"),
-          point<Point<128, 256, 16, 4, true>>("128x256x16_s4_fp"),
-          point<Point<256, 128, 8, 3, false>>("256x128x8_s3"),
-          point<Point<256, 128, 8, 3, true>>("256x128x8_s3_fp"),
-          point<Point<256, 128, 16, 3, true>>("256x128x16_s3_fp"),
-          point<Point<256, 128, 16, 4, false>>("256x128x16_s4"),
-          point<Point<256, 128, 16, 4, true>>("256x128x16_s4_fp"),
+          // deep_k, the chapter's best, and one change at a time:
+          point<Point<128, 128, 16, 3, true, ch07::Plain16x16>>("deep_k"),
+          point<Point<128, 128, 16, 4, true, ch07::Plain16x16>>("stages_4"),
+          point<Point<128, 128, 8, 3, true, ch07::Plain16x16>>("bk_8"),
+          point<Point<128, 128, 32, 3, true, ch07::Plain16x16>>("bk_32"),
+          point<Point<128, 128, 16, 3, false, ch07::Plain16x16>>("no_fragment_pipeline"),
+          point<Point<128, 128, 16, 3, true, ch07::Warp16x16>>("warp_numbering"),
+          point<Point<128, 128, 16, 3, true, ch07::Plain16x16, false, mm::uint128_t>>("uint128_fragments"),
+          point<Point<128, 128, 16, 3, true, ch07::Plain16x16, true>>("l2_prefetch_128b"),
+          point<Point<128, 256, 8, 3, true, ch07::Plain16x16>>("tile_128x256x8_s3"),
+          point<Point<256, 128, 16, 4, true, ch07::Plain16x16>>("tile_256x128x16_s4"),
       });
 }

@@ -60,10 +60,11 @@ namespace detail {
 /// The cache operator of a cp.async: `.ca` caches the line in L1 and L2, `.cg` in L2 only.
 enum class CpAsyncCache { always, global };
 
-/// One cp.async of sizeof(S) bytes, global -> shared, with cache operator `Cache`: the whole of
-/// SM80_CP_ASYNC_CACHEALWAYS and SM80_CP_ASYNC_CACHEGLOBAL but their size rules. On the host (CPU
-/// tests) it is a plain copy.
-template <CpAsyncCache Cache, class S, class D>
+/// One cp.async of sizeof(S) bytes, global -> shared, with cache operator `Cache` and, with
+/// `L2Prefetch`, the `.L2::128B` hint (the L2 fetches the whole 128-byte line around the source,
+/// so neighbouring copies of later K steps find it there): the whole of the SM80_CP_ASYNC_* atoms
+/// but their size rules. On the host (CPU tests) it is a plain copy.
+template <CpAsyncCache Cache, bool L2Prefetch, class S, class D>
 struct Sm80CpAsync {
   static_assert(sizeof(S) == sizeof(D), "cp.async: source and destination sizes differ");
   using SRegisters = S; ///< What one instruction reads (global memory).
@@ -74,12 +75,21 @@ struct Sm80CpAsync {
 #if defined(__CUDA_ARCH__)
 #if __CUDA_ARCH__ >= 800
     unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
-    // The cache operator is part of the opcode, which must be a string literal: one asm per operator.
-    if constexpr (Cache == CpAsyncCache::always)
+    // The cache operator and the hint are part of the opcode, which must be a string literal:
+    // one asm per combination.
+    if constexpr (Cache == CpAsyncCache::always && !L2Prefetch)
       asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S)))
                    : "memory");
-    else
+    else if constexpr (Cache == CpAsyncCache::always)
+      asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src),
+                   "n"(int(sizeof(S)))
+                   : "memory");
+    else if constexpr (!L2Prefetch)
       asm volatile("cp.async.cg.shared.global [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src), "n"(int(sizeof(S)))
+                   : "memory");
+    else
+      asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], %2;\n" ::"r"(smem), "l"(&gmem_src),
+                   "n"(int(sizeof(S)))
                    : "memory");
 #endif
 #else
@@ -93,12 +103,20 @@ struct Sm80CpAsync {
 #if __CUDA_ARCH__ >= 800
     unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(&smem_dst));
     int src_bytes = pred ? int(sizeof(S)) : 0;  // cp.async's src-size: the bytes past it are zero-filled
-    if constexpr (Cache == CpAsyncCache::always)
+    if constexpr (Cache == CpAsyncCache::always && !L2Prefetch)
       asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src),
                    "n"(int(sizeof(S))), "r"(src_bytes)
                    : "memory");
-    else
+    else if constexpr (Cache == CpAsyncCache::always)
+      asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src),
+                   "n"(int(sizeof(S))), "r"(src_bytes)
+                   : "memory");
+    else if constexpr (!L2Prefetch)
       asm volatile("cp.async.cg.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src),
+                   "n"(int(sizeof(S))), "r"(src_bytes)
+                   : "memory");
+    else
+      asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(&gmem_src),
                    "n"(int(sizeof(S))), "r"(src_bytes)
                    : "memory");
 #endif
@@ -114,14 +132,28 @@ struct Sm80CpAsync {
 /// (`cp.async.ca`). Complete it with cp_async_fence() + cp_async_wait<N>(). sm80+.
 /// On the host (CPU tests) it is a plain copy.
 template <class S, class D = S>
-struct SM80_CP_ASYNC_CACHEALWAYS : detail::Sm80CpAsync<detail::CpAsyncCache::always, S, D> {
+struct SM80_CP_ASYNC_CACHEALWAYS : detail::Sm80CpAsync<detail::CpAsyncCache::always, false, S, D> {
+  static_assert(sizeof(S) == 4 || sizeof(S) == 8 || sizeof(S) == 16, "cp.async copies 4, 8 or 16 bytes");
+};
+
+/// SM80_CP_ASYNC_CACHEALWAYS with the `.L2::128B` prefetch hint: the L2 fetches the whole 128-byte
+/// line of the source (`cp.async.ca.shared.global.L2::128B`). sm80+.
+template <class S, class D = S>
+struct SM80_CP_ASYNC_CACHEALWAYS_L2_128B : detail::Sm80CpAsync<detail::CpAsyncCache::always, true, S, D> {
   static_assert(sizeof(S) == 4 || sizeof(S) == 8 || sizeof(S) == 16, "cp.async copies 4, 8 or 16 bytes");
 };
 
 /// Asynchronous global -> shared copy of 16 bytes that bypasses L1 (`cp.async.cg`): the
 /// usual choice for streaming GEMM tiles. sm80+. On the host it is a plain copy.
 template <class S, class D = S>
-struct SM80_CP_ASYNC_CACHEGLOBAL : detail::Sm80CpAsync<detail::CpAsyncCache::global, S, D> {
+struct SM80_CP_ASYNC_CACHEGLOBAL : detail::Sm80CpAsync<detail::CpAsyncCache::global, false, S, D> {
+  static_assert(sizeof(S) == 16, "cp.async.cg copies exactly 16 bytes");
+};
+
+/// SM80_CP_ASYNC_CACHEGLOBAL with the `.L2::128B` prefetch hint (`cp.async.cg.shared.global.L2::128B`).
+/// sm80+.
+template <class S, class D = S>
+struct SM80_CP_ASYNC_CACHEGLOBAL_L2_128B : detail::Sm80CpAsync<detail::CpAsyncCache::global, true, S, D> {
   static_assert(sizeof(S) == 16, "cp.async.cg copies exactly 16 bytes");
 };
 

@@ -36,8 +36,9 @@ const NamedKernel kKernels[] = {
     {"pipelined_s4", ch07::launch_pipelined<ch07::PipelinedCfg<4>>},
     {"warp_tiled", ch07::launch_pipelined<ch07::WarpTiledCfg>},
     {"swizzled", ch07::launch_pipelined<ch07::SwizzledCfg>},
+    {"fragment_pipelined", ch07::launch_pipelined<ch07::FragmentPipelinedCfg>},
+    {"deep_k", ch07::launch_pipelined<ch07::DeepKCfg>},
     {"big_tile", ch07::launch_pipelined<ch07::BigTileCfg>},
-    {"big_tile_pipelined", ch07::launch_pipelined<ch07::BigTilePipelinedCfg>},
 };
 
 // The sizes around the 128×128×8 tile (gpu_test.hpp), one past the 128×256×16 tile in every
@@ -133,8 +134,11 @@ TEST(ch07_HostEmulation, PipelinedTwoStages) { expect_host_emulation_matches<ch0
 TEST(ch07_HostEmulation, PipelinedFourStages) { expect_host_emulation_matches<ch07::PipelinedCfg<4>>("pipelined_s4"); }
 TEST(ch07_HostEmulation, WarpTiled) { expect_host_emulation_matches<ch07::WarpTiledCfg>("warp_tiled"); }
 TEST(ch07_HostEmulation, Swizzled) { expect_host_emulation_matches<ch07::SwizzledCfg>("swizzled"); }
+TEST(ch07_HostEmulation, FragmentPipelined) {
+  expect_host_emulation_matches<ch07::FragmentPipelinedCfg>("fragment_pipelined");
+}
+TEST(ch07_HostEmulation, DeepK) { expect_host_emulation_matches<ch07::DeepKCfg>("deep_k"); }
 TEST(ch07_HostEmulation, BigTile) { expect_host_emulation_matches<ch07::BigTileCfg>("big_tile"); }
-TEST(ch07_HostEmulation, BigTilePipelined) { expect_host_emulation_matches<ch07::BigTilePipelinedCfg>("big_tile_pipelined"); }
 
 // ---- CPU: what the layouts promise ----
 
@@ -293,7 +297,8 @@ TEST(ch07_Launch, GridAndRejects) {
 TEST(ch07_Launch, SharedMemoryOfEachConfiguration) {
   EXPECT_EQ(ch07::PipelinedCfg<2>::kSmemBytes, 2 * (2 * 8 * 132 - 4) * 4);            // 16.5 KB
   EXPECT_EQ(ch07::PipelinedCfg<4>::kSmemBytes, 2 * (4 * 8 * 132 - 4) * 4);            // 33 KB
-  EXPECT_EQ(ch07::BigTileCfg::kSmemBytes, ((4 * 16 * 132 - 4) + (4 * 16 * 260 - 4)) * 4);  // 98 KB: past 48 KB
+  EXPECT_EQ(ch07::DeepKCfg::kSmemBytes, 2 * (3 * 16 * 132 - 4) * 4);                   // 50.7 KB: past 48 KB
+  EXPECT_EQ(ch07::BigTileCfg::kSmemBytes, ((4 * 16 * 132 - 4) + (4 * 16 * 260 - 4)) * 4);  // 98 KB
   EXPECT_EQ(mm::cosize_v<ch07::BigTileCfg::SmemLayoutA> % 4, 0);
 }
 

@@ -24,7 +24,18 @@ CH02 = """# Chapter 02
 <!-- /results -->
 
 More tutorial text.
+
+<!-- results:02_naive_gpu_sweep -->
+<!-- /results -->
 """
+# A tuning sweep's rows (chapter "<chapter>_sweep"): in their own block only, never in the summary or
+# in the chapter's table.
+SWEEP = ("chapter,kernel,dtype,layout,M,N,K,median_ms,min_ms,tflops,gbps,pct_of_cublas,rel_error,gpu,cuda_version,"
+         "timestamp\n"
+         "02_naive_gpu_sweep,cuBLAS,fp32,RRR,4096,4096,4096,2.7,2.6,50,,100,,Synthetic GPU (test data),13.0,"
+         "2000-01-01T00:00:00Z\n"
+         "02_naive_gpu_sweep,tile_point_x,fp32,RRR,4096,4096,4096,2.7,2.6,49.5,,99,,Synthetic GPU (test data),13.0,"
+         "2000-01-01T00:00:00Z\n")
 CH04 = """# Chapter 04
 
 <!-- results:04 -->
@@ -50,6 +61,7 @@ def main() -> None:
         data = root / "plots" / "data" / "h200"
         subprocess.run([sys.executable, str(pathlib.Path(__file__).with_name("make_synthetic_csv.py")), str(data)],
                        check=True)
+        (data / "02_naive_gpu_sweep.csv").write_text(SWEEP, encoding="utf-8")
         files = {"README.md": TOP, "chapters/02_naive_gpu/README.md": CH02,
                  "chapters/04_copy_and_transpose/README.md": CH04, "chapters/09_hopper/README.md": CH09}
         for name, text in files.items():
@@ -87,9 +99,14 @@ def main() -> None:
             (ch04, "| GB/s | % of cudaMemcpy |", "copy chapter reports GB/s against cudaMemcpy"),
             (ch09, "_No results for `09_hopper`", "a chapter without data says so"),
         ]
+        expect.append((ch02, "| tile_point_x | fp32 | RRR | 4096³ |", "the sweep's own block has its rows"))
         for text, needle, what in expect:
             if needle not in text:
                 fail(f"{what}: '{needle}' not found in:\n{text}")
+        if "sweep" in top:
+            fail("a tuning sweep must not appear in the summary")
+        if ch02.split("<!-- results:02_naive_gpu_sweep -->")[0].count("tile_point_x"):
+            fail("a tuning sweep's rows must not appear in its chapter's table")
         if "stale text" in top:
             fail("the old block content was not replaced")
 

@@ -133,66 +133,71 @@ __global__ void tiled_copy_mma_kernel(T const* A, T const* B, T* Cm, int M, int 
 // The same tile with chapter 07's staging: a swizzled (BM,BK,stage) buffer filled by cp.async
 // into a run-time stage, and the MMA reading its 4-element runs along M and N as float4s.
 // (64,8,2) column-major: index m + 64 k + 512 s; Swizzle<3,2,4> XORs k (bits 6..8) into the
-// 16-byte unit of m (bits 2..4).
-__global__ void swizzled_tiled_copy_mma_kernel(float const* A, float const* B, float* Cm, int M, int N, int K) {
-  using SmemLayout = decltype(composition(Swizzle<3, 2, 4>{}, make_layout(make_shape(_64{}, _8{}, _2{}))));
-  __shared__ alignas(16) float smem_a[cosize_v<SmemLayout>];
-  __shared__ alignas(16) float smem_b[cosize_v<SmemLayout>];
-  auto sA = make_tensor(make_smem_ptr(smem_a), SmemLayout{});                       // (BM,BK,stage)
-  auto sB = make_tensor(make_smem_ptr(smem_b), SmemLayout{});                       // (BN,BK,stage)
-  auto mA = make_tensor(make_gmem_ptr(A), make_shape(M, K), make_stride(_1{}, M));    // (M,K)
-  auto mB = make_tensor(make_gmem_ptr(B), make_shape(N, K), make_stride(_1{}, N));    // (N,K)
-  auto mC = make_tensor(make_gmem_ptr(Cm), make_shape(M, N), make_stride(_1{}, M));   // (M,N)
-  auto gA = local_tile(mA, make_shape(_64{}, _8{}), make_coord(int(blockIdx.x), _));  // (BM,BK,k)
-  auto gB = local_tile(mB, make_shape(_64{}, _8{}), make_coord(int(blockIdx.y), _));  // (BN,BK,k)
-  auto gC = local_tile(mC, make_shape(_64{}, _64{}), make_coord(int(blockIdx.x), int(blockIdx.y)));  // (BM,BN)
+// 16-byte unit of m (bits 2..4). cp.async: guarded like tiled_copy_mma_kernel (a template, so the
+// other target's branch is discarded).
+template <class T>
+__global__ void swizzled_tiled_copy_mma_kernel(T const* A, T const* B, T* Cm, int M, int N, int K) {
+  if constexpr (!mm::arch::compiled_for(mm::arch::sm80)) {
+    mm::arch::no_code_for_this_target();
+  } else {
+    using SmemLayout = decltype(composition(Swizzle<3, 2, 4>{}, make_layout(make_shape(_64{}, _8{}, _2{}))));
+    __shared__ alignas(16) float smem_a[cosize_v<SmemLayout>];
+    __shared__ alignas(16) float smem_b[cosize_v<SmemLayout>];
+    auto sA = make_tensor(make_smem_ptr(smem_a), SmemLayout{});                       // (BM,BK,stage)
+    auto sB = make_tensor(make_smem_ptr(smem_b), SmemLayout{});                       // (BN,BK,stage)
+    auto mA = make_tensor(make_gmem_ptr(A), make_shape(M, K), make_stride(_1{}, M));    // (M,K)
+    auto mB = make_tensor(make_gmem_ptr(B), make_shape(N, K), make_stride(_1{}, N));    // (N,K)
+    auto mC = make_tensor(make_gmem_ptr(Cm), make_shape(M, N), make_stride(_1{}, M));   // (M,N)
+    auto gA = local_tile(mA, make_shape(_64{}, _8{}), make_coord(int(blockIdx.x), _));  // (BM,BK,k)
+    auto gB = local_tile(mB, make_shape(_64{}, _8{}), make_coord(int(blockIdx.y), _));  // (BN,BK,k)
+    auto gC = local_tile(mC, make_shape(_64{}, _64{}), make_coord(int(blockIdx.x), int(blockIdx.y)));  // (BM,BN)
 
-  auto copy_ab = make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<mm::uint128_t>, float>{},
-                                 Layout<Shape<_16, _8>>{}, Layout<Shape<_4, _1>>{});
-  auto thr_copy = copy_ab.get_slice(threadIdx.x);
-  auto tAgA = thr_copy.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
-  auto tBgB = thr_copy.partition_S(gB);
+    auto copy_ab = make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<mm::uint128_t>, float>{},
+                                   Layout<Shape<_16, _8>>{}, Layout<Shape<_4, _1>>{});
+    auto thr_copy = copy_ab.get_slice(threadIdx.x);
+    auto tAgA = thr_copy.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
+    auto tBgB = thr_copy.partition_S(gB);
 
-  // 16x8 threads; the permutations give each thread runs of 4 rows (and columns) of the tile.
-  auto mma = make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_16, _8, _1>>{},
-                            Tile<Layout<Shape<_16, _4>, Stride<_4, _1>>, Layout<Shape<_8, _4>, Stride<_4, _1>>, Underscore>{});
-  auto thr_mma = mma.get_slice(threadIdx.x);
-  auto tCgC = thr_mma.partition_C(gC);  // (MMA,MMA_M,MMA_N)
-  auto tCrA = make_fragment_like(thr_mma.partition_A(sA(_, _, 0)));  // (MMA,MMA_M,MMA_K)
-  auto tCrB = make_fragment_like(thr_mma.partition_B(sB(_, _, 0)));  // (MMA,MMA_N,MMA_K)
-  auto tCrC = thr_mma.partition_fragment_C(gC);
-  clear(tCrC);
-  Copy_Atom<UniversalCopy<mm::uint128_t>, float> vec4;
-  for (int k = 0; k < int(size<3>(tAgA)); ++k) {
-    int stage = k % 2;  // a run-time stage
-    copy(copy_ab, tAgA(_, _, _, k), thr_copy.partition_D(sA(_, _, stage)));
-    copy(copy_ab, tBgB(_, _, _, k), thr_copy.partition_D(sB(_, _, stage)));
-    cp_async_fence();
-    cp_async_wait<0>();
-    __syncthreads();
-    auto tCsA = thr_mma.partition_A(sA(_, _, stage));  // (MMA,MMA_M,MMA_K), swizzled
-    auto tCsB = thr_mma.partition_B(sB(_, _, stage));  // (MMA,MMA_N,MMA_K)
-    for (int kk = 0; kk < 8; ++kk) {
-      copy(vec4, group_modes<0, 2>(tCsA(_, _, kk)), group_modes<0, 2>(tCrA(_, _, kk)));  // runs of 4 -> LDS.128
-      copy(vec4, group_modes<0, 2>(tCsB(_, _, kk)), group_modes<0, 2>(tCrB(_, _, kk)));
+    // 16x8 threads; the permutations give each thread runs of 4 rows (and columns) of the tile.
+    auto mma = make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_16, _8, _1>>{},
+                              Tile<Layout<Shape<_16, _4>, Stride<_4, _1>>, Layout<Shape<_8, _4>, Stride<_4, _1>>, Underscore>{});
+    auto thr_mma = mma.get_slice(threadIdx.x);
+    auto tCgC = thr_mma.partition_C(gC);  // (MMA,MMA_M,MMA_N)
+    auto tCrA = make_fragment_like(thr_mma.partition_A(sA(_, _, 0)));  // (MMA,MMA_M,MMA_K)
+    auto tCrB = make_fragment_like(thr_mma.partition_B(sB(_, _, 0)));  // (MMA,MMA_N,MMA_K)
+    auto tCrC = thr_mma.partition_fragment_C(gC);
+    clear(tCrC);
+    Copy_Atom<UniversalCopy<mm::uint128_t>, float> vec4;
+    for (int k = 0; k < int(size<3>(tAgA)); ++k) {
+      int stage = k % 2;  // a run-time stage
+      copy(copy_ab, tAgA(_, _, _, k), thr_copy.partition_D(sA(_, _, stage)));
+      copy(copy_ab, tBgB(_, _, _, k), thr_copy.partition_D(sB(_, _, stage)));
+      cp_async_fence();
+      cp_async_wait<0>();
+      __syncthreads();
+      auto tCsA = thr_mma.partition_A(sA(_, _, stage));  // (MMA,MMA_M,MMA_K), swizzled
+      auto tCsB = thr_mma.partition_B(sB(_, _, stage));  // (MMA,MMA_N,MMA_K)
+      for (int kk = 0; kk < 8; ++kk) {
+        copy(vec4, group_modes<0, 2>(tCsA(_, _, kk)), group_modes<0, 2>(tCrA(_, _, kk)));  // runs of 4 -> LDS.128
+        copy(vec4, group_modes<0, 2>(tCsB(_, _, kk)), group_modes<0, 2>(tCrB(_, _, kk)));
+      }
+      gemm(mma, tCrA, tCrB, tCrC);
+      __syncthreads();
     }
-    gemm(mma, tCrA, tCrB, tCrC);
-    __syncthreads();
+    copy(tCrC, tCgC);
   }
-  copy(tCrC, tCgC);
 }
 
 }  // namespace
 
 TEST(LayoutCuda, SwizzledStagesTiledCopyTiledMma) {
-  MM_REQUIRE_GPU();
-  if (mm::device_info().cc < 80) GTEST_SKIP() << "needs sm_80 (cp.async)";
+  MM_REQUIRE_ARCH(mm::arch::sm80);  // cp.async
   int M = 128, N = 64, K = 32;
   std::vector<float> a(M * K), b(N * K), c(M * N, -1.f);
   for (int i = 0; i < M * K; ++i) a[i] = float(i % 7) - 3.f;
   for (int i = 0; i < N * K; ++i) b[i] = float(i % 5) - 2.f;
   mm::DeviceBuffer<float> dA(a), dB(b), dC(c);
-  swizzled_tiled_copy_mma_kernel<<<dim3(M / 64, N / 64), 128>>>(dA.data(), dB.data(), dC.data(), M, N, K);
+  swizzled_tiled_copy_mma_kernel<float><<<dim3(M / 64, N / 64), 128>>>(dA.data(), dB.data(), dC.data(), M, N, K);
   MM_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> h = dC.download();
   for (int m = 0; m < M; ++m)

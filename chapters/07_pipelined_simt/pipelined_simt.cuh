@@ -1,15 +1,15 @@
-// Chapter 07: fp32 on the CUDA cores at cuBLAS speed: a cp.async pipeline in shared memory, warp
-// tiling, swizzled shared memory and a bigger block tile.
+// Chapter 07: fp32 on the CUDA cores: a cp.async pipeline in shared memory, warp tiling, swizzled
+// shared memory, registers loaded one k ahead, deeper K steps and a bigger block tile.
 //
 // One generic kernel, several points of one configuration space (Config below). Each step of the
-// chapter changes one thing of chapter 06's tiled_prefetch:
-//   pipelined_s2/s3/s4  tiles arrive in a ring of 2, 3 or 4 shared-memory stages, copied by cp.async
-//                       (no register staging, no second barrier per K step)
-//   warp_tiled          the same, with the 256 threads numbered so that a warp owns a 64×32 block of
-//                       C and each 128-bit shared load costs 2 wavefronts instead of 4
-//   swizzled            a Swizzle in place of the padding of the shared tiles
-//   big_tile            128×256 block tiles, 8×16 outputs per thread, one block per SM, shared memory
-//                       beyond 48 KB
+// chapter changes one thing (README, "The ladder"):
+//   pipelined_s2/s3/s4  chapter 06's tile, its tiles arriving in a ring of 2, 3 or 4 shared-memory
+//                       stages copied by cp.async (no register staging, one barrier per K step)
+//   warp_tiled          pipelined_s3 with the threads numbered by warps (a warp owns 64×32 of C)
+//   swizzled            warp_tiled with a Swizzle in place of the padding of the shared tiles
+//   fragment_pipelined  pipelined_s3 with registers for two k (the next k loads while this one multiplies)
+//   deep_k              fragment_pipelined with K steps of 16, shared memory beyond 48 KB
+//   big_tile            deep_k with 128×256 block tiles, 8×16 outputs per thread, one block per SM
 // Every storage order (RRR, RCR, CRR, CCR, and a column-major C) is a set of strides and tiled
 // copies chosen on the host; any M, N, K: partial tiles are predicated, misaligned pointers or
 // leading dimensions take 4-byte copies.
@@ -47,14 +47,15 @@ enum class Smem {
 // ---- The thread arrangement of the TiledMMA ----
 
 /// Chapter 06's numbering: thread t at (t % ThrM, t / ThrM) of the ThrM×ThrN grid of compute threads.
-/// A warp is 32 consecutive M positions: half a warp reads 16 different 16-byte vectors of A.
+/// The lanes of a pair (2i, 2i+1) differ along M and share N: a 128-bit load of A costs 4 wavefronts,
+/// one of B 2 (README, "the pair rule").
 template <int ThrM, int ThrN>
 using PlainThreads = Layout<Shape<Int<ThrM>, Int<ThrN>, _1>>;  // (ThrM,ThrN,1) -> thread
 
-/// Warp tiling: a warp is an 8×4 grid of lanes (lane = lm + 8·ln), the warps tile the rest. Half a
-/// warp (16 lanes) then covers 8 positions along M and 2 along N: 8 distinct 16-byte vectors of A
-/// (128 contiguous bytes, one wavefront) and 2 of B (one wavefront), so each LDS.128 costs the
-/// minimum of 2 wavefronts (one per half-warp).
+/// Warp tiling: a warp is an 8×4 grid of lanes (lane = lm + 8·ln), the warps tile the rest, so a warp
+/// owns a compact block of C and half a warp reads only 8 distinct 16-byte vectors of A. The pair
+/// rule still prices a load of A at 4 wavefronts (the lanes of a pair differ along M): no numbering
+/// can make a pair share both its A and its B vector.
 template <int ThrM, int ThrN>
 using WarpThreads =
     Layout<Shape<Shape<_8, Int<ThrM / 8>>, Shape<_4, Int<ThrN / 4>>, _1>,
@@ -79,7 +80,7 @@ struct Config {
   /// The 128-bit copy from shared memory to registers: the TiledMMA's permutation makes each run of
   /// 4 values of a thread's fragment 4 consecutive, 16-byte aligned floats (one LDS.128). The vector
   /// type is CUDA's float4: the same LDS.128 as the library's uint128_t (two 64-bit words), but ptxas
-  /// then assigns the FFMA operands to registers with fewer dispatch stalls (README, "Registers").
+  /// then assigns the FFMA operands to registers with fewer dispatch stalls (README, "Registers for two k").
   using SmemToRegs = Copy_Atom<UniversalCopy<FragVec_>, float>;
   /// The tile copies carry the `.L2::128B` hint: the L2 fetches whole 128-byte lines, which the next
   /// K steps' copies of the same rows then find there (cuBLAS's kernel copies this way).

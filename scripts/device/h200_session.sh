@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# How the committed H200 results were produced: one call of the lead's device tool runs
+# How the committed H200 results were produced: one call on the GPU machine runs
 #   bash scripts/device/h200_session.sh [tests] [chapters] [sanitize] [ncu]
-# on the GPU machine over a build made on the CPU machine (carried as build-lead/, configured
-# for sm_80;sm_90a; its absolute paths are /work/main/... there as here). Everything it makes
-# goes under $OUT as one tarball (the tool brings back at most 8 files) plus a summary.
+# over a build made on a CPU machine (configured there as build-lead/, e.g. for sm_90a with
+# -DMM_CH07_SWEEP=ON; scripts/device/pack_build.sh copies it without its objects into .carry/; its
+# absolute paths are /work/main/... there as here). CHAPTERS, NCU and SANITIZE select what runs.
+# Everything it makes goes under $OUT as one tarball (at most 8 files come back) plus a summary.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # A build carried without its object files (the tool carries at most 64 MiB) goes back in place.

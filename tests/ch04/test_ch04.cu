@@ -309,8 +309,12 @@ std::vector<float> emulate_cp_async_copy(int M, int N, const std::vector<float>&
     auto tSgD = part(mD);
     auto tSsS = mm::parallelize(sS, ch::ThreadLayout{}, t);
     auto tSp = mm::make_predicate(part(cM), mm::make_shape(M, N));
-    mm::copy_if(mm::Copy_Atom<mm::SM80_CP_ASYNC_CACHEALWAYS<float>, float>{}, tSp, tSgS, tSsS);
-    mm::copy_if(tSp, tSsS, tSgD);
+    // Host code, but nvcc instantiates this generic lambda in its device passes too, where an sm_75
+    // pass must not see cp.async: the same guard as the kernel's (true on the host).
+    if constexpr (mm::arch::compiled_for(mm::arch::sm80)) {
+      mm::copy_if(mm::Copy_Atom<mm::SM80_CP_ASYNC_CACHEALWAYS<float>, float>{}, tSp, tSgS, tSsS);
+      mm::copy_if(tSp, tSsS, tSgD);
+    }
   });
   return dst;
 }

@@ -12,5 +12,6 @@
 #include "layout/swizzle.hpp"
 #include "layout/copy.hpp"
 #include "layout/mma.hpp"
+#include "layout/mma_sm80.hpp"
 #include "layout/print.hpp"
 #include "layout/svg.hpp"

@@ -175,18 +175,25 @@ template <class A, class L, class P>
 MM_HD constexpr auto size(TiledMMA<A, L, P> const&) { return Int<TiledMMA<A, L, P>::size()>{}; }
 
 /// C += A·Bᵀ with a TiledMMA on this thread's partitions: A (MMA,MMA_M,MMA_K),
-/// B (MMA,MMA_N,MMA_K), C (MMA,MMA_M,MMA_N). One atom call per (m, n, k).
+/// B (MMA,MMA_N,MMA_K), C (MMA,MMA_M,MMA_N). One atom call per (m, n, k). A and B of one k-block,
+/// (MMA,MMA_M) and (MMA,MMA_N), are taken as MMA_K = 1.
 template <class TM, class AE, class AL, class BE, class BL, class CE, class CL>
   requires(requires { typename TM::atom_layout_type; })
-MM_HD void gemm(TM const&, Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, Tensor<CE, CL>&& Cc) {
-  static_assert(rank_v<typename AL::shape_type> == 3 && rank_v<typename CL::shape_type> == 3,
-                "gemm(mma, A, B, C): expected A(MMA,M,K), B(MMA,N,K), C(MMA,M,N)");
+MM_HD void gemm(TM const& mma, Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, Tensor<CE, CL>&& Cc) {
+  constexpr int RA = rank_v<typename AL::shape_type>, RB = rank_v<typename BL::shape_type>;
+  static_assert(RA == RB && (RA == 2 || RA == 3) && rank_v<typename CL::shape_type> == 3,
+                "gemm(mma, A, B, C): expected A(MMA,M[,K]), B(MMA,N[,K]), C(MMA,M,N)");
+  if constexpr (RA == 2) {
+    auto with_k = [](auto const& t) { return make_tensor(t.data(), append(t.layout(), Layout<_1, _0>{})); };
+    gemm(mma, with_k(A), with_k(B), static_cast<Tensor<CE, CL>&&>(Cc));
+  } else {
 MM_UNROLL
   for (int k = 0; k < int(size<2>(A)); ++k)
 MM_UNROLL
     for (int m = 0; m < int(size<1>(A)); ++m)
 MM_UNROLL
       for (int n = 0; n < int(size<1>(B)); ++n) TM::traits::call(Cc(_, m, n), A(_, m, k), B(_, n, k), Cc(_, m, n));
+  }
 }
 /// gemm with a TiledMMA into an lvalue accumulator.
 template <class TM, class AE, class AL, class BE, class BL, class CE, class CL>

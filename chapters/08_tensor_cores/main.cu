@@ -1,0 +1,32 @@
+// Chapter 08: tensor cores with mma.sync. bf16 (fp32 accumulation, bf16 C) and tf32 kernels, each
+// next to the cuBLAS of its own type, C = A·B (RRR) and C = A·Bᵀ (RCR).
+//
+// Build: cmake --build build --target ch08_tensor_cores
+// Run:   build/bin/ch08_tensor_cores [--sizes 4096,8192] [--layout all] [--csv results.csv]   (--help for all flags)
+#include "08_tensor_cores/tensor_cores.cuh"
+#include "harness/gemm_runner.hpp"
+
+namespace ch08 = mm::ch08;
+using bf16 = __nv_bfloat16;
+
+int main(int argc, char** argv) {
+  const mm::GemmChapter chapter{
+      .chapter = "08_tensor_cores",
+      .description = "Chapter 08: mma.sync tensor cores (bf16 m16n8k16, tf32 m16n8k8), ldmatrix, swizzled shared "
+                     "memory, a cp.async pipeline; RRR and RCR",
+      .default_sizes = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}},
+      .layouts = {"RRR", "RCR"},
+      .baseline = mm::DType::bf16,
+      .needs = mm::arch::sm80,
+  };
+  auto kernel = [](const char* name, mm::GemmLaunch<bf16, bf16> launch, auto rejects) {
+    return mm::GemmKernel<bf16, bf16>{.name = name, .dtype = mm::DType::bf16, .launch = launch, .rejects = rejects,
+                                      .needs = mm::arch::sm80};
+  };
+  return mm::run_gemm_chapter<bf16, bf16>(
+      argc, argv, chapter,
+      {
+          kernel("mma_fragments", ch08::launch_tensor_core<ch08::FragmentsCfg, bf16>,
+                 ch08::tensor_core_rejects<ch08::FragmentsCfg>),
+      });
+}

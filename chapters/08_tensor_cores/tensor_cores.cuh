@@ -1,0 +1,336 @@
+// Chapter 08: tensor cores with mma.sync. The tiled, cp.async-pipelined GEMM of chapter 07 with each
+// warp's arithmetic done by mma.sync (bf16 m16n8k16, tf32 m16n8k8), its fragments described by the
+// atoms' thread-value layouts (layout/mma_sm80.hpp).
+//
+// One generic kernel, several points of one configuration space (Config below); each step of the
+// chapter changes one thing (README, "The ladder"):
+//   mma_fragments   fragments copied element by element from shared memory, as the MMA's TV layouts
+//                   place them (the point: which lane holds what)
+//   ...             (ldmatrix, swizzle, block tile and stages: the next steps)
+// C = A·B with A (M×K) row-major, B row-major (RRR) or column-major (RCR, C = A·Bᵀ for a B stored N×K),
+// C row-major, by layouts alone; any M, N, K: partial or misaligned tiles take an element-wise,
+// zero-filling copy.
+//
+// Build: cmake --build build --target ch08_tensor_cores      Run: build/bin/ch08_tensor_cores
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "harness/launch.hpp"
+#include "harness/problem.hpp"
+#include "harness/smem.hpp"
+#include "layout/all.hpp"
+
+namespace mm::ch08 {
+
+using launch::ceil_div;
+using launch::max_grid_y;
+
+/// How a warp's A and B fragments get from shared memory into registers.
+enum class FragLoad {
+  elementwise,  ///< one shared load per element, at the place the MMA's TV layout says
+};
+
+/// Log2 of a power of two, at compile time.
+constexpr int log2_exact(int x) { return x == 1 ? 0 : 1 + log2_exact(x / 2); }
+
+/// A block tile of BM×BN, K steps of BK, a ring of Stages shared tiles, WarpsM×WarpsN warps each
+/// multiplying with the atom `Op`; `kSwizzle` XOR-swizzles the shared tiles (else they are plain).
+template <class Op_, int BM_, int BN_, int BK_, int Stages_, int WarpsM, int WarpsN, FragLoad kFragLoad_,
+          bool kSwizzle_, int MinBlocks_ = 1>
+struct Config {
+  using Op = Op_;                                       ///< the mma.sync atom
+  using T = typename MMA_Traits<Op>::ValTypeA;          ///< element type in memory (bf16, or fp32 for tf32)
+  static constexpr bool kTf32 = std::is_same_v<T, float>;  ///< fp32 inputs rounded to tf32 in registers
+  using BM = Int<BM_>;
+  using BN = Int<BN_>;
+  using BK = Int<BK_>;
+  static constexpr int kStages = Stages_;
+  static constexpr int kMinBlocks = MinBlocks_;
+  static constexpr FragLoad kFragLoad = kFragLoad_;
+  static constexpr bool kSwizzle = kSwizzle_;
+  static constexpr int kThreads = 32 * WarpsM * WarpsN;
+  static constexpr int kVec = 16 / int(sizeof(T));  ///< elements in one 16-byte copy: 8 bf16, 4 fp32
+  using AtomMNK = typename MMA_Traits<Op>::Shape_MNK;
+  static constexpr int kAtomK = size_v<decltype(get<2>(AtomMNK{}))>;
+  static_assert(BK_ % kAtomK == 0, "BK: whole atoms along K");
+  static_assert(BM_ % (16 * WarpsM) == 0 && BN_ % (16 * WarpsN) == 0, "BM, BN: whole 16×16 warp tiles");
+  static_assert(Stages_ >= 2, "a pipeline needs at least two stages");
+
+  using CtaTiler = decltype(make_shape(BM{}, BN{}, BK{}));  ///< (BM,BN,BK)
+
+  /// The warps tile the block's C; the permutation (16·WarpsM, 16·WarpsN) gives each warp 16×16 of C
+  /// per repetition: one A atom and two B atoms (n8 each), the pieces an ldmatrix.x4 loads at once.
+  using TiledMma = decltype(make_tiled_mma(Op{}, Layout<Shape<Int<WarpsM>, Int<WarpsN>, _1>>{},
+                                           Tile<Int<16 * WarpsM>, Int<16 * WarpsN>, Underscore>{}));
+
+  // ---- Shared memory ----
+  //
+  // A K-major tile (MN,BK), K contiguous: ldmatrix reads 8 rows of 16 bytes at one k. Rows of BK·sizeof(T)
+  // bytes put rows r and r + 128/(BK·sizeof(T)) on the same banks; the swizzle XORs the 128-byte line's
+  // index into the 16-byte unit index, so 8 consecutive rows at one k land on 8 different units.
+  // An MN-major tile (MN,BK), MN contiguous (B of RRR): ldmatrix.trans reads 8 k-rows of 16 bytes at
+  // one n, all on the same banks unless the k index is XORed into the unit index.
+  static constexpr int kRowBytesK = BK_ * int(sizeof(T));
+  static_assert(kRowBytesK % 16 == 0 && kRowBytesK <= 128, "K-major rows of 16 to 128 bytes");
+  template <int MN>
+  static constexpr auto k_major_smem() {
+    constexpr int units = BK_ / kVec;  // 16-byte units per row
+    auto atom = Layout<Shape<_8, BK>, Stride<BK, _1>>{};  // (8,BK): 8 rows, K contiguous
+    auto shape = make_shape(Int<MN>{}, BK{}, Int<Stages_>{});
+    if constexpr (kSwizzle_)
+      return tile_to_shape(composition(Swizzle<log2_exact(units), log2_exact(kVec), 3>{}, atom), shape);
+    else
+      return tile_to_shape(atom, shape);
+  }
+  template <int MN>
+  static constexpr auto mn_major_smem() {
+    static_assert(MN * int(sizeof(T)) >= 128, "MN-major rows of at least 128 bytes");
+    auto atom = Layout<Shape<Int<MN>, _8>>{};  // (MN,8): MN contiguous
+    auto shape = make_shape(Int<MN>{}, BK{}, Int<Stages_>{});
+    if constexpr (kSwizzle_)
+      return tile_to_shape(composition(Swizzle<3, log2_exact(kVec), log2_exact(MN) - log2_exact(kVec)>{}, atom), shape);
+    else
+      return tile_to_shape(atom, shape);
+  }
+
+  // ---- Global -> shared copies: 16-byte cp.async, one pass of all threads covers part of the tile ----
+  template <int MN>
+  static constexpr auto k_major_copy() {
+    constexpr int tk = BK_ / kVec, tm = kThreads / tk;  // threads along K (one vector each), along MN
+    static_assert(tm * tk == kThreads && MN % tm == 0, "K-major copy: threads tile (MN, BK/vec)");
+    return make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, T>{},
+                           Layout<Shape<Int<tm>, Int<tk>>, Stride<Int<tk>, _1>>{},  // K fastest
+                           Layout<Shape<_1, Int<kVec>>>{});                          // a vector along K
+  }
+  template <int MN>
+  static constexpr auto mn_major_copy() {
+    constexpr int tm = MN / kVec, tk = kThreads / tm;
+    static_assert(tm * tk == kThreads && BK_ % tk == 0, "MN-major copy: threads tile (MN/vec, BK)");
+    return make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, T>{},
+                           Layout<Shape<Int<tm>, Int<tk>>>{},  // MN fastest
+                           Layout<Shape<Int<kVec>, _1>>{});    // a vector along MN
+  }
+};
+
+// ---- The ladder's points ----
+
+using Bf16Atom = SM80_16x8x16_F32BF16BF16F32_TN;
+using Tf32Atom = SM80_16x8x8_F32TF32TF32F32_TN;
+/// mma_fragments: 128×128×32 tiles, 3 stages, 2×2 warps of 64×64; fragments element by element.
+using FragmentsCfg = Config<Bf16Atom, 128, 128, 32, 3, 2, 2, FragLoad::elementwise, false>;
+/// tf32_fragments: the same with tf32 (K steps of 16 fp32: 64-byte rows).
+using Tf32FragmentsCfg = Config<Tf32Atom, 128, 128, 16, 3, 2, 2, FragLoad::elementwise, false>;
+
+// ---- The kernel ----
+
+/// Everything one problem needs: sizes, pointers, the (MN,K) strides of A and B, the (M,N) strides of C
+/// (their types say which storage order), the global->shared copies, and whether 16-byte copies are
+/// aligned (pointer and leading dimension).
+template <class T, class TOut, class AStride, class CopyA, class SmemA, class BStride, class CopyB, class SmemB,
+          class CStride>
+struct GemmArgs {
+  int m, n, k;     ///< C is M×N, K the inner dimension
+  T const* a;      ///< A, seen as (M,K) with strides da
+  AStride da;      ///< (M,K) strides of A
+  CopyA copy_a;    ///< how the block copies a (BM,BK) tile of A
+  SmemA smem_a;    ///< (BM,BK,Stages) in shared memory
+  bool a_vec;      ///< 16-byte copies of A allowed
+  T const* b;      ///< B, seen as (N,K) with strides db
+  BStride db;      ///< (N,K) strides of B
+  CopyB copy_b;    ///< how the block copies a (BN,BK) tile of B
+  SmemB smem_b;    ///< (BN,BK,Stages) in shared memory
+  bool b_vec;      ///< 16-byte copies of B allowed
+  TOut* c;         ///< C, (M,N) with strides dc
+  CStride dc;      ///< (M,N) strides of C
+};
+
+namespace detail {
+
+/// Starts the copy of K step `kt` of an operand into one stage of its ring. A whole, aligned tile:
+/// 16-byte cp.async. Otherwise (an edge, a misaligned matrix): element by element, zero where the
+/// coordinate lies outside the matrix, so that a partial tile adds nothing to C. The plain stores
+/// land before the barrier that precedes the stage's use, like the cp.async copies.
+///   src: (CPY,CPY_MN,CPY_K,k)   crd: the coordinates of src   dst: (CPY,CPY_MN,CPY_K)
+template <class TiledCopy, class Src, class Crd, class Dst, class Extent>
+__device__ void issue_k_tile(TiledCopy const& tiled_copy, Src const& src, Crd const& crd, Dst& dst,
+                             Extent const& extent, bool vec, int kt) {
+  using T = std::remove_cvref_t<decltype(dst(0))>;
+  if (vec) {
+    copy(tiled_copy, src(_, _, _, kt), dst);
+  } else {
+    auto s = src(_, _, _, kt);
+    auto c = crd(_, _, _, kt);
+#pragma unroll
+    for (int i = 0; i < size(dst); ++i) dst(i) = elem_less(c(i), extent) ? s(i) : T(0.0f);
+  }
+}
+
+/// The fragments of one k-block (the atom's K) from shared memory into registers, as the MMA
+/// partitions them: element by element. tf32 values are rounded to tf32 on the way (cvt.rna).
+template <class Cfg, class Src, class Dst>
+__device__ void load_fragment(Src const& src, Dst&& dst) {
+#pragma unroll
+  for (int i = 0; i < size(dst); ++i) {
+    if constexpr (Cfg::kTf32) dst(i) = to_tf32(src(i));
+    else dst(i) = src(i);
+  }
+}
+
+}  // namespace detail
+
+/// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
+/// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
+template <class Cfg, class Args>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_gemm_kernel(Args args) {
+  if constexpr (!arch::compiled_for(arch::sm80)) {
+    arch::no_code_for_this_target();
+  } else {
+    using T = typename Cfg::T;
+    using BM = typename Cfg::BM;
+    using BN = typename Cfg::BN;
+    using BK = typename Cfg::BK;
+    constexpr int S = Cfg::kStages;
+    extern __shared__ uint128_t smem_u128[];  // 16-byte aligned: the rings take 16-byte copies
+    T* smem = reinterpret_cast<T*>(smem_u128);
+    const int tid = int(threadIdx.x), block_m = int(blockIdx.x), block_n = int(blockIdx.y);
+    const int M = args.m, N = args.n, K = args.k;
+    typename Cfg::TiledMma mma;
+    typename Cfg::CtaTiler cta_tiler;
+
+    auto mA = make_tensor(make_gmem_ptr(args.a), make_shape(M, K), args.da);  // (M,K)
+    auto mB = make_tensor(make_gmem_ptr(args.b), make_shape(N, K), args.db);  // (N,K)
+    auto mC = make_tensor(make_gmem_ptr(args.c), make_shape(M, N), args.dc);  // (M,N)
+    auto cA = make_identity_tensor(shape(mA));                                 // (M,K) -> (m,k)
+    auto cB = make_identity_tensor(shape(mB));                                 // (N,K) -> (n,k)
+    auto cC = make_identity_tensor(shape(mC));                                 // (M,N) -> (m,n)
+
+    auto cta_coord = make_coord(block_m, block_n, _);
+    auto gA = local_tile(mA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k)
+    auto gB = local_tile(mB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k)
+    auto gC = local_tile(mC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)
+    auto kA = local_tile(cA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k) -> (m,k)
+    auto kB = local_tile(cB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k) -> (n,k)
+    auto kC = local_tile(cC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)   -> (m,n)
+    auto sA = make_tensor(make_smem_ptr(smem), args.smem_a);                                  // (BM,BK,S)
+    auto sB = make_tensor(make_smem_ptr(smem + cosize_v<decltype(args.smem_a)>), args.smem_b);  // (BN,BK,S)
+
+    // Global -> shared: what this thread copies.
+    auto thr_copy_a = args.copy_a.get_slice(tid);
+    auto tAgA = thr_copy_a.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
+    auto tAcA = thr_copy_a.partition_S(kA);  // (CPY,CPY_M,CPY_K,k) -> (m,k)
+    auto thr_copy_b = args.copy_b.get_slice(tid);
+    auto tBgB = thr_copy_b.partition_S(gB);  // (CPY,CPY_N,CPY_K,k)
+    auto tBcB = thr_copy_b.partition_S(kB);  // (CPY,CPY_N,CPY_K,k) -> (n,k)
+
+    // The MMA: this thread's accumulators and its fragments of one K step.
+    auto thr_mma = mma.get_slice(tid);
+    auto tCgC = thr_mma.partition_C(gC);                    // (MMA,MMA_M,MMA_N)
+    auto tCcC = thr_mma.partition_C(kC);                    // (MMA,MMA_M,MMA_N) -> (m,n)
+    auto tCrC = thr_mma.make_fragment_C(tCgC);              // (MMA,MMA_M,MMA_N): fp32 accumulators
+    auto tCrA = thr_mma.partition_fragment_A(sA(_, _, 0));  // (MMA,MMA_M,MMA_K)
+    auto tCrB = thr_mma.partition_fragment_B(sB(_, _, 0));  // (MMA,MMA_N,MMA_K)
+    clear(tCrC);
+
+    const bool a_rows = args.a_vec && (block_m + 1) * BM{} <= M;
+    const bool b_rows = args.b_vec && (block_n + 1) * BN{} <= N;
+    const int k_tiles = size<3>(tAgA);
+    auto issue = [&](int kt) {
+      const bool k_inside = (kt + 1) * BK{} <= K;
+      const int stage = kt % S;
+      auto tAsA = thr_copy_a.partition_D(sA(_, _, stage));  // (CPY,CPY_M,CPY_K)
+      auto tBsB = thr_copy_b.partition_D(sB(_, _, stage));  // (CPY,CPY_N,CPY_K)
+      detail::issue_k_tile(args.copy_a, tAgA, tAcA, tAsA, shape(mA), a_rows && k_inside, kt);
+      detail::issue_k_tile(args.copy_b, tBgB, tBcB, tBsB, shape(mB), b_rows && k_inside, kt);
+    };
+
+    // Prologue: S-1 K steps in flight. Every K step commits one group (empty past the last), so
+    // "S-2 groups may still be pending" always means "the oldest has landed".
+    for (int s = 0; s < S - 1; ++s) {
+      if (s < k_tiles) issue(s);
+      cp_async_fence();
+    }
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      cp_async_wait<S - 2>();  // this thread's copies of step kt have landed
+      __syncthreads();         // everyone's have, and everyone is done reading step kt-1's stage
+      if (kt + S - 1 < k_tiles) issue(kt + S - 1);
+      cp_async_fence();
+      const int stage = kt % S;
+      auto tCsA = thr_mma.partition_A(sA(_, _, stage));  // (MMA,MMA_M,MMA_K)
+      auto tCsB = thr_mma.partition_B(sB(_, _, stage));  // (MMA,MMA_N,MMA_K)
+#pragma unroll
+      for (int kk = 0; kk < size<2>(tCrA); ++kk) {
+        detail::load_fragment<Cfg>(tCsA(_, _, kk), tCrA(_, _, kk));
+        detail::load_fragment<Cfg>(tCsB(_, _, kk), tCrB(_, _, kk));
+        gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+      }
+    }
+    cp_async_wait<0>();
+
+    // Epilogue: each thread converts its accumulators and stores those inside C.
+#pragma unroll
+    for (int i = 0; i < size(tCrC); ++i)
+      if (elem_less(tCcC(i), shape(mC))) tCgC(i) = static_cast<std::remove_cvref_t<decltype(tCgC(i))>>(tCrC(i));
+  }
+}
+
+// ---- Host ----
+
+/// Empty when the kernel takes `p`; otherwise the constraint it breaks.
+template <class Cfg>
+std::string tensor_core_rejects(const GemmProblem& p) {
+  if (p.a != Order::row || p.c != Order::row)
+    return "takes a row-major A and C (layouts RRR and RCR)";
+  if (ceil_div(p.n, Cfg::BN::value) > max_grid_y)
+    return "needs N <= " + std::to_string(max_grid_y * Cfg::BN::value) + " (65535 tiles of " +
+           std::to_string(Cfg::BN::value) + " columns along grid y)";
+  return launch::int32_offset_rejects(p, Cfg::BM::value, Cfg::BN::value, Cfg::BK::value);
+}
+
+/// Calls f(args) with the layouts of p's storage orders. A as (M,K) row-major: (K,1), K-major.
+/// B as (N,K): row-major K×N is (1,N), N-major; column-major (K,1), K-major. C row-major (N,1).
+template <class Cfg, class TOut, class F>
+void with_gemm_args(const GemmProblem& p, const typename Cfg::T* A, const typename Cfg::T* B, TOut* C, F&& f) {
+  using T = typename Cfg::T;
+  const int m = int(p.m), n = int(p.n), k = int(p.k);
+  auto aligned = [](const void* ptr, std::int64_t ld) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * std::int64_t(sizeof(T))) % 16 == 0;
+  };
+  auto dA = make_stride(k, _1{});
+  auto dC = make_stride(n, _1{});
+  auto call = [&](auto dB, auto copy_b, auto smem_b) {
+    auto copy_a = Cfg::template k_major_copy<Cfg::BM::value>();
+    auto smem_a = Cfg::template k_major_smem<Cfg::BM::value>();
+    f(GemmArgs<T, TOut, decltype(dA), decltype(copy_a), decltype(smem_a), decltype(dB), decltype(copy_b),
+               decltype(smem_b), decltype(dC)>{m, n, k, A, dA, copy_a, smem_a, aligned(A, p.shape_a().ld()), B, dB,
+                                                copy_b, smem_b, aligned(B, p.shape_b().ld()), C, dC});
+  };
+  if (p.b == Order::row)
+    call(make_stride(_1{}, n), Cfg::template mn_major_copy<Cfg::BN::value>(), Cfg::template mn_major_smem<Cfg::BN::value>());
+  else
+    call(make_stride(k, _1{}), Cfg::template k_major_copy<Cfg::BN::value>(), Cfg::template k_major_smem<Cfg::BN::value>());
+}
+
+/// Host launch: the kernel of p's storage orders, its shared memory raised past 48 KB where needed.
+template <class Cfg, class TOut>
+void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const typename Cfg::T* B, TOut* C,
+                        cudaStream_t stream) {
+  if (std::string why = tensor_core_rejects<Cfg>(p); !why.empty()) throw std::invalid_argument("tensor_cores: " + why);
+  with_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) {
+    using Args = std::remove_cvref_t<decltype(args)>;
+    constexpr int smem_bytes = int(sizeof(typename Cfg::T)) * (cosize_v<std::remove_cvref_t<decltype(args.smem_a)>> +
+                                                               cosize_v<std::remove_cvref_t<decltype(args.smem_b)>>);
+    auto kernel = tensor_core_gemm_kernel<Cfg, Args>;
+    opt_in_dynamic_smem(kernel, smem_bytes);
+    const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM::value)), unsigned(ceil_div(p.n, Cfg::BN::value)));
+    kernel<<<grid, Cfg::kThreads, smem_bytes, stream>>>(args);
+  });
+}
+
+}  // namespace mm::ch08

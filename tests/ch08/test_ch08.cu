@@ -1,0 +1,162 @@
+// Chapter 08: every tensor-core kernel (bf16 and tf32) against the fp64 reference in RRR and RCR (GPU),
+// at degenerate, ragged, tile-edge, large, tall and misaligned sizes; on the CPU, the properties the
+// chapter claims of its layouts. Every test name starts with "ch08", so `ctest -R ch08` selects it.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "08_tensor_cores/tensor_cores.cuh"
+#include "gpu_test.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/gemm_runner.hpp"
+
+namespace {
+
+namespace ch08 = mm::ch08;
+using bf16 = __nv_bfloat16;
+using mm::GemmProblem;
+using mm::test::problem;
+using mm::test::Size;
+
+/// A kernel as the tests take it: its name, how it multiplies (the tolerance) and its launcher.
+template <class T, class TOut>
+struct TypedKernel {
+  const char* name;                                                                  ///< "mma_fragments"
+  mm::DType dtype;                                                                   ///< bf16 or tf32
+  void (*launch)(const GemmProblem&, const T*, const T*, TOut*, cudaStream_t);  ///< the chapter's launcher
+};
+using Bf16Kernel = TypedKernel<bf16, bf16>;
+using Tf32Kernel = TypedKernel<float, float>;
+void PrintTo(const Bf16Kernel& k, std::ostream* os) { *os << k.name; }
+void PrintTo(const Tf32Kernel& k, std::ostream* os) { *os << k.name; }
+
+const Bf16Kernel kBf16Kernels[] = {
+    {"mma_fragments", mm::DType::bf16, ch08::launch_tensor_core<ch08::FragmentsCfg, bf16>},
+};
+const Tf32Kernel kTf32Kernels[] = {
+    {"tf32_fragments", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32FragmentsCfg, float>},
+};
+
+// Degenerate, smaller than a tile in every direction (K not a multiple of 8: no 16-byte rows, the
+// element-wise path), one short of a tile, exactly one 128×128×32 tile, one past it in every
+// direction, one past the 128×128×16 tf32 tile, a few tiles, many blocks, tall and skinny, wide and short.
+const std::vector<Size> kSizes = {
+    {1, 1, 1},     {17, 33, 9},    {127, 129, 65},  {128, 128, 32},  {129, 129, 33}, {129, 257, 17},
+    {256, 256, 64}, {1024, 1024, 1024}, {3000, 7, 129}, {5, 2000, 300}, {1, 300, 257},
+};
+const char* const kLayouts[] = {"RRR", "RCR"};
+
+template <class T, class TOut>
+void expect_matches_fp64(const TypedKernel<T, TOut>& kernel, const GemmProblem& p, std::uint64_t seed = 1) {
+  const mm::CheckResult r = mm::check_gemm_kernel<T, TOut>(p, kernel.launch, kernel.dtype, seed);
+  EXPECT_TRUE(r.ok) << kernel.name << " " << p.layout_tag() << " at " << mm::test::size_name(p) << ": " << r.summary;
+}
+
+// ---- GPU: every kernel, both storage orders, every size ----
+
+using Bf16Param = std::tuple<Bf16Kernel, const char*, Size>;
+class Bf16Gemm : public ::testing::TestWithParam<Bf16Param> {};
+TEST_P(Bf16Gemm, MatchesFp64Reference) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);  // mma.sync bf16, cp.async
+  const auto& [kernel, tag, size] = GetParam();
+  expect_matches_fp64(kernel, problem(size, tag));
+}
+INSTANTIATE_TEST_SUITE_P(ch08, Bf16Gemm,
+                         ::testing::Combine(::testing::ValuesIn(kBf16Kernels), ::testing::ValuesIn(kLayouts),
+                                            ::testing::ValuesIn(kSizes)),
+                         mm::test::param_name);
+
+using Tf32Param = std::tuple<Tf32Kernel, const char*, Size>;
+class Tf32Gemm : public ::testing::TestWithParam<Tf32Param> {};
+TEST_P(Tf32Gemm, MatchesFp64Reference) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);  // mma.sync tf32, cp.async
+  const auto& [kernel, tag, size] = GetParam();
+  expect_matches_fp64(kernel, problem(size, tag));
+}
+INSTANTIATE_TEST_SUITE_P(ch08, Tf32Gemm,
+                         ::testing::Combine(::testing::ValuesIn(kTf32Kernels), ::testing::ValuesIn(kLayouts),
+                                            ::testing::ValuesIn(kSizes)),
+                         mm::test::param_name);
+
+TEST(ch08_Gemm, TallAndWide) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);
+  for (const char* tag : kLayouts)
+    for (Size s : {mm::test::tall_size, mm::test::wide_size}) {
+      for (const auto& k : kBf16Kernels) expect_matches_fp64(k, problem(s, tag));
+      for (const auto& k : kTf32Kernels) expect_matches_fp64(k, problem(s, tag));
+    }
+}
+
+/// The launcher run on copies of A and B that start one element past a 16-byte boundary: the kernel
+/// must take its element-wise path, where a 16-byte cp.async would fault.
+template <class T, class TOut>
+mm::GemmLaunch<T, TOut> shifted_by_one_element(const TypedKernel<T, TOut>& kernel) {
+  return [launch = kernel.launch](const GemmProblem& p, const T* a, const T* b, TOut* c, cudaStream_t s) {
+    const std::size_t na = std::size_t(p.m * p.k), nb = std::size_t(p.k * p.n);
+    mm::DeviceBuffer<T> a1(na + 1), b1(nb + 1);
+    MM_CUDA_CHECK(cudaMemcpyAsync(a1.data() + 1, a, na * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    MM_CUDA_CHECK(cudaMemcpyAsync(b1.data() + 1, b, nb * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    launch(p, a1.data() + 1, b1.data() + 1, c, s);
+    MM_CUDA_CHECK(cudaStreamSynchronize(s));  // before the scratch buffers are freed
+  };
+}
+
+TEST(ch08_Gemm, MisalignedPointersTakeTheElementwisePath) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);
+  for (const char* tag : kLayouts) {
+    const GemmProblem p = problem({256, 256, 64}, tag);
+    for (const auto& k : kBf16Kernels) {
+      const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(p, shifted_by_one_element(k), k.dtype, 3);
+      EXPECT_TRUE(r.ok) << k.name << " " << tag << ": " << r.summary;
+    }
+    for (const auto& k : kTf32Kernels) {
+      const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, shifted_by_one_element(k), k.dtype, 3);
+      EXPECT_TRUE(r.ok) << k.name << " " << tag << ": " << r.summary;
+    }
+  }
+}
+
+TEST(ch08_Gemm, AnotherSeedAtALargerSize) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);
+  for (const char* tag : kLayouts) {
+    for (const auto& k : kBf16Kernels) expect_matches_fp64(k, problem({1000, 1100, 520}, tag), 7);
+    for (const auto& k : kTf32Kernels) expect_matches_fp64(k, problem({1000, 1100, 520}, tag), 7);
+  }
+}
+
+// ---- CPU: the layouts ----
+
+// Every element of the block's C tile has exactly one owner (thread, value) in the TiledMMA.
+template <class Cfg>
+void expect_c_owned_once() {
+  typename Cfg::TiledMma mma;
+  auto c = mm::make_identity_tensor(mm::make_shape(typename Cfg::BM{}, typename Cfg::BN{}));  // (BM,BN) -> (m,n)
+  std::set<std::pair<int, int>> seen;
+  for (int t = 0; t < Cfg::kThreads; ++t) {
+    auto part = mma.get_slice(t).partition_C(c);  // (MMA,MMA_M,MMA_N) -> (m,n)
+    for (int i = 0; i < int(mm::size(part)); ++i) {
+      auto mn = part(i);
+      EXPECT_TRUE(seen.insert({int(mm::get<0>(mn)), int(mm::get<1>(mn))}).second) << "thread " << t << " value " << i;
+    }
+  }
+  EXPECT_EQ(int(seen.size()), Cfg::BM::value * Cfg::BN::value);
+}
+TEST(ch08_TiledMma, EveryElementOfCIsOwnedOnce) {
+  expect_c_owned_once<ch08::FragmentsCfg>();
+  expect_c_owned_once<ch08::Tf32FragmentsCfg>();
+}
+
+TEST(ch08_Launch, Rejects) {
+  EXPECT_EQ(ch08::tensor_core_rejects<ch08::FragmentsCfg>(problem({17, 33, 9}, "RRR")), "");
+  EXPECT_NE(ch08::tensor_core_rejects<ch08::FragmentsCfg>(problem({17, 33, 9}, "CRR")).find("row-major A"),
+            std::string::npos);
+  EXPECT_NE(ch08::tensor_core_rejects<ch08::FragmentsCfg>(problem({64, 65535 * 128 + 1, 8}, "RRR")).find("N <="),
+            std::string::npos);
+}
+
+}  // namespace

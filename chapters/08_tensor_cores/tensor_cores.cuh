@@ -149,6 +149,7 @@ struct GemmArgs {
   bool b_vec;      ///< 16-byte copies of B allowed
   TOut* c;         ///< C, (M,N) with strides dc
   CStride dc;      ///< (M,N) strides of C
+  bool c_pairs;    ///< two neighbouring elements of a row of C are one aligned 32-bit word
 };
 
 namespace detail {
@@ -181,6 +182,40 @@ __device__ void load_fragment(Src const& src, Dst&& dst) {
     if constexpr (Cfg::kTf32) dst(i) = to_tf32(src(i));
     else dst(i) = src(i);
   }
+}
+
+/// The epilogue: this thread's accumulators (MMA,MMA_M,MMA_N), converted to C's type, stored where
+/// they lie inside C. The atom's values 0 and 1 are neighbours along N (the C layout's first value
+/// mode): where rows start at even elements and C is aligned (`pairs`), a pair is one store (32 bits
+/// of bf16, 64 of fp32): half the store instructions.
+template <class Acc, class Dst, class Crd, class Extent>
+__device__ void store_c(Acc const& acc, Dst& dst, Crd const& crd, Extent const& extent, bool pairs) {
+  using TOut = std::remove_cvref_t<decltype(dst(0))>;
+  using Pair = std::conditional_t<std::is_same_v<TOut, __nv_bfloat16>, __nv_bfloat162, float2>;
+  auto make_pair = [](float x, float y) {
+    if constexpr (std::is_same_v<TOut, __nv_bfloat16>) return __floats2bfloat162_rn(x, y);
+    else return make_float2(x, y);
+  };
+  {
+    if (pairs) {
+#pragma unroll
+      for (int n = 0; n < size<2>(acc); ++n)
+#pragma unroll
+        for (int m = 0; m < size<1>(acc); ++m)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {  // the atom's rows m and m+8
+            auto first = make_coord(make_coord(_0{}, h), m, n), second = make_coord(make_coord(_1{}, h), m, n);
+            if (elem_less(crd(second), extent))
+              *reinterpret_cast<Pair*>(&dst(first)) = make_pair(acc(first), acc(second));
+            else if (elem_less(crd(first), extent))
+              dst(first) = TOut(acc(first));
+          }
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < size(acc); ++i)
+    if (elem_less(crd(i), extent)) dst(i) = TOut(acc(i));
 }
 
 }  // namespace detail
@@ -273,10 +308,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     }
     cp_async_wait<0>();
 
-    // Epilogue: each thread converts its accumulators and stores those inside C.
-#pragma unroll
-    for (int i = 0; i < size(tCrC); ++i)
-      if (elem_less(tCcC(i), shape(mC))) tCgC(i) = static_cast<std::remove_cvref_t<decltype(tCgC(i))>>(tCrC(i));
+    detail::store_c(tCrC, tCgC, tCcC, shape(mC), args.c_pairs);
   }
 }
 
@@ -309,7 +341,8 @@ void with_gemm_args(const GemmProblem& p, const typename Cfg::T* A, const typena
     auto smem_a = Cfg::template k_major_smem<Cfg::BM::value>();
     f(GemmArgs<T, TOut, decltype(dA), decltype(copy_a), decltype(smem_a), decltype(dB), decltype(copy_b),
                decltype(smem_b), decltype(dC)>{m, n, k, A, dA, copy_a, smem_a, aligned(A, p.shape_a().ld()), B, dB,
-                                                copy_b, smem_b, aligned(B, p.shape_b().ld()), C, dC});
+                                                copy_b, smem_b, aligned(B, p.shape_b().ld()), C, dC,
+                                                reinterpret_cast<std::uintptr_t>(C) % (2 * sizeof(TOut)) == 0 && n % 2 == 0});
   };
   if (p.b == Order::row)
     call(make_stride(_1{}, n), Cfg::template mn_major_copy<Cfg::BN::value>(), Cfg::template mn_major_smem<Cfg::BN::value>());

@@ -68,10 +68,16 @@ template <class TIn, class TOut>
 CheckResult check_gemm_kernel(const GemmProblem& p, const GemmLaunch<TIn, TOut>& launch, DType dtype,
                               std::uint64_t seed = 1);
 
-/// @brief The per-element tolerance for a kernel multiplying as `dtype` and storing TOut.
+/// @brief The per-element tolerance for a kernel multiplying as `dtype` and storing TOut, relative
+/// to sum_k |a_ik * b_kj|: elementwise_tolerance, plus one rounding of a 16-bit output.
+///
+/// A bf16 C is the fp32 result rounded to 8 significant bits: off by at most 2^-9·|c| rounded to
+/// nearest, 2^-8·|c| truncated (fp16: 2^-11, 2^-10), and |c| ≤ sum|ab|. 8e-3 is 2× the truncated
+/// bf16 bound. Without it, the 1e-5 of bf16 inputs alone fails a correctly rounded bf16 C
+/// (tests/harness/test_check.cu).
 template <class TOut>
 constexpr double gemm_tolerance(DType dtype) {
-  return elementwise_tolerance(dtype) + (sizeof(TOut) == 2 ? 8e-3 : 0.0);  // + one rounding of a 16-bit output
+  return elementwise_tolerance(dtype) + (sizeof(TOut) == 2 ? 8e-3 : 0.0);
 }
 
 }  // namespace mm

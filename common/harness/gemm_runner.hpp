@@ -36,7 +36,9 @@ struct GemmKernel {
   DType dtype = DType::f32;         ///< how it multiplies: sets the tolerance
   GemmLaunch<TIn, TOut> launch;     ///< runs it once
   /// @brief Empty when the kernel takes `p`; otherwise a one-line reason naming the constraint (e.g. "needs K % 8 == 0").
-  std::function<std::string(const GemmProblem& p)> rejects = {};
+  /// Left out, it is empty: every problem is taken. (No `= {}` here: with it, GCC 12 crashes on a
+  /// GemmKernel list-initialized in a return statement or inside a GemmKernelGroup's braces.)
+  std::function<std::string(const GemmProblem& p)> rejects;
   arch::Requirement needs = arch::any;  ///< the architecture it needs: arch::sm80 (cp.async, mma.sync), arch::sm90a (wgmma)
 };
 

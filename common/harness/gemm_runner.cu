@@ -179,7 +179,14 @@ int detail::run_gemm_groups(int argc, const char* const* argv, const GemmChapter
   spec.description = ch.description;
   std::vector<GemmBaseline> baselines;
   for (const ErasedGemmGroup& group : groups) {
-    baselines.push_back(group.baseline);
+    // cuBLAS reads A and B as the baseline's input type: fp32 for f32 and tf32, else the type itself.
+    const GemmBaseline& b = group.baseline;
+    if (b.in != b.compute && !(b.in == DType::f32 && b.compute == DType::tf32)) {
+      std::cerr << spec.program << ": error: a group of " << dtype_name(b.in) << " inputs cannot have a "
+                << dtype_name(b.compute) << " cuBLAS baseline\n";
+      return 2;
+    }
+    baselines.push_back(b);
     for (const std::string& name : group.kernel_names) {
       // --kernel selects by name: a name in two groups could not be told apart.
       if (std::find(spec.kernels.begin(), spec.kernels.end(), name) != spec.kernels.end()) {

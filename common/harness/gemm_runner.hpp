@@ -77,7 +77,9 @@ GemmProblem make_problem(const ProblemSize& size, const std::string& layout_tag)
 template <class TIn, class TOut>
 struct GemmKernelGroup {
   /// @brief How cuBLAS multiplies: f32 (SGEMM), tf32 (fp32 in and out, CUBLAS_COMPUTE_32F_FAST_TF32),
-  /// bf16 or f16 (16-bit inputs, fp32 accumulation, C stored as TOut). Usually the kernels' dtype.
+  /// bf16 or f16 (16-bit inputs, fp32 accumulation, C stored as TOut). Usually the kernels' dtype;
+  /// it must read TIn (f32 or tf32 for float, bf16 for __nv_bfloat16, f16 for __half), else the run
+  /// stops with exit 2.
   DType baseline = dtype_of<TIn>();
   std::vector<GemmKernel<TIn, TOut>> kernels;  ///< in the order the table shows them
 };

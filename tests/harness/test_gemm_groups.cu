@@ -1,7 +1,7 @@
 // The several-group chapter driver (run_gemm_chapter with GemmKernelGroups): one bf16 group and one
 // tf32 group run from one command line into one CSV, each kernel against the cuBLAS of its own type.
 // On the GPU: the CSV's rows. On the CPU: the command line (names from every group, a name twice
-// refused) and the header line's description of the baselines.
+// refused), a baseline that cannot read the group's inputs refused, and the header line.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -131,6 +131,15 @@ TEST(GemmGroups, ANameInTwoGroupsIsRefused) {
   const char* argv[] = {"test_gemm_groups"};
   EXPECT_EXIT(std::exit(mm::run_gemm_chapter(1, argv, chapter, bf16_group(), clash)), ::testing::ExitedWithCode(2),
               "kernel 'naive_bf16' is listed twice");
+}
+
+TEST(GemmGroups, ABaselineOfAnotherInputTypeIsRefused) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Tf32Group fp32_inputs_bf16_cublas = tf32_group();
+  fp32_inputs_bf16_cublas.baseline = mm::DType::bf16;  // cuBLAS would read the fp32 inputs as bf16
+  const char* argv[] = {"test_gemm_groups"};
+  EXPECT_EXIT(std::exit(mm::run_gemm_chapter(1, argv, chapter, fp32_inputs_bf16_cublas)), ::testing::ExitedWithCode(2),
+              "a group of fp32 inputs cannot have a bf16 cuBLAS baseline");
 }
 
 TEST(GemmGroups, HeaderLineNamesEachBaseline) {

@@ -7,10 +7,11 @@ Reads every *.csv under --data (schema: common/harness/results.hpp) and writes,
 as PNG and SVG, into --out:
 
   gemm_tflops       TFLOP/s of every kernel at the headline size, grouped by chapter,
-                    each bar labelled with its % of cuBLAS measured in the same run,
-                    cuBLAS as a reference line;
+                    each bar labelled with its % of cuBLAS measured in the same run
+                    (of the cuBLAS of the kernel's dtype, where a chapter has several),
+                    cuBLAS as a reference line per dtype;
   speedup_vs_cpu    speedup over chapter 01's naive CPU loop (log scale);
-  tflops_vs_size    TFLOP/s against the (square) matrix size, cuBLAS dashed;
+  tflops_vs_size    TFLOP/s against the (square) matrix size, cuBLAS dashed (one style per dtype);
   copy_bandwidth    GB/s of the copy chapter's kernels against cudaMemcpy
                     (only when copy rows exist).
 
@@ -40,6 +41,8 @@ from matplotlib.patches import Patch  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 BASELINE_COLOR = "#222222"
+# One line style per baseline dtype (a chapter of bf16 and tf32 kernels draws both cuBLAS levels).
+BASELINE_STYLES = ["--", ":", "-."]
 
 matplotlib.rcParams.update({
     "svg.hashsalt": "gemm-ladder",  # stable element ids: committed SVGs change only when the data does
@@ -155,19 +158,24 @@ def plot_headline(rows, headline, colors, out_dir) -> bool:
         bars = []
         for r in (x for x in kernels if x.chapter == chapter):
             pct = rd.pct_of_baseline(rows, r)
-            bars.append((labels[r], r.tflops, None if pct is None else f"{pct:.0f}%\nof cuBLAS"))
+            bars.append((labels[r], r.tflops, None if pct is None else f"{pct:.0f}%\nof {rd.baseline_label(rows, r)}"))
         groups.append((chapter, bars))
     fig, ax = plt.subplots(figsize=(max(7.0, 0.75 * sum(len(b) for _, b in groups) + 3), 4.8))
     grouped_bars(ax, groups, colors)
     extra = []
-    for dtype, level in sorted(baseline_levels(rows, rd.GEMM_BASELINE, lambda r: r.is_square and r.m == headline).items()):
-        ax.axhline(level, color=BASELINE_COLOR, linestyle="--", linewidth=1.2)
-        extra.append(Line2D([], [], color=BASELINE_COLOR, linestyle="--", label=f"cuBLAS {dtype}: {level:.1f} TFLOP/s"))
+    levels = sorted(baseline_levels(rows, rd.GEMM_BASELINE, lambda r: r.is_square and r.m == headline).items())
+    for i, (dtype, level) in enumerate(levels):
+        style = BASELINE_STYLES[i % len(BASELINE_STYLES)]
+        ax.axhline(level, color=BASELINE_COLOR, linestyle=style, linewidth=1.2)
+        extra.append(Line2D([], [], color=BASELINE_COLOR, linestyle=style, label=f"cuBLAS {dtype}: {level:.1f} TFLOP/s"))
     ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
     dtypes = "/".join(sorted({r.dtype for r in kernels}))
     ax.set_ylabel("TFLOP/s (median)")
+    # A chapter with kernels of several types measures each against the cuBLAS of its type.
+    own_dtype = any(len(rd.baseline_dtypes(rows, c)) > 1 for c, _ in groups)
     ax.set_title(f"{dtypes} GEMM at {headline}×{headline}×{headline} on {gpu_name(rows)}\n"
-                 "% of cuBLAS measured side by side in each chapter's run")
+                 "% of cuBLAS" + (" of the same dtype" if own_dtype else "")
+                 + " measured side by side in each chapter's run")
     chapter_legend(ax, [g for g, _ in groups], colors, extra)
     save(fig, out_dir, name)
     return True
@@ -207,10 +215,12 @@ def plot_speedup(rows, headline, colors, out_dir) -> bool:
     ax.set_yscale("log")
     extra = []
     if headline is not None:
-        for dtype, level in sorted(baseline_levels(rows, rd.GEMM_BASELINE, lambda r: r.is_square and r.m == headline).items()):
+        levels = sorted(baseline_levels(rows, rd.GEMM_BASELINE, lambda r: r.is_square and r.m == headline).items())
+        for i, (dtype, level) in enumerate(levels):
+            style = BASELINE_STYLES[i % len(BASELINE_STYLES)]
             s = level * 1e3 / base_gflops
-            ax.axhline(s, color=BASELINE_COLOR, linestyle="--", linewidth=1.2)
-            extra.append(Line2D([], [], color=BASELINE_COLOR, linestyle="--", label=f"cuBLAS {dtype}: {s:,.0f}×"))
+            ax.axhline(s, color=BASELINE_COLOR, linestyle=style, linewidth=1.2)
+            extra.append(Line2D([], [], color=BASELINE_COLOR, linestyle=style, label=f"cuBLAS {dtype}: {s:,.0f}×"))
     ax.axhline(1.0, color="#888888", linewidth=0.8)
     lo, hi = ax.get_ylim()
     ax.set_ylim(min(lo, 0.5), hi * 3)
@@ -255,9 +265,10 @@ def plot_vs_size(rows, colors, out_dir) -> bool:
     for r in square:
         if r.kernel == rd.GEMM_BASELINE:
             per_dtype.setdefault(r.dtype, {}).setdefault(r.m, []).append(r.tflops)
-    for dtype, by_size in sorted(per_dtype.items()):
+    for i, (dtype, by_size) in enumerate(sorted(per_dtype.items())):
         xs = sorted(by_size)
-        ax.plot(xs, [rd.median(by_size[x]) for x in xs], color=BASELINE_COLOR, linestyle="--",
+        ax.plot(xs, [rd.median(by_size[x]) for x in xs], color=BASELINE_COLOR,
+                linestyle=BASELINE_STYLES[i % len(BASELINE_STYLES)],
                 linewidth=1.8, marker="x", label=f"cuBLAS {dtype}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

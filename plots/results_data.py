@@ -8,7 +8,9 @@ The schema is the one in common/harness/results.hpp:
 An empty field means "not measured". Each GEMM chapter measures cuBLAS on the
 same problems in the same run (rows with kernel "cuBLAS"); the copy chapter
 measures cudaMemcpy instead (kernel "cudaMemcpy", gbps filled, tflops empty).
-The CPU chapter (01) has no baseline row.
+The CPU chapter (01) has no baseline row. A chapter with kernels of several
+types has one cuBLAS row per type at each size and layout, told apart by the
+dtype column: a kernel's baseline is the one of its own dtype (baseline_row).
 
 Only the standard library is used here, so that update_tables.py runs with any
 Python 3; plot.py adds matplotlib on top.
@@ -204,19 +206,48 @@ def headline_size(rows: list[Row]) -> int | None:
     return max(per_size, key=lambda s: (len(per_size[s]), s))
 
 
+def baseline_row(rows: list[Row], row: Row) -> Row | None:
+    """The baseline row `row` is measured against: the chapter's baseline at the same layout and size,
+    of the row's dtype. A chapter may measure several (chapter 08: a bf16 cuBLAS for its bf16 kernels,
+    a tf32 one for its tf32 kernels); where none has the row's dtype, the only one there is, else None."""
+    base = baseline_of(rows, row.chapter)
+    if base is None:
+        return None
+    same = [b for b in rows if b.chapter == row.chapter and b.kernel == base and b.layout == row.layout
+            and (b.m, b.n, b.k) == (row.m, row.n, row.k)]
+    mine = [b for b in same if b.dtype == row.dtype]
+    if mine:
+        return mine[0]
+    return same[0] if len(same) == 1 else None
+
+
 def pct_of_baseline(rows: list[Row], row: Row) -> float | None:
-    """% of the chapter's own baseline for this row: the CSV's value, else computed from the
-    baseline row of the same chapter, dtype, layout and size."""
+    """% of the chapter's own baseline for this row: the CSV's value, else computed from baseline_row."""
     if row.pct is not None:
         return row.pct
-    base = baseline_of(rows, row.chapter)
-    if base is None or row.median_ms is None:
+    b = baseline_row(rows, row)
+    if b is None or b.median_ms is None or row.median_ms is None:
         return None
-    for b in rows:
-        if (b.chapter == row.chapter and b.kernel == base and b.dtype == row.dtype
-                and (b.m, b.n, b.k) == (row.m, row.n, row.k) and b.median_ms is not None):
-            return 100.0 * b.median_ms / row.median_ms
-    return None
+    return 100.0 * b.median_ms / row.median_ms
+
+
+def baseline_dtypes(rows: list[Row], chapter: str) -> list[str]:
+    """The dtypes of the chapter's baseline rows: one for most chapters, one per group of kernels
+    where a chapter measures kernels of several types against the cuBLAS of each."""
+    base = baseline_of(rows, chapter)
+    return sorted({r.dtype for r in rows if r.chapter == chapter and r.kernel == base})
+
+
+def baseline_label(rows: list[Row], row: Row) -> str | None:
+    """What `row`'s % is of: "cuBLAS" (or "cudaMemcpy"), "cuBLAS tf32" where the chapter has
+    baselines of several dtypes. None for a chapter without a baseline."""
+    base = baseline_of(rows, row.chapter)
+    if base is None:
+        return None
+    b = baseline_row(rows, row)
+    if b is not None and len(baseline_dtypes(rows, row.chapter)) > 1:
+        return f"{base} {b.dtype}"
+    return base
 
 
 def cpu_naive(rows: list[Row]) -> Row | None:

@@ -114,7 +114,9 @@ def chapter_table(all_rows: list[rd.Row], marker: str, data_dir: str, root: path
             out.append([r.kernel, r.dtype, r.layout, r.size_text, fmt_ms(r.median_ms), fmt_rate(r.gbps),
                         fmt_pct(pct), fmt_err(r.rel_error)])
     elif base == rd.GEMM_BASELINE:
-        header = ["kernel", "dtype", "layout", "size", "median ms", "TFLOP/s", "% of cuBLAS", "rel. error"]
+        # Kernels of several types: each row's % is of the cuBLAS row of its own dtype.
+        pct_name = "% of cuBLAS" + (" (same dtype)" if len(rd.baseline_dtypes(all_rows, chapter)) > 1 else "")
+        header = ["kernel", "dtype", "layout", "size", "median ms", "TFLOP/s", pct_name, "rel. error"]
         for r in rows:
             pct = rd.pct_of_baseline(all_rows, r)
             if pct is None and r.is_baseline:
@@ -172,7 +174,10 @@ def summary_table(rows: list[rd.Row], headline: int | None, data_dir: str, root:
                 at = [r for r in squares if r.m * r.n * r.k == big]
                 note = f" (at {at[0].size_text})"
             best = max(at, key=lambda r: r.tflops)
-            out.append([cell, best.kernel, fmt_rate(best.tflops) + note, fmt_pct(rd.pct_of_baseline(rows, best))])
+            kernel = best.kernel
+            if len({r.dtype for r in gemms}) > 1:  # which type won, and so which cuBLAS the % is of
+                kernel += f" ({best.dtype})"
+            out.append([cell, kernel, fmt_rate(best.tflops) + note, fmt_pct(rd.pct_of_baseline(rows, best))])
         else:
             gemms = [r for r in mine if r.tflops is not None]
             if not gemms:

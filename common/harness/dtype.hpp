@@ -5,6 +5,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace mm {
@@ -24,21 +26,53 @@ constexpr std::string_view dtype_name(DType t) {
   return "?";
 }
 
-/// @brief Per-element tolerance of a GEMM result, relative to sum_k |a_ik * b_kj|.
+/// @brief Per-element tolerance of a GEMM result stored in fp32, relative to sum_k |a_ik * b_kj|.
 ///
-/// The reference is computed in fp64 from the very same (already rounded)
-/// inputs, so what remains is accumulation error: about sqrt(K) * eps * |partial sums|.
-/// For fp32 accumulation that is well under 1e-5 of the absolute sum even at
-/// K = 8192; tf32 adds the rounding of each input to 10 mantissa bits (2^-11),
-/// and a bf16/fp16 *output* adds one rounding of the result (2^-9).
+/// The reference is computed in fp64 from the very inputs the kernel was given, so what is left is
+/// what the kernel rounds. Measured against the sum of |products| (not against |c|, which
+/// cancellation can make arbitrarily small), each number below holds whatever K:
+///
+/// - f32: 1e-5. Only fp32 rounding of products and partial sums. Its worst case, K·2^-24, is never
+///   approached with inputs of both signs: each rounding is relative to a partial sum (about √k·|ab|),
+///   so the error stays a few 2^-24 of sum|ab| at any K (at 64×64×K, K = 16 to 16384, the worst
+///   element is 1.5e-7 to 2.6e-7). 1e-5 leaves 40× that for any order of summation, and fails a
+///   result whose inputs were rounded to tf32 up to K ≈ 8192: those errors shrink as 1/√K against
+///   sum|ab| (on average 9e-6 at K = 1024, 4e-6 at 4096; tests/harness/test_check.cu): 4e-5 would
+///   pass a tf32 result at K = 4096 as fp32.
+/// - tf32: 4e-3. Each fp32 input is rounded to tf32 (11 significant bits) before it is multiplied:
+///   |δ| ≤ 2^-11 with round to nearest (cvt.rna.tf32.f32), 2^-10 where the hardware truncates, so a
+///   product a·b(1+δa)(1+δb) is off by at most 2^-10·|ab| (2^-9 truncated), and so is the sum
+///   against sum|ab|, whatever K. 4e-3 is 4× the round-to-nearest bound, 2× the truncated one.
+/// - bf16 and f16 (16-bit inputs, fp32 accumulation): 1e-5, as f32. The inputs are the stored 16-bit
+///   values, which the reference sees too, and their products (8×8 or 11×11 significant bits) are
+///   exact in fp32: only the fp32 accumulation is left. A 16-bit *output* adds its own rounding:
+///   see gemm_tolerance.
 constexpr double elementwise_tolerance(DType t) {
   switch (t) {
-    case DType::f32: return 4e-5;
+    case DType::f32: return 1e-5;
     case DType::tf32: return 4e-3;
-    case DType::bf16: return 4e-5;  // bf16 inputs, fp32 accumulation, fp32 output
-    case DType::f16: return 4e-5;
+    case DType::bf16: return 1e-5;  // bf16 inputs, fp32 accumulation, fp32 output
+    case DType::f16: return 1e-5;   // fp16 inputs, fp32 accumulation, fp32 output
   }
   return 0.0;
+}
+
+/// @brief `x` rounded to tf32 (10 explicit mantissa bits) to nearest, ties away from zero: what
+/// `cvt.rna.tf32.f32` does on the device, for host emulations and tests. The result is an fp32
+/// whose 13 low mantissa bits are zero.
+///
+/// Adding half of the last kept bit (0x1000) to the magnitude and clearing the 13 dropped bits rounds
+/// to nearest with ties away from zero; a carry out of the mantissa steps the exponent up, and one
+/// out of the largest finite exponent gives infinity, as IEEE rounding does. Infinities pass
+/// unchanged; a NaN stays a NaN (its payload might otherwise round to infinity).
+__host__ __device__ inline float round_to_tf32(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return x;  // NaN
+  bits = (bits + 0x1000u) & ~0x1FFFu;                  // a carry never reaches the sign bit: |x| ≤ inf = 0x7F800000
+  float r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
 }
 
 /// @brief Size in bytes of one stored element of `t`.

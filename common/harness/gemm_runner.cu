@@ -57,13 +57,145 @@ void require_memory(const GemmProblem& p, bool check) {
 
 }  // namespace
 
+std::string describe_baselines(const std::vector<GemmBaseline>& baselines) {
+  auto types = [](const GemmBaseline& b) {
+    return " (" + std::string(dtype_name(b.in)) + " in, " + std::string(dtype_name(b.out)) + " out)";
+  };
+  std::string text = "cublasGemmEx, ";
+  if (baselines.size() == 1) {
+    const GemmBaseline& b = baselines.front();
+    const bool fp32 = b.in == DType::f32 && b.out == DType::f32;
+    return text + CublasGemm::compute_type_name(b.compute) + (fp32 ? "" : types(b));
+  }
+  text += "one per group of kernels: ";
+  for (std::size_t i = 0; i < baselines.size(); ++i) {
+    const GemmBaseline& b = baselines[i];
+    text += (i ? "; " : "") + std::string(dtype_name(b.compute)) + ": " + CublasGemm::compute_type_name(b.compute) +
+            types(b);
+  }
+  return text;
+}
+
+// The driver's state at one problem, shared by every group run there.
+struct detail::GemmGroupRun {
+  const GemmChapter& ch;
+  const CliOptions& opt;
+  CublasGemm& cublas;
+  std::vector<ResultRow>& rows;
+  int& failures;
+  const std::string& cuda_version;  // asked once per run
+  GemmProblem p;
+  std::string tag;
+};
+
+namespace {
+
+// One group at one problem: its inputs, its reference, its cuBLAS row, then its kernels.
 template <class TIn, class TOut>
-int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
-                     const std::vector<GemmKernel<TIn, TOut>>& kernels) {
+void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& run) {
+  const GemmProblem& p = run.p;
+  const CliOptions& opt = run.opt;
+  require_memory<TIn, TOut>(p, opt.check);
+  DeviceBuffer<TIn> a(p.m * p.k), b(p.k * p.n);
+  DeviceBuffer<TOut> c(p.m * p.n);
+  fill_random(a, opt.seed);
+  fill_random(b, opt.seed + 1);
+  Reference ref;
+  if (opt.check) ref = reference_gemm(p, a, b);
+
+  const TimingOptions topt{opt.warmup, opt.reps, true};
+  auto make_row = [&](const std::string& name, DType dt, const Timing& t, double rel) {
+    ResultRow r;
+    r.chapter = run.ch.chapter; r.kernel = name; r.dtype = std::string(dtype_name(dt)); r.layout = run.tag;
+    r.m = p.m; r.n = p.n; r.k = p.k;
+    r.median_ms = t.median_ms; r.min_ms = t.min_ms;
+    r.tflops = p.flops() / (t.median_ms * 1e-3) / 1e12;
+    const double bytes = double(p.m * p.k + p.k * p.n) * sizeof(TIn) + double(p.m * p.n) * sizeof(TOut);
+    r.gbps = bytes / (t.median_ms * 1e-3) / 1e9;
+    r.rel_error = rel;
+    r.gpu = device_info().name; r.cuda_version = run.cuda_version; r.timestamp = utc_timestamp();
+    return r;
+  };
+  // Poison, run once, compare: an element the kernel never writes stays NaN and fails.
+  auto run_checked = [&](const std::string& name, DType dt, const std::function<void(cudaStream_t)>& launch,
+                         double& rel) {
+    poison(c);
+    launch(nullptr);
+    MM_CHECK_LAUNCH();
+    MM_CUDA_CHECK(cudaDeviceSynchronize());
+    rel = not_measured;
+    if (!opt.check) return true;
+    const CheckResult r = check_gemm(ref, c.download(), p.c, gemm_tolerance<TOut>(dt));
+    rel = r.rel_frobenius;
+    if (!r.ok) {
+      std::cout << "  " << name << " at " << size_text(p) << " " << run.tag << ": " << r.summary << '\n';
+      ++run.failures;
+    }
+    return r.ok;
+  };
+
+  auto cublas_run = [&](cudaStream_t s) {
+    run.cublas.gemm(p, group.baseline, a.data(), b.data(), c.data(), cuda_data_type<TOut>(), s);
+  };
+  double rel = 0;
+  run_checked("cuBLAS " + std::string(dtype_name(group.baseline)), group.baseline, cublas_run, rel);
+  const Timing base = time_on_gpu(cublas_run, topt);
+  ResultRow base_row = make_row("cuBLAS", group.baseline, base, rel);
+  base_row.pct_of_cublas = 100.0;
+  run.rows.push_back(base_row);
+
+  for (const auto& kern : group.kernels) {
+    if (!kernel_selected(opt, kern.name)) continue;
+    if (kernel_skipped_on_this_gpu(kern.name, kern.needs)) continue;
+    if (kern.rejects) {
+      if (std::string why = kern.rejects(p); !why.empty()) {
+        std::cout << "  " << kern.name << " at " << size_text(p) << ": not run: " << why << '\n';
+        continue;
+      }
+    }
+    auto launch = [&](cudaStream_t s) { kern.launch(p, a.data(), b.data(), c.data(), s); };
+    if (!run_checked(kern.name, kern.dtype, launch, rel)) continue;  // a wrong kernel is not timed
+    const Timing t = time_on_gpu(launch, topt);
+    ResultRow row = make_row(kern.name, kern.dtype, t, rel);
+    row.pct_of_cublas = 100.0 * base.median_ms / t.median_ms;
+    run.rows.push_back(row);
+  }
+}
+
+}  // namespace
+
+template <class TIn, class TOut>
+detail::ErasedGemmGroup detail::erase_group(const GemmKernelGroup<TIn, TOut>& group) {
+  ErasedGemmGroup erased{{group.baseline, dtype_of<TIn>(), dtype_of<TOut>()}, {}, {}};
+  for (const auto& kern : group.kernels) erased.kernel_names.push_back(kern.name);
+  erased.run = [&group](GemmGroupRun& run) { run_group(group, run); };
+  return erased;
+}
+
+int detail::run_gemm_groups(int argc, const char* const* argv, const GemmChapter& ch,
+                            const std::vector<ErasedGemmGroup>& groups) {
   CliSpec spec;
   spec.program = program_name(argc, argv, ch.chapter);
   spec.description = ch.description;
-  for (const auto& kern : kernels) spec.kernels.push_back(kern.name);
+  std::vector<GemmBaseline> baselines;
+  for (const ErasedGemmGroup& group : groups) {
+    // cuBLAS reads A and B as the baseline's input type: fp32 for f32 and tf32, else the type itself.
+    const GemmBaseline& b = group.baseline;
+    if (b.in != b.compute && !(b.in == DType::f32 && b.compute == DType::tf32)) {
+      std::cerr << spec.program << ": error: a group of " << dtype_name(b.in) << " inputs cannot have a "
+                << dtype_name(b.compute) << " cuBLAS baseline\n";
+      return 2;
+    }
+    baselines.push_back(b);
+    for (const std::string& name : group.kernel_names) {
+      // --kernel selects by name: a name in two groups could not be told apart.
+      if (std::find(spec.kernels.begin(), spec.kernels.end(), name) != spec.kernels.end()) {
+        std::cerr << spec.program << ": error: kernel '" << name << "' is listed twice (names must differ across groups)\n";
+        return 2;
+      }
+      spec.kernels.push_back(name);
+    }
+  }
   spec.default_sizes = ch.default_sizes;
   spec.layouts = ch.layouts;
   spec.default_reps = ch.default_reps;
@@ -72,15 +204,12 @@ int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
 
   if (skipped_on_this_gpu(spec.program, ch.needs)) return 0;
-  const DeviceInfo& dev = device_info();
-  print_run_header(ch.chapter, "cublasGemmEx, " + CublasGemm::compute_type_name(ch.baseline), opt);
+  print_run_header(ch.chapter, describe_baselines(baselines), opt);
 
   CublasGemm cublas;
-  const TimingOptions topt{opt.warmup, opt.reps, true};
   const std::string version = cuda_version_string();
   std::vector<ResultRow> rows;
   int failures = 0;
-
   for (const ProblemSize& size : opt.sizes)
     for (const std::string& tag : opt.layouts) {
       GemmProblem p;
@@ -90,67 +219,13 @@ int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& ch,
         std::cerr << spec.program << ": " << e.what() << '\n';
         return 2;
       }
-      require_memory<TIn, TOut>(p, opt.check);
-      DeviceBuffer<TIn> a(p.m * p.k), b(p.k * p.n);
-      DeviceBuffer<TOut> c(p.m * p.n);
-      fill_random(a, opt.seed);
-      fill_random(b, opt.seed + 1);
-      Reference ref;
-      if (opt.check) ref = reference_gemm(p, a, b);
-
-      auto make_row = [&](const std::string& name, DType dt, const Timing& t, double rel) {
-        ResultRow r;
-        r.chapter = ch.chapter; r.kernel = name; r.dtype = std::string(dtype_name(dt)); r.layout = tag;
-        r.m = p.m; r.n = p.n; r.k = p.k;
-        r.median_ms = t.median_ms; r.min_ms = t.min_ms;
-        r.tflops = p.flops() / (t.median_ms * 1e-3) / 1e12;
-        const double bytes = double(p.m * p.k + p.k * p.n) * sizeof(TIn) + double(p.m * p.n) * sizeof(TOut);
-        r.gbps = bytes / (t.median_ms * 1e-3) / 1e9;
-        r.rel_error = rel;
-        r.gpu = dev.name; r.cuda_version = version; r.timestamp = utc_timestamp();
-        return r;
-      };
-      // Poison, run once, compare: an element the kernel never writes stays NaN and fails.
-      auto run_checked = [&](const std::string& name, DType dt, const std::function<void(cudaStream_t)>& run,
-                             double& rel) {
-        poison(c);
-        run(nullptr);
-        MM_CHECK_LAUNCH();
-        MM_CUDA_CHECK(cudaDeviceSynchronize());
-        rel = not_measured;
-        if (!opt.check) return true;
-        const CheckResult r = check_gemm(ref, c.download(), p.c, gemm_tolerance<TOut>(dt));
-        rel = r.rel_frobenius;
-        if (!r.ok) {
-          std::cout << "  " << name << " at " << size_text(p) << " " << tag << ": " << r.summary << '\n';
-          ++failures;
-        }
-        return r.ok;
-      };
-
-      auto cublas_run = [&](cudaStream_t s) { cublas.gemm(p, ch.baseline, a.data(), b.data(), c.data(), cuda_data_type<TOut>(), s); };
-      double rel = 0;
-      run_checked("cuBLAS", ch.baseline, cublas_run, rel);
-      const Timing base = time_on_gpu(cublas_run, topt);
-      ResultRow base_row = make_row("cuBLAS", ch.baseline, base, rel);
-      base_row.pct_of_cublas = 100.0;
-      rows.push_back(base_row);
-
-      for (const auto& kern : kernels) {
-        if (!kernel_selected(opt, kern.name)) continue;
-        if (kernel_skipped_on_this_gpu(kern.name, kern.needs)) continue;
-        if (kern.rejects) {
-          if (std::string why = kern.rejects(p); !why.empty()) {
-            std::cout << "  " << kern.name << " at " << size_text(p) << ": not run: " << why << '\n';
-            continue;
-          }
-        }
-        auto run = [&](cudaStream_t s) { kern.launch(p, a.data(), b.data(), c.data(), s); };
-        if (!run_checked(kern.name, kern.dtype, run, rel)) continue;  // a wrong kernel is not timed
-        const Timing t = time_on_gpu(run, topt);
-        ResultRow row = make_row(kern.name, kern.dtype, t, rel);
-        row.pct_of_cublas = 100.0 * base.median_ms / t.median_ms;
-        rows.push_back(row);
+      for (const ErasedGemmGroup& group : groups) {
+        // A baseline with none of its kernels selected would be measured for nothing.
+        if (std::none_of(group.kernel_names.begin(), group.kernel_names.end(),
+                         [&](const std::string& name) { return kernel_selected(opt, name); }))
+          continue;
+        GemmGroupRun run{ch, opt, cublas, rows, failures, version, p, tag};
+        group.run(run);
       }
     }
 
@@ -172,8 +247,7 @@ CheckResult check_gemm_kernel(const GemmProblem& p, const GemmLaunch<TIn, TOut>&
 }
 
 #define MM_INSTANTIATE_RUNNER(TIn, TOut)                                                              \
-  template int run_gemm_chapter<TIn, TOut>(int, const char* const*, const GemmChapter&,                \
-                                           const std::vector<GemmKernel<TIn, TOut>>&);                 \
+  template detail::ErasedGemmGroup detail::erase_group<TIn, TOut>(const GemmKernelGroup<TIn, TOut>&);  \
   template CheckResult check_gemm_kernel<TIn, TOut>(const GemmProblem&, const GemmLaunch<TIn, TOut>&, \
                                                     DType, std::uint64_t);
 MM_INSTANTIATE_RUNNER(float, float)

@@ -1,7 +1,8 @@
 // The harness on the GPU: the device fill equals the host fill, poison makes
 // NaNs, cuBLAS passes the check in every storage order, the device reference
 // equals the host one (also for a C taller or wider than a grid dimension holds),
-// timing returns sane numbers, and the L2 flush evicts and leaves nothing dirty.
+// timing returns sane numbers, the L2 flush runs, and cuBLAS in tf32 and bf16 passes the tolerances
+// of those types (tf32 failing the fp32 one).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -160,6 +161,48 @@ TEST(GpuHarness, CopyCheckPassesMemcpyAndCatchesAShortCopy) {
   // A plain copy is not a transpose (unless the matrix is 1xN or Nx1).
   EXPECT_FALSE(mm::check_copy_kernel(33, 65, full, true).ok);
   EXPECT_TRUE(mm::check_copy_kernel(1, 65, full, true).ok);
+}
+
+}  // namespace
+
+// ---- cuBLAS in the tensor-core types against the tolerances of those types ----
+
+namespace {
+
+TEST(GpuHarness, CublasTf32PassesTheTf32ToleranceAndFailsTheFp32One) {
+  MM_REQUIRE_GPU();
+  // FAST_TF32 is a permission: cuBLAS multiplies in tf32 only on a GPU with tf32 tensor cores.
+  if (mm::device_info().cc < 80) GTEST_SKIP() << "tf32 tensor cores need sm_80, this GPU is sm_" << mm::device_info().cc;
+  static mm::CublasGemm cublas;
+  const mm::GemmLaunch<float, float> tf32 = [](const mm::GemmProblem& q, const float* a, const float* b, float* c,
+                                               cudaStream_t st) { cublas.gemm(q, mm::DType::tf32, a, b, c, CUDA_R_32F, st); };
+  const mm::GemmProblem p{64, 64, 1024};
+  const mm::CheckResult as_tf32 = mm::check_gemm_kernel(p, tf32, mm::DType::tf32);
+  EXPECT_TRUE(as_tf32.ok) << as_tf32.summary;
+  const mm::CheckResult as_fp32 = mm::check_gemm_kernel(p, tf32, mm::DType::f32);
+  EXPECT_FALSE(as_fp32.ok) << "CUBLAS_COMPUTE_32F_FAST_TF32 gave an fp32-accurate result at 64x64x1024 ("
+                           << as_fp32.summary << "): did cuBLAS run an fp32 kernel for it?";
+}
+
+TEST(GpuHarness, CublasBf16PassesTheBf16OutputTolerance) {
+  MM_REQUIRE_GPU();
+  static mm::CublasGemm cublas;
+  const mm::GemmLaunch<__nv_bfloat16, __nv_bfloat16> bf16_out =
+      [](const mm::GemmProblem& q, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, cudaStream_t st) {
+        cublas.gemm(q, mm::DType::bf16, a, b, c, CUDA_R_16BF, st);
+      };
+  const mm::GemmLaunch<__nv_bfloat16, float> fp32_out =
+      [](const mm::GemmProblem& q, const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, cudaStream_t st) {
+        cublas.gemm(q, mm::DType::bf16, a, b, c, CUDA_R_32F, st);
+      };
+  for (const char* tag : {"RRR", "RCR", "CRC"})
+    for (mm::ProblemSize s : {mm::ProblemSize{17, 33, 9}, {64, 64, 1024}, {129, 257, 33}}) {
+      const mm::GemmProblem p = mm::make_problem(s, tag);
+      const mm::CheckResult r = mm::check_gemm_kernel(p, bf16_out, mm::DType::bf16);
+      EXPECT_TRUE(r.ok) << "bf16 C, " << tag << " " << s.m << "x" << s.n << "x" << s.k << ": " << r.summary;
+      const mm::CheckResult r32 = mm::check_gemm_kernel(p, fp32_out, mm::DType::bf16);
+      EXPECT_TRUE(r32.ok) << "fp32 C, " << tag << " " << s.m << "x" << s.n << "x" << s.k << ": " << r32.summary;
+    }
 }
 
 }  // namespace

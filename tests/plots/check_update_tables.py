@@ -41,6 +41,12 @@ CH04 = """# Chapter 04
 <!-- results:04 -->
 <!-- /results -->
 """
+# Kernels of two types, each against the cuBLAS of its type (make_synthetic_csv.py's chapter 08).
+CH08 = """# Chapter 08
+
+<!-- results:08 -->
+<!-- /results -->
+"""
 CH09 = """# Chapter 09 (no results yet)
 
 <!-- results:09_hopper -->
@@ -63,7 +69,8 @@ def main() -> None:
                        check=True)
         (data / "02_naive_gpu_sweep.csv").write_text(SWEEP, encoding="utf-8")
         files = {"README.md": TOP, "chapters/02_naive_gpu/README.md": CH02,
-                 "chapters/04_copy_and_transpose/README.md": CH04, "chapters/09_hopper/README.md": CH09}
+                 "chapters/04_copy_and_transpose/README.md": CH04, "chapters/08_tensor_cores/README.md": CH08,
+                 "chapters/09_hopper/README.md": CH09}
         for name, text in files.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text, encoding="utf-8")
@@ -85,6 +92,7 @@ def main() -> None:
         top = (root / "README.md").read_text(encoding="utf-8")
         ch02 = (root / "chapters/02_naive_gpu/README.md").read_text(encoding="utf-8")
         ch04 = (root / "chapters/04_copy_and_transpose/README.md").read_text(encoding="utf-8")
+        ch08 = (root / "chapters/08_tensor_cores/README.md").read_text(encoding="utf-8")
         ch09 = (root / "chapters/09_hopper/README.md").read_text(encoding="utf-8")
         expect = [
             (top, "Intro text that must survive.", "text before the block is kept"),
@@ -98,6 +106,15 @@ def main() -> None:
             (ch02, "More tutorial text.", "chapter text after the block is kept"),
             (ch04, "| GB/s | % of cudaMemcpy |", "copy chapter reports GB/s against cudaMemcpy"),
             (ch09, "_No results for `09_hopper`", "a chapter without data says so"),
+            # Two cuBLAS rows per size and layout; each kernel's % is of the one of its dtype.
+            (ch08, "| % of cuBLAS (same dtype) |", "a chapter of several types says which cuBLAS"),
+            (ch08, "| cuBLAS | bf16 | RRR | 4096³ |", "chapter 08's bf16 cuBLAS row"),
+            (ch08, "| cuBLAS | tf32 | RRR | 4096³ |", "chapter 08's tf32 cuBLAS row"),
+            (ch08, "| mma_tf32 | tf32 | RRR | 1024³ | 0.02147 | 100 | 50.0% |", "% of cuBLAS tf32, not of bf16 (25%)"),
+            (ch08, "| mma_tf32 | tf32 | RCR | 1024³ | 0.02147 | 100 | 80.0% |", "% of RCR's cuBLAS tf32, not RRR's"),
+            (ch08, "| mma_bf16 | bf16 | RRR | 1024³ | 0.007158 | 300 | 75.0% |", "% of cuBLAS bf16"),
+            (top, "| [08 tensor_cores](chapters/08_tensor_cores/README.md) | mma_bf16 (bf16) | 450 | 75.0% |",
+             "summary of a chapter of several types: the winner's dtype, % of its own cuBLAS"),
         ]
         expect.append((ch02, "| tile_point_x | fp32 | RRR | 4096³ |", "the sweep's own block has its rows"))
         for text, needle, what in expect:
@@ -107,6 +124,10 @@ def main() -> None:
             fail("a tuning sweep must not appear in the summary")
         if ch02.split("<!-- results:02_naive_gpu_sweep -->")[0].count("tile_point_x"):
             fail("a tuning sweep's rows must not appear in its chapter's table")
+        if "| % of cuBLAS |" not in ch02:
+            fail(f"a chapter of one type keeps the plain '% of cuBLAS' header:\n{ch02}")
+        if "(fp32)" in top:
+            fail(f"a chapter of one type shows no dtype after its best kernel:\n{top}")
         if "stale text" in top:
             fail("the old block content was not replaced")
 

@@ -16,11 +16,11 @@ CPU = "Synthetic CPU (test data)"
 STAMP = "2000-01-01T00:00:00Z"
 
 
-def gemm_row(chapter, kernel, n, tflops, cublas_tflops=None, layout="RRR", gpu=GPU, cuda="13.0"):
+def gemm_row(chapter, kernel, n, tflops, cublas_tflops=None, layout="RRR", gpu=GPU, cuda="13.0", dtype="fp32"):
     ms = 2.0 * n ** 3 / (tflops * 1e12) * 1e3
     pct = "" if cublas_tflops is None else f"{100.0 * tflops / cublas_tflops:.6g}"
     err = "" if kernel == "cuBLAS" else "1e-07"
-    return f"{chapter},{kernel},fp32,{layout},{n},{n},{n},{ms:.6g},{ms * 0.98:.6g},{tflops:.6g},,{pct},{err},{gpu},{cuda},{STAMP}"
+    return f"{chapter},{kernel},{dtype},{layout},{n},{n},{n},{ms:.6g},{ms * 0.98:.6g},{tflops:.6g},,{pct},{err},{gpu},{cuda},{STAMP}"
 
 
 def copy_row(kernel, m, n, gbps, memcpy_gbps):
@@ -74,6 +74,20 @@ def main(out_dir: pathlib.Path) -> None:
         "06_tiled_copy_mma,tiled_mma,fp32,RRR,4096,1,4096,1.0,0.9,0.0335,,50,1e-07,"
         f"{GPU},13.0,{STAMP}",
     ]
+
+    # Kernels of two types in one chapter, each against the cuBLAS of its type: per size and layout
+    # a bf16 group (cuBLAS bf16, mma_bf16) then a tf32 group (cuBLAS tf32, mma_tf32). At 1024 the
+    # kernels' pct is left empty, so that readers compute it: mma_tf32 is 50% of cuBLAS tf32 in RRR
+    # (25% of cuBLAS bf16) and 80% in RCR, whose cuBLAS differs.
+    ch08, tc = [], "08_tensor_cores"
+    for n, layout, bf16_cublas, tf32_cublas in [(4096, "RRR", 600.0, 300.0), (1024, "RRR", 400.0, 200.0),
+                                                (1024, "RCR", 400.0, 125.0)]:
+        given = n == 4096
+        ch08 += [gemm_row(tc, "cuBLAS", n, bf16_cublas, layout=layout, dtype="bf16"),
+                 gemm_row(tc, "mma_bf16", n, 0.75 * bf16_cublas, bf16_cublas if given else None, layout, dtype="bf16"),
+                 gemm_row(tc, "cuBLAS", n, tf32_cublas, layout=layout, dtype="tf32"),
+                 gemm_row(tc, "mma_tf32", n, 100.0, tf32_cublas if given else None, layout, dtype="tf32")]
+    files["ch08_tensor_cores.csv"] = ch08
 
     for name, rows in files.items():
         path = out_dir / name

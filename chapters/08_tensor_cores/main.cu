@@ -16,17 +16,27 @@ int main(int argc, char** argv) {
                      "memory, a cp.async pipeline; RRR and RCR",
       .default_sizes = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}},
       .layouts = {"RRR", "RCR"},
-      .baseline = mm::DType::bf16,
       .needs = mm::arch::sm80,
   };
-  auto kernel = [](const char* name, mm::GemmLaunch<bf16, bf16> launch, auto rejects) {
+  auto bf16_kernel = [](const char* name, mm::GemmLaunch<bf16, bf16> launch, auto rejects) {
     return mm::GemmKernel<bf16, bf16>{.name = name, .dtype = mm::DType::bf16, .launch = launch, .rejects = rejects,
                                       .needs = mm::arch::sm80};
   };
-  return mm::run_gemm_chapter<bf16, bf16>(
+  auto tf32_kernel = [](const char* name, mm::GemmLaunch<float, float> launch, auto rejects) {
+    return mm::GemmKernel<float, float>{.name = name, .dtype = mm::DType::tf32, .launch = launch, .rejects = rejects,
+                                        .needs = mm::arch::sm80};
+  };
+  return mm::run_gemm_chapter(
       argc, argv, chapter,
-      {
-          kernel("mma_fragments", ch08::launch_tensor_core<ch08::FragmentsCfg, bf16>,
-                 ch08::tensor_core_rejects<ch08::FragmentsCfg>),
-      });
+      mm::GemmKernelGroup<bf16, bf16>{
+              .kernels = {
+              bf16_kernel("mma_fragments", ch08::launch_tensor_core<ch08::FragmentsCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::FragmentsCfg>),
+          }},
+      mm::GemmKernelGroup<float, float>{
+          .baseline = mm::DType::tf32,
+          .kernels = {
+              tf32_kernel("tf32_fragments", ch08::launch_tensor_core<ch08::Tf32FragmentsCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32FragmentsCfg>),
+          }});
 }

@@ -204,7 +204,8 @@ __device__ void store_c(Acc const& acc, Dst& dst, Crd const& crd, Extent const& 
         for (int m = 0; m < size<1>(acc); ++m)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {  // the atom's rows m and m+8
-            auto first = make_coord(make_coord(_0{}, h), m, n), second = make_coord(make_coord(_1{}, h), m, n);
+            auto first = make_coord(make_coord(_0{}, h), m, n);
+            auto second = make_coord(make_coord(_1{}, h), m, n);
             if (elem_less(crd(second), extent))
               *reinterpret_cast<Pair*>(&dst(first)) = make_pair(acc(first), acc(second));
             else if (elem_less(crd(first), extent))

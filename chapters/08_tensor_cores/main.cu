@@ -32,11 +32,23 @@ int main(int argc, char** argv) {
               .kernels = {
               bf16_kernel("mma_fragments", ch08::launch_tensor_core<ch08::FragmentsCfg, bf16>,
                           ch08::tensor_core_rejects<ch08::FragmentsCfg>),
+              bf16_kernel("ldmatrix", ch08::launch_tensor_core<ch08::LdmatrixCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::LdmatrixCfg>),
+              bf16_kernel("swizzled", ch08::launch_tensor_core<ch08::SwizzledCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::SwizzledCfg>),
+              bf16_kernel("big_tile", ch08::launch_tensor_core<ch08::BigTileCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::BigTileCfg>),
+              bf16_kernel("register_pipelined", ch08::launch_tensor_core<ch08::RegisterPipelinedCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::RegisterPipelinedCfg>),
           }},
       mm::GemmKernelGroup<float, float>{
           .baseline = mm::DType::tf32,
           .kernels = {
               tf32_kernel("tf32_fragments", ch08::launch_tensor_core<ch08::Tf32FragmentsCfg, float>,
                           ch08::tensor_core_rejects<ch08::Tf32FragmentsCfg>),
+              tf32_kernel("tf32_swizzled", ch08::launch_tensor_core<ch08::Tf32SwizzledCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32SwizzledCfg>),
+              tf32_kernel("tf32_big_tile", ch08::launch_tensor_core<ch08::Tf32BigTileCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32BigTileCfg>),
           }});
 }

@@ -35,6 +35,7 @@ using launch::max_grid_y;
 /// How a warp's A and B fragments get from shared memory into registers.
 enum class FragLoad {
   elementwise,  ///< one shared load per element, at the place the MMA's TV layout says
+  ldmatrix,     ///< ldmatrix.x4: a warp loads four 8×8 b16 matrices, each lane gets its fragment values
 };
 
 /// Log2 of a power of two, at compile time.
@@ -43,7 +44,7 @@ constexpr int log2_exact(int x) { return x == 1 ? 0 : 1 + log2_exact(x / 2); }
 /// A block tile of BM×BN, K steps of BK, a ring of Stages shared tiles, WarpsM×WarpsN warps each
 /// multiplying with the atom `Op`; `kSwizzle` XOR-swizzles the shared tiles (else they are plain).
 template <class Op_, int BM_, int BN_, int BK_, int Stages_, int WarpsM, int WarpsN, FragLoad kFragLoad_,
-          bool kSwizzle_, int MinBlocks_ = 1>
+          bool kSwizzle_, int MinBlocks_ = 1, bool kFragmentPipeline_ = false>
 struct Config {
   using Op = Op_;                                       ///< the mma.sync atom
   using T = typename MMA_Traits<Op>::ValTypeA;          ///< element type in memory (bf16, or fp32 for tf32)
@@ -55,6 +56,8 @@ struct Config {
   static constexpr int kMinBlocks = MinBlocks_;
   static constexpr FragLoad kFragLoad = kFragLoad_;
   static constexpr bool kSwizzle = kSwizzle_;
+  /// Registers one k-block ahead of the multiply, across the K-step barrier too.
+  static constexpr bool kFragmentPipeline = kFragmentPipeline_;
   static constexpr int kThreads = 32 * WarpsM * WarpsN;
   static constexpr int kVec = 16 / int(sizeof(T));  ///< elements in one 16-byte copy: 8 bf16, 4 fp32
   using AtomMNK = typename MMA_Traits<Op>::Shape_MNK;
@@ -64,6 +67,12 @@ struct Config {
   static_assert(Stages_ >= 2, "a pipeline needs at least two stages");
 
   using CtaTiler = decltype(make_shape(BM{}, BN{}, BK{}));  ///< (BM,BN,BK)
+
+  /// The ldmatrix for an operand whose shared tile is K-major (`.x4`: a lane's fragment values come
+  /// in K-contiguous pairs, as the MMA wants them) or MN-major (`.x4.trans`: the transposing load,
+  /// bf16 only: it moves 16-bit elements).
+  template <bool kKMajor>
+  using LdsmFor = std::conditional_t<kKMajor, SM75_U32x4_LDSM_N, SM75_U16x8_LDSM_T>;
 
   /// The warps tile the block's C; the permutation (16·WarpsM, 16·WarpsN) gives each warp 16×16 of C
   /// per repetition: one A atom and two B atoms (n8 each), the pieces an ldmatrix.x4 loads at once.
@@ -125,8 +134,20 @@ using Bf16Atom = SM80_16x8x16_F32BF16BF16F32_TN;
 using Tf32Atom = SM80_16x8x8_F32TF32TF32F32_TN;
 /// mma_fragments: 128×128×32 tiles, 3 stages, 2×2 warps of 64×64; fragments element by element.
 using FragmentsCfg = Config<Bf16Atom, 128, 128, 32, 3, 2, 2, FragLoad::elementwise, false>;
-/// tf32_fragments: the same with tf32 (K steps of 16 fp32: 64-byte rows).
+/// ldmatrix: mma_fragments with the fragments loaded by ldmatrix.x4 (.trans for an N-major B).
+using LdmatrixCfg = Config<Bf16Atom, 128, 128, 32, 3, 2, 2, FragLoad::ldmatrix, false>;
+/// swizzled: ldmatrix from XOR-swizzled shared tiles: 8 rows of one ldmatrix on 8 different bank groups.
+using SwizzledCfg = Config<Bf16Atom, 128, 128, 32, 3, 2, 2, FragLoad::ldmatrix, true>;
+/// big_tile: 128×256 block tiles, 8 warps of 64×64, 4 stages (96 KB), one block per SM.
+using BigTileCfg = Config<Bf16Atom, 128, 256, 32, 4, 2, 4, FragLoad::ldmatrix, true>;
+/// register_pipelined: big_tile with the fragments loaded one k-block ahead, across K steps too.
+using RegisterPipelinedCfg = Config<Bf16Atom, 128, 256, 32, 4, 2, 4, FragLoad::ldmatrix, true, 1, true>;
+/// tf32_fragments: mma_fragments with tf32 (K steps of 16 fp32: 64-byte rows).
 using Tf32FragmentsCfg = Config<Tf32Atom, 128, 128, 16, 3, 2, 2, FragLoad::elementwise, false>;
+/// tf32_swizzled: ldmatrix (K-major operands) from swizzled tiles, tf32.
+using Tf32SwizzledCfg = Config<Tf32Atom, 128, 128, 16, 3, 2, 2, FragLoad::ldmatrix, true>;
+/// tf32_big_tile: 128×256×16 tiles, 8 warps, 4 stages, the register pipeline.
+using Tf32BigTileCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true>;
 
 // ---- The kernel ----
 
@@ -136,16 +157,21 @@ using Tf32FragmentsCfg = Config<Tf32Atom, 128, 128, 16, 3, 2, 2, FragLoad::eleme
 template <class T, class TOut, class AStride, class CopyA, class SmemA, class BStride, class CopyB, class SmemB,
           class CStride>
 struct GemmArgs {
+  // The shared layouts are compile-time: carried as types, not members. (A swizzled layout holds its
+  // inner layout [[no_unique_address]], which the host compiler honours and the device compiler does
+  // not: as a member, it gave the kernel's parameter block a different layout on each side.)
+  using SmemLayoutA = SmemA;  ///< (BM,BK,Stages) in shared memory
+  using SmemLayoutB = SmemB;  ///< (BN,BK,Stages) in shared memory
+  /// B is K-major (RCR): its shared tile is K-contiguous too.
+  static constexpr bool kBKMajor = is_constant_value_v<1, std::remove_cvref_t<decltype(get<1>(BStride{}))>>;
   int m, n, k;     ///< C is M×N, K the inner dimension
   T const* a;      ///< A, seen as (M,K) with strides da
   AStride da;      ///< (M,K) strides of A
   CopyA copy_a;    ///< how the block copies a (BM,BK) tile of A
-  SmemA smem_a;    ///< (BM,BK,Stages) in shared memory
   bool a_vec;      ///< 16-byte copies of A allowed
   T const* b;      ///< B, seen as (N,K) with strides db
   BStride db;      ///< (N,K) strides of B
   CopyB copy_b;    ///< how the block copies a (BN,BK) tile of B
-  SmemB smem_b;    ///< (BN,BK,Stages) in shared memory
   bool b_vec;      ///< 16-byte copies of B allowed
   TOut* c;         ///< C, (M,N) with strides dc
   CStride dc;      ///< (M,N) strides of C
@@ -182,6 +208,13 @@ __device__ void load_fragment(Src const& src, Dst&& dst) {
     if constexpr (Cfg::kTf32) dst(i) = to_tf32(src(i));
     else dst(i) = src(i);
   }
+}
+
+/// Rounds a register fragment of fp32 values to tf32 in place (cvt.rna).
+template <class Frag>
+__device__ void round_to_tf32(Frag&& frag) {
+#pragma unroll
+  for (int i = 0; i < size(frag); ++i) frag(i) = to_tf32(frag(i));
 }
 
 /// The epilogue: this thread's accumulators (MMA,MMA_M,MMA_N), converted to C's type, stored where
@@ -254,8 +287,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     auto kA = local_tile(cA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k) -> (m,k)
     auto kB = local_tile(cB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k) -> (n,k)
     auto kC = local_tile(cC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)   -> (m,n)
-    auto sA = make_tensor(make_smem_ptr(smem), args.smem_a);                                  // (BM,BK,S)
-    auto sB = make_tensor(make_smem_ptr(smem + cosize_v<decltype(args.smem_a)>), args.smem_b);  // (BN,BK,S)
+    using SmemLayoutA = typename Args::SmemLayoutA;
+    auto sA = make_tensor(make_smem_ptr(smem), SmemLayoutA{});                                       // (BM,BK,S)
+    auto sB = make_tensor(make_smem_ptr(smem + cosize_v<SmemLayoutA>), typename Args::SmemLayoutB{});  // (BN,BK,S)
 
     // Global -> shared: what this thread copies.
     auto thr_copy_a = args.copy_a.get_slice(tid);
@@ -273,6 +307,33 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     auto tCrA = thr_mma.partition_fragment_A(sA(_, _, 0));  // (MMA,MMA_M,MMA_K)
     auto tCrB = thr_mma.partition_fragment_B(sB(_, _, 0));  // (MMA,MMA_N,MMA_K)
     clear(tCrC);
+
+    // Shared -> registers, one k-block (the atom's K) of an operand. With ldmatrix, the tiled copy
+    // built from the MMA hands each lane its fragment, and retile_D regroups the fragment's values as
+    // the copy delivers them (for B, one ldmatrix.x4 fills two atoms along N). A tf32 operand stored
+    // MN-major cannot use it (the transposing ldmatrix moves 16-bit elements): element by element.
+    constexpr bool a_ldsm = Cfg::kFragLoad == FragLoad::ldmatrix;
+    constexpr bool b_ldsm = Cfg::kFragLoad == FragLoad::ldmatrix && (Args::kBKMajor || !Cfg::kTf32);
+    auto load_a = [&](auto const& sA_stage, int kk) {  // sA_stage: (BM,BK)
+      if constexpr (a_ldsm) {
+        auto s2r = make_tiled_copy_A(Copy_Atom<typename Cfg::template LdsmFor<true>, T>{}, mma);
+        auto thr = s2r.get_slice(tid);
+        copy(s2r, thr.partition_S(sA_stage)(_, _, kk), thr.retile_D(tCrA)(_, _, kk));  // (CPY,CPY_M)
+        if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrA(_, _, kk));
+      } else {
+        detail::load_fragment<Cfg>(thr_mma.partition_A(sA_stage)(_, _, kk), tCrA(_, _, kk));  // (MMA,MMA_M)
+      }
+    };
+    auto load_b = [&](auto const& sB_stage, int kk) {  // sB_stage: (BN,BK)
+      if constexpr (b_ldsm) {
+        auto s2r = make_tiled_copy_B(Copy_Atom<typename Cfg::template LdsmFor<Args::kBKMajor>, T>{}, mma);
+        auto thr = s2r.get_slice(tid);
+        copy(s2r, thr.partition_S(sB_stage)(_, _, kk), thr.retile_D(tCrB)(_, _, kk));  // (CPY,CPY_N)
+        if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrB(_, _, kk));
+      } else {
+        detail::load_fragment<Cfg>(thr_mma.partition_B(sB_stage)(_, _, kk), tCrB(_, _, kk));  // (MMA,MMA_N)
+      }
+    };
 
     const bool a_rows = args.a_vec && (block_m + 1) * BM{} <= M;
     const bool b_rows = args.b_vec && (block_n + 1) * BN{} <= N;
@@ -292,19 +353,51 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
       if (s < k_tiles) issue(s);
       cp_async_fence();
     }
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      cp_async_wait<S - 2>();  // this thread's copies of step kt have landed
-      __syncthreads();         // everyone's have, and everyone is done reading step kt-1's stage
-      if (kt + S - 1 < k_tiles) issue(kt + S - 1);
-      cp_async_fence();
-      const int stage = kt % S;
-      auto tCsA = thr_mma.partition_A(sA(_, _, stage));  // (MMA,MMA_M,MMA_K)
-      auto tCsB = thr_mma.partition_B(sB(_, _, stage));  // (MMA,MMA_N,MMA_K)
+    constexpr int KB = size<2>(decltype(tCrA){});  // k-blocks (the atom's K) per K step
+    if constexpr (!Cfg::kFragmentPipeline) {
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        cp_async_wait<S - 2>();  // this thread's copies of step kt have landed
+        __syncthreads();         // everyone's have, and everyone is done reading step kt-1's stage
+        if (kt + S - 1 < k_tiles) issue(kt + S - 1);
+        cp_async_fence();
+        const int stage = kt % S;
 #pragma unroll
-      for (int kk = 0; kk < size<2>(tCrA); ++kk) {
-        detail::load_fragment<Cfg>(tCsA(_, _, kk), tCrA(_, _, kk));
-        detail::load_fragment<Cfg>(tCsB(_, _, kk), tCrB(_, _, kk));
-        gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+        for (int kk = 0; kk < KB; ++kk) {
+          load_a(sA(_, _, stage), kk);
+          load_b(sB(_, _, stage), kk);
+          gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+        }
+      }
+    } else {
+      // Registers one k-block ahead: k-block kk+1's fragments load while kk multiplies, across the
+      // K-step boundary too (the next step's first k-block loads right after the barrier that makes
+      // its stage readable, before this step's last k-block multiplies).
+      static_assert(KB >= 2, "the register pipeline needs two k-blocks per K step");
+      cp_async_wait<S - 2>();
+      __syncthreads();
+      int read_stage = 0;
+      load_a(sA(_, _, read_stage), 0);
+      load_b(sB(_, _, read_stage), 0);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+#pragma unroll
+        for (int kk = 0; kk < KB; ++kk) {
+          if (kk == KB - 1) {
+            // Step kt+1 must have landed, and every thread must be done with step kt's stage (its
+            // last k-block was loaded one k-block ago) before step kt+S refills it below.
+            cp_async_wait<S - 2>();
+            __syncthreads();
+            read_stage = read_stage + 1 == S ? 0 : read_stage + 1;
+          }
+          const int kk_next = kk + 1 == KB ? 0 : kk + 1;
+          load_a(sA(_, _, read_stage), kk_next);
+          load_b(sB(_, _, read_stage), kk_next);
+          if (kk == 0) {
+            // Refill the stage step kt-1 used: every thread passed the barrier of step kt-1's last k-block.
+            if (kt + S - 1 < k_tiles) issue(kt + S - 1);
+            cp_async_fence();
+          }
+          gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+        }
       }
     }
     cp_async_wait<0>();
@@ -341,8 +434,8 @@ void with_gemm_args(const GemmProblem& p, const typename Cfg::T* A, const typena
     auto copy_a = Cfg::template k_major_copy<Cfg::BM::value>();
     auto smem_a = Cfg::template k_major_smem<Cfg::BM::value>();
     f(GemmArgs<T, TOut, decltype(dA), decltype(copy_a), decltype(smem_a), decltype(dB), decltype(copy_b),
-               decltype(smem_b), decltype(dC)>{m, n, k, A, dA, copy_a, smem_a, aligned(A, p.shape_a().ld()), B, dB,
-                                                copy_b, smem_b, aligned(B, p.shape_b().ld()), C, dC,
+               decltype(smem_b), decltype(dC)>{m, n, k, A, dA, copy_a, aligned(A, p.shape_a().ld()), B, dB,
+                                                copy_b, aligned(B, p.shape_b().ld()), C, dC,
                                                 reinterpret_cast<std::uintptr_t>(C) % (2 * sizeof(TOut)) == 0 && n % 2 == 0});
   };
   if (p.b == Order::row)
@@ -358,8 +451,8 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
   if (std::string why = tensor_core_rejects<Cfg>(p); !why.empty()) throw std::invalid_argument("tensor_cores: " + why);
   with_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) {
     using Args = std::remove_cvref_t<decltype(args)>;
-    constexpr int smem_bytes = int(sizeof(typename Cfg::T)) * (cosize_v<std::remove_cvref_t<decltype(args.smem_a)>> +
-                                                               cosize_v<std::remove_cvref_t<decltype(args.smem_b)>>);
+    constexpr int smem_bytes =
+        int(sizeof(typename Cfg::T)) * (cosize_v<typename Args::SmemLayoutA> + cosize_v<typename Args::SmemLayoutB>);
     auto kernel = tensor_core_gemm_kernel<Cfg, Args>;
     opt_in_dynamic_smem(kernel, smem_bytes);
     const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM::value)), unsigned(ceil_div(p.n, Cfg::BN::value)));

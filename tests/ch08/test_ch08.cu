@@ -3,6 +3,7 @@
 // chapter claims of its layouts. Every test name starts with "ch08", so `ctest -R ch08` selects it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <tuple>
@@ -37,16 +38,23 @@ void PrintTo(const Tf32Kernel& k, std::ostream* os) { *os << k.name; }
 
 const Bf16Kernel kBf16Kernels[] = {
     {"mma_fragments", mm::DType::bf16, ch08::launch_tensor_core<ch08::FragmentsCfg, bf16>},
+    {"ldmatrix", mm::DType::bf16, ch08::launch_tensor_core<ch08::LdmatrixCfg, bf16>},
+    {"swizzled", mm::DType::bf16, ch08::launch_tensor_core<ch08::SwizzledCfg, bf16>},
+    {"big_tile", mm::DType::bf16, ch08::launch_tensor_core<ch08::BigTileCfg, bf16>},
+    {"register_pipelined", mm::DType::bf16, ch08::launch_tensor_core<ch08::RegisterPipelinedCfg, bf16>},
 };
 const Tf32Kernel kTf32Kernels[] = {
     {"tf32_fragments", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32FragmentsCfg, float>},
+    {"tf32_swizzled", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32SwizzledCfg, float>},
+    {"tf32_big_tile", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32BigTileCfg, float>},
 };
 
 // Degenerate, smaller than a tile in every direction (K not a multiple of 8: no 16-byte rows, the
 // element-wise path), one short of a tile, exactly one 128×128×32 tile, one past it in every
-// direction, one past the 128×128×16 tf32 tile, a few tiles, many blocks, tall and skinny, wide and short.
+// direction, one past the 128×256 tile and the tf32 K step of 16, a few tiles, many blocks, tall and
+// skinny, wide and short.
 const std::vector<Size> kSizes = {
-    {1, 1, 1},     {17, 33, 9},    {127, 129, 65},  {128, 128, 32},  {129, 129, 33}, {129, 257, 17},
+    {1, 1, 1},      {17, 33, 9},        {127, 129, 65}, {128, 128, 32}, {129, 129, 33}, {129, 257, 17},
     {256, 256, 64}, {1024, 1024, 1024}, {3000, 7, 129}, {5, 2000, 300}, {1, 300, 257},
 };
 const char* const kLayouts[] = {"RRR", "RCR"};
@@ -148,7 +156,55 @@ void expect_c_owned_once() {
 }
 TEST(ch08_TiledMma, EveryElementOfCIsOwnedOnce) {
   expect_c_owned_once<ch08::FragmentsCfg>();
+  expect_c_owned_once<ch08::BigTileCfg>();
   expect_c_owned_once<ch08::Tf32FragmentsCfg>();
+  expect_c_owned_once<ch08::Tf32BigTileCfg>();
+}
+
+// The wavefronts of one 8×8 matrix of an ldmatrix: its 8 rows are 16-byte units at the byte offsets
+// `unit_bytes(i)`; a wavefront serves at most one unit per 16-byte bank group (addr / 16 % 8), so the
+// matrix costs as many wavefronts as the most-used bank group has units.
+template <class F>
+int matrix_wavefronts(F&& unit_bytes) {
+  int count[8] = {};
+  for (int i = 0; i < 8; ++i) ++count[(unit_bytes(i) / 16) % 8];
+  return *std::max_element(count, count + 8);
+}
+
+// Worst matrix of a K-major (MN,BK) tile, rows r..r+7 at one 16-byte unit of K: what ldmatrix (no
+// .trans) reads; and of an MN-major tile, k-rows k..k+7 at one unit of MN (ldmatrix .trans).
+template <class Cfg, int MN, bool kKMajor>
+int worst_wavefronts() {
+  using T = typename Cfg::T;
+  auto smem = [] {
+    if constexpr (kKMajor) return Cfg::template k_major_smem<MN>();
+    else return Cfg::template mn_major_smem<MN>();
+  }();  // (MN,BK,S)
+  const int bk = Cfg::BK::value, v = Cfg::kVec;
+  int worst = 0;
+  if constexpr (kKMajor) {
+    for (int r = 0; r < MN; r += 8)
+      for (int k = 0; k < bk; k += v)
+        worst = std::max(worst, matrix_wavefronts([&](int i) { return int(smem(r + i, k, 1)) * int(sizeof(T)); }));
+  } else {
+    for (int k = 0; k < bk; k += 8)
+      for (int n = 0; n < MN; n += v)
+        worst = std::max(worst, matrix_wavefronts([&](int i) { return int(smem(n, k + i, 1)) * int(sizeof(T)); }));
+  }
+  return worst;
+}
+
+TEST(ch08_SharedMemory, SwizzledTilesServeEachLdmatrixMatrixInOneWavefront) {
+  EXPECT_EQ((worst_wavefronts<ch08::SwizzledCfg, 128, true>()), 1);    // A, and B of RCR
+  EXPECT_EQ((worst_wavefronts<ch08::SwizzledCfg, 128, false>()), 1);   // B of RRR (.trans)
+  EXPECT_EQ((worst_wavefronts<ch08::BigTileCfg, 256, false>()), 1);
+  EXPECT_EQ((worst_wavefronts<ch08::Tf32SwizzledCfg, 128, true>()), 1);
+}
+TEST(ch08_SharedMemory, PlainTilesCostFourOrEightWavefronts) {
+  // 64-byte K-major rows: rows r and r+2 share bank groups, 8 rows fall on 2 groups (4-way).
+  EXPECT_EQ((worst_wavefronts<ch08::LdmatrixCfg, 128, true>()), 4);
+  // 256-byte MN-major rows: all 8 k-rows of a matrix on one bank group (8-way).
+  EXPECT_EQ((worst_wavefronts<ch08::LdmatrixCfg, 128, false>()), 8);
 }
 
 TEST(ch08_Launch, Rejects) {

@@ -13,5 +13,6 @@
 #include "layout/copy.hpp"
 #include "layout/mma.hpp"
 #include "layout/mma_sm80.hpp"
+#include "layout/mma_emulation.hpp"
 #include "layout/print.hpp"
 #include "layout/svg.hpp"

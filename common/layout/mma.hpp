@@ -52,6 +52,7 @@ struct MMA_Traits<UniversalFMA<D, A, B, Cc>> {
 /// An MMA instruction with its traits.
 template <class Op>
 struct MMA_Atom : MMA_Traits<Op> {
+  using op_type = Op;            ///< The instruction.
   using traits = MMA_Traits<Op>; ///< Shapes, layouts and value types of the instruction.
 };
 

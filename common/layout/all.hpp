@@ -11,6 +11,7 @@
 #include "layout/predicate.hpp"
 #include "layout/swizzle.hpp"
 #include "layout/copy.hpp"
+#include "layout/ldmatrix.hpp"
 #include "layout/mma.hpp"
 #include "layout/mma_sm80.hpp"
 #include "layout/mma_emulation.hpp"

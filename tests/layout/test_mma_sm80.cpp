@@ -6,7 +6,9 @@
 #include <array>
 #include <cmath>
 #include <random>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "layout/all.hpp"
@@ -270,4 +272,108 @@ TEST(TiledMmaWarpAtoms, ThreadNumberingAndFragmentShapes) {
   // Value 2 of A is a2 = A(groupID + 8, 2·tig) and value 4 is a4 = A(groupID, 2·tig + 8).
   EXPECT_EQ(&tCsA(2), &sA(25, 2));
   EXPECT_EQ(&tCsA(4), &sA(17, 10));
+}
+
+TEST(TiledMmaWarpAtoms, Tf32PlainCopiesWhereTheFragmentIsContiguous) {
+  // tf32 operands are 32-bit, so ldmatrix.trans (16-bit halves) cannot load MN-major ones; plain
+  // loads can, and they are wider than 32 bits where a thread's values are neighbours in memory:
+  //  - A M-major: a0 and a1 are rows groupID and groupID+8. The permutation of M (8,2,2):(2,1,16)
+  //    puts MMA row groupID + 8h at tile row 2·groupID + h: (a0,a1) and (a2,a3) are 64-bit pairs.
+  //  - B K-major: b0 and b1 are k = tig and tig + 4; the permutation of K (4,2):(2,1) puts them at
+  //    k = 2·tig + i: one 64-bit pair. K is permuted for A and B alike, so A·B is unchanged.
+  //  - C row-major: c0, c1 (and c2, c3) are columns 2·tig, 2·tig+1: 64-bit pairs without permutation.
+  // (A K-major tf32 A or B needs no permutation at all: ldmatrix loads it, see test_ldmatrix.cpp.)
+  using PermM = Layout<Shape<_8, _2, _2>, Stride<_2, _1, _16>>;
+  using PermK = Layout<Shape<_4, _2>, Stride<_2, _1>>;
+  auto mma = make_tiled_mma(Tf32Atom{}, Layout<Shape<_2, _2, _1>>{}, Tile<PermM, _16, PermK>{});
+  constexpr int M = 64, N = 32, K = 16;
+  std::mt19937 rng(5);
+  std::vector<float> a(M * K), b(N * K), c(M * N, 0.f);
+  for (auto& x : a) x = random_operand<float>(rng);
+  for (auto& x : b) x = random_operand<float>(rng);
+  auto sA = make_tensor(a.data(), make_layout(make_shape(Int<M>{}, Int<K>{})));                  // (M,K) M-major
+  auto sB = make_tensor(b.data(), make_layout(make_shape(Int<N>{}, Int<K>{}), LayoutRight{}));   // (N,K) K-major
+  auto gC = make_tensor(c.data(), make_layout(make_shape(Int<M>{}, Int<N>{}), LayoutRight{}));   // (M,N) row-major
+  Copy_Atom<UniversalCopy<std::uint64_t>, float> pair;  // one 64-bit load or store of 2 floats
+  using FragA = decltype(mma.get_slice(0).partition_fragment_A(sA));
+  using FragB = decltype(mma.get_slice(0).partition_fragment_B(sB));
+  using FragC = decltype(mma.get_slice(0).partition_fragment_C(gC));
+  // The same 64-bit loads as a TiledCopy made from the MMA (a one-thread atom works there too):
+  // each thread's source elements are partition_A's, in the same order.
+  auto copy_a = make_tiled_copy_A(pair, mma);
+  for (int t = 0; t < 128; ++t) {
+    auto tXsA = copy_a.get_slice(t).partition_S(sA);  // (CPY,CPY_M,CPY_K)
+    auto tCsA = mma.get_slice(t).partition_A(sA);     // (MMA,MMA_M,MMA_K)
+    ASSERT_EQ(int(size(tXsA)), int(size(tCsA)));
+    for (int i = 0; i < int(size(tCsA)); ++i) ASSERT_EQ(&tXsA(i), &tCsA(i)) << t << "," << i;
+  }
+  for (int warp = 0; warp < 4; ++warp) {
+    std::array<FragA, 32> ra;
+    std::array<FragB, 32> rb;
+    std::array<FragC, 32> rc;
+    for (int lane = 0; lane < 32; ++lane) {
+      auto thr = mma.get_slice(32 * warp + lane);
+      auto thr_copy_a = copy_a.get_slice(32 * warp + lane);
+      copy(copy_a, thr_copy_a.partition_S(sA), thr_copy_a.retile_D(ra[lane]));  // 64-bit loads, checked at compile time
+      copy(pair, thr.partition_B(sB), rb[lane]);  // (MMA,MMA_N,MMA_K)
+      clear(rc[lane]);
+    }
+    gemm_warp_on_host(mma, ra, rb, rc);
+    for (int lane = 0; lane < 32; ++lane) copy(pair, rc[lane], mma.get_slice(32 * warp + lane).partition_C(gC));
+  }
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double ref = 0;
+      for (int k = 0; k < K; ++k) ref += double(sA(m, k)) * double(sB(n, k));
+      ASSERT_EQ(double(gC(m, n)), ref) << m << "," << n;
+    }
+}
+
+namespace {
+
+// The (lane, value) labels of an svg_mma_atom figure, in the order the cells are written (row by row).
+std::vector<std::pair<int, int>> svg_cell_labels(std::string const& svg) {
+  std::vector<std::pair<int, int>> labels;
+  std::regex label("<text[^>]*>T([0-9]+)V([0-9]+)</text>");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator(); ++it)
+    labels.push_back({std::stoi((*it)[1]), std::stoi((*it)[2])});
+  return labels;
+}
+int count_of(std::string const& s, std::string const& what) {
+  int n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(MmaSm80Svg, AccumulatorFigureHasTheIsasCells) {
+  // C of m16n8k16 (16×8): 128 cells, cell (row, col) labelled with the lane and value that the ISA's
+  // formula gives, coloured (one filled rect per cell, plus the background).
+  std::ostringstream os;
+  svg_mma_atom(os, Bf16Atom{}, 'C');
+  auto svg = os.str();
+  auto labels = svg_cell_labels(svg);
+  ASSERT_EQ(labels.size(), 128u);
+  EXPECT_EQ(count_of(svg, "<rect x="), 128);
+  for (int i = 0; i < 128; ++i) {
+    auto [lane, v] = labels[i];
+    EXPECT_EQ(ptx_f32_c(lane, v), (RowCol{i / 8, i % 8})) << "cell " << i << ": T" << lane << "V" << v;
+  }
+}
+
+TEST(MmaSm80Svg, OperandFiguresAreDrawnAsTheIsaDrawsThem) {
+  // A (M×K = 16×16) and B (K×N = 16×8) of bf16, A (16×8) and B (8×8) of tf32: every cell as the ISA says.
+  auto check = [](auto op, char which, int rows, int cols, auto formula) {
+    std::ostringstream os;
+    svg_mma_atom(os, op, which);
+    auto labels = svg_cell_labels(os.str());
+    ASSERT_EQ(int(labels.size()), rows * cols) << which;
+    for (int i = 0; i < rows * cols; ++i)
+      EXPECT_EQ(formula(labels[i].first, labels[i].second), (RowCol{i / cols, i % cols})) << which << " cell " << i;
+  };
+  check(Bf16Atom{}, 'A', 16, 16, ptx_bf16_a);
+  check(Bf16Atom{}, 'B', 16, 8, ptx_bf16_b);
+  check(Tf32Atom{}, 'A', 16, 8, ptx_tf32_a);
+  check(Tf32Atom{}, 'B', 8, 8, ptx_tf32_b);
 }

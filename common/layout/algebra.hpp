@@ -625,7 +625,8 @@ MM_HD constexpr auto upcast(Layout<S, D> const& l) {
 /// The layout seen in units N times smaller (e.g. float4 -> float): the stride-1 mode
 /// grows by N, other strides are multiplied by N. `downcast<2>((2,3):(1,2)) = (4,3):(1,4)`.
 /// As in CuTe, the layout needs a compile-time stride-1 mode: that is where the N smaller
-/// elements of a unit go.
+/// elements of a unit go. A mode of extent 1 stays (it holds no element; upcast leaves one where
+/// a stride-1 mode shrank away: `downcast<2>(upcast<2>((2,2):(1,2)))` is `(_1,_4):(_1,_1)`).
 template <int N, class S, class D>
 MM_HD constexpr auto downcast(Layout<S, D> const& l) {
   constexpr bool has_unit_stride = index_apply<rank_v<decltype(flatten_to_tuple(l.stride()))>>([](auto... i) {
@@ -633,7 +634,8 @@ MM_HD constexpr auto downcast(Layout<S, D> const& l) {
   });
   static_assert(has_unit_stride, "downcast: the layout has no stride-1 mode to hold the smaller elements");
   auto leaf = [](auto const& s, auto const& d) {
-    if constexpr (is_constant_value_v<1, decltype(d)>) return make_layout(s * Int<N>{}, d);
+    if constexpr (is_constant_value_v<1, decltype(s)>) return make_layout(s, d);  // holds nothing (upcast leaves such modes)
+    else if constexpr (is_constant_value_v<1, decltype(d)>) return make_layout(s * Int<N>{}, d);
     else return make_layout(s, d * Int<N>{});
   };
   return detail::map_leaves(l, leaf);

@@ -34,7 +34,9 @@ struct Requirement {
 
 /// Runs on every GPU the project builds for.
 inline constexpr Requirement any{};
-/// sm_80 or newer: cp.async, mma.sync with bf16/tf32, ldmatrix.
+/// sm_75 or newer: ldmatrix.
+inline constexpr Requirement sm75{75, false};
+/// sm_80 or newer: cp.async, mma.sync with bf16/tf32.
 inline constexpr Requirement sm80{80, false};
 /// Exactly sm_90a (H100, H200): wgmma, setmaxnreg (TMA and mbarrier transaction counts exist on
 /// sm_90 too, but the chapters that use them also use wgmma).

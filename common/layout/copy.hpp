@@ -177,33 +177,115 @@ MM_HD void cp_async_wait() {
 #endif
 }
 
-/// A copy instruction `Op` applied to values of type T: it moves NumVal values of T at once
-/// (`Copy_Atom<UniversalCopy<uint128_t>, float>` moves 4 floats).
+// ---- Copy traits: which thread reads and writes which element ----
+
+/// Which threads take part in a copy instruction and which element of the instruction's tile each
+/// (thread, value) reads and writes, as TV layouts (CuTe's Copy_Traits). Specialised for the
+/// warp-wide instructions (ldmatrix.hpp) with:
+///   - `ValBits`: the unit of the layouts below, in bits (`_16` for ldmatrix's b16 elements);
+///   - `ThrID`: the threads (`Layout<_32>`: a warp);
+///   - `SrcLayout`: (thread, value) -> the element of the tile that this value of the thread reads;
+///   - `DstLayout`: (thread, value) -> the element that this value of the thread receives;
+///   - `RefLayout`: the side a TiledCopy's TV layout describes (for a load into registers, the
+///     destination: make_tiled_copy_A(atom, mma) then hands each thread the MMA's fragment).
+/// An instruction without a specialisation (UniversalCopy, cp.async) is one thread moving one vector,
+/// and Copy_Atom gives it Src = Dst = Ref = (1 thread, NumVal values) in units of its element type.
+template <class Op>
+struct Copy_Traits {};
+
+namespace detail {
+// A TV layout given in units of `Bits` seen in units of T: strides scaled by upcast/downcast, so a
+// layout of ldmatrix's b16 elements becomes one of 32-bit elements (two b16 each) for T = float.
+template <int Bits, class T, class L>
+MM_HD constexpr auto tv_in_units_of(L const& l) {
+  constexpr int TB = int(sizeof(T)) * 8;
+  if constexpr (TB == Bits) {
+    return l;
+  } else if constexpr (TB > Bits) {
+    static_assert(TB % Bits == 0, "Copy_Atom: the element size must be a multiple of the instruction's unit");
+    return upcast<TB / Bits>(l);
+  } else {
+    static_assert(Bits % TB == 0, "Copy_Atom: the instruction's unit must be a multiple of the element size");
+    return downcast<Bits / TB>(l);
+  }
+}
+// True when Copy_Traits<Op> is specialised (a named constant: nvcc cannot mangle a requires
+// expression in a template's default argument).
+template <class Op>
+inline constexpr bool has_copy_traits_v = requires { typename Copy_Traits<Op>::ThrID; };
+// The thread and value layouts of Copy_Atom<Op, T> in units of T: the one-thread default.
+template <class Op, class T, bool Specialised = has_copy_traits_v<Op>>
+struct copy_atom_layouts {
+  static constexpr int num_val = int(sizeof(typename Op::SRegisters) / sizeof(T));
+  static_assert(num_val >= 1 && sizeof(typename Op::SRegisters) % sizeof(T) == 0,
+                "Copy_Atom: the instruction's width must be a multiple of the element size");
+  using ThrID = Layout<_1, _0>;
+  using Src = Layout<Shape<_1, Int<num_val>>, Stride<_0, _1>>;
+  using Dst = Src;
+  using Ref = Src;
+};
+// A specialised Copy_Traits, converted to units of T.
+template <class Op, class T>
+struct copy_atom_layouts<Op, T, true> {
+  using Traits = Copy_Traits<Op>;
+  using ThrID = typename Traits::ThrID;
+  using Src = decltype(tv_in_units_of<Traits::ValBits::value, T>(typename Traits::SrcLayout{}));
+  using Dst = decltype(tv_in_units_of<Traits::ValBits::value, T>(typename Traits::DstLayout{}));
+  using Ref = decltype(tv_in_units_of<Traits::ValBits::value, T>(typename Traits::RefLayout{}));
+  static_assert(size_v<decltype(layout<0>(Src{}))> == size_v<ThrID> && size_v<decltype(layout<0>(Dst{}))> == size_v<ThrID>,
+                "Copy_Atom: the element type splits the instruction's unit (a transposing ldmatrix moves 16-bit "
+                "elements: T must be 16-bit)");
+};
+}  // namespace detail
+
+/// A copy instruction `Op` applied to values of type T. A one-thread instruction moves NumVal values
+/// of T at once (`Copy_Atom<UniversalCopy<uint128_t>, float>` moves 4 floats). A warp-wide one
+/// (ldmatrix) has NumThr threads, each reading NumValSrc values (its source vector) and receiving
+/// NumValDst values (its registers), placed by the TV layouts ValLayoutSrc/Dst/Ref (Copy_Traits, in
+/// units of T).
 template <class Op, class T>
 struct Copy_Atom {
   using op_type = Op;    ///< The instruction.
   using value_type = T;  ///< The element type.
-  /// Values moved by one instruction.
-  static constexpr int NumVal = int(sizeof(typename Op::SRegisters) / sizeof(T));
-  static_assert(NumVal >= 1 && sizeof(typename Op::SRegisters) % sizeof(T) == 0,
-                "Copy_Atom: the instruction's width must be a multiple of the element size");
+  using ThrID = typename detail::copy_atom_layouts<Op, T>::ThrID;         ///< The threads of one instruction.
+  using ValLayoutSrc = typename detail::copy_atom_layouts<Op, T>::Src;   ///< (thr, val) -> element read.
+  using ValLayoutDst = typename detail::copy_atom_layouts<Op, T>::Dst;   ///< (thr, val) -> element written.
+  using ValLayoutRef = typename detail::copy_atom_layouts<Op, T>::Ref;   ///< The side a TiledCopy's TV layout describes.
+  /// Threads taking part in one instruction (1, or 32 for a warp-wide instruction).
+  static constexpr int NumThr = size_v<ThrID>;
+  /// Values one thread reads with one instruction: its source vector.
+  static constexpr int NumValSrc = size_v<decltype(layout<1>(ValLayoutSrc{}))>;
+  /// Values one thread receives with one instruction.
+  static constexpr int NumValDst = size_v<decltype(layout<1>(ValLayoutDst{}))>;
+  /// Values one thread moves with one instruction: its source vector (for a one-thread atom the
+  /// source and the destination are the same vector).
+  static constexpr int NumVal = NumValSrc;
 
   /// Copies one vector: `src` and `dst` hold exactly NumVal elements, contiguous (see
-  /// check_vector for what that means in a swizzled tile).
+  /// check_vector for what that means in a swizzled tile). A warp-wide atom (NumThr > 1): `src` is
+  /// this thread's source vector (NumValSrc contiguous values) and `dst` the NumValDst values it
+  /// receives, in any layout (each register's values are written one by one); on the host it stops
+  /// (the CPU tests emulate the whole warp instead: ldmatrix.hpp's copy_warp_on_host).
   template <class SE, class SL, class DE, class DL>
   MM_HD void call(Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) const {
-    check_vector(src);
-    check_vector(dst);
+    if constexpr (NumThr > 1) {
+      call_warp(src, dst);
+    } else {
+      check_vector(src);
+      check_vector(dst);
 #if defined(__CUDA_ARCH__)
-    Op::copy(*reinterpret_cast<typename Op::SRegisters const*>(&src(0)),
-             *reinterpret_cast<typename Op::DRegisters*>(&dst(0)));
+      Op::copy(*reinterpret_cast<typename Op::SRegisters const*>(&src(0)),
+               *reinterpret_cast<typename Op::DRegisters*>(&dst(0)));
 #else
-    host_call(src, dst, true);
+      host_call(src, dst, true);
 #endif
+    }
   }
   /// Copies one vector if `pred`; a zero-filling instruction (cp.async) writes zeros instead.
+  /// One-thread atoms only (a warp-wide instruction cannot leave out some threads' values).
   template <class SE, class SL, class DE, class DL>
   MM_HD void call(Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst, bool pred) const {
+    static_assert(NumThr == 1, "Copy_Atom: a predicated copy needs a one-thread atom");
     check_vector(src);
     check_vector(dst);
 #if defined(__CUDA_ARCH__)
@@ -290,6 +372,33 @@ struct Copy_Atom {
   }
 
  private:
+  // One warp-wide instruction from this thread's side: its source vector's address in, its registers
+  // out, then each register's values written to their places in `dst` (two b16 of a 32-bit
+  // register go to two values that need not be neighbours).
+  template <class SE, class SL, class DE, class DL>
+  MM_HD void call_warp(Tensor<SE, SL> const& src, Tensor<DE, DL>& dst) const {
+    check_vector(src);  // the source vector: NumVal == NumValSrc
+    using DRegisters = typename Op::DRegisters;  // an array of 32-bit registers
+    static_assert(std::is_array_v<DRegisters> && sizeof(DRegisters) == NumValDst * sizeof(T),
+                  "Copy_Atom: a warp-wide instruction's registers must hold exactly its NumValDst values");
+    static_assert(size_v<DL> == NumValDst, "Copy_Atom: a warp-wide destination has NumValDst values");
+#if defined(__CUDA_ARCH__)
+    constexpr int R = int(std::extent_v<DRegisters>);
+    std::remove_extent_t<DRegisters> regs[R];
+    index_apply<R>([&](auto... i) {
+      Op::copy(*reinterpret_cast<typename Op::SRegisters const*>(&src(0)), regs[i]...);
+      return 0;
+    });
+MM_UNROLL
+    for (int v = 0; v < NumValDst; ++v) std::memcpy(&dst(v), reinterpret_cast<char const*>(regs) + v * sizeof(T), sizeof(T));
+#else
+    (void)dst;
+    std::fprintf(stderr, "mm: a warp-wide copy atom (ldmatrix) cannot run on one host thread; emulate the warp "
+                         "(copy_warp_on_host in layout/ldmatrix.hpp)\n");
+    std::abort();
+#endif
+  }
+
   template <class Inner>
   MM_HD static constexpr void check_vector_starts_static() {
     using In = decltype(zipped_divide(Inner{}, make_shape(Int<NumVal>{})));  // ((NumVal), (CPY/NumVal, REST))
@@ -335,18 +444,23 @@ MM_HD constexpr auto group_rest(T&& t) {
 }  // namespace detail
 
 /// Copies a partitioned tensor with a copy atom: `src`, `dst` are (CPY, ...) where CPY is a
-/// multiple of the atom's vector; every vector is one instruction.
+/// multiple of the atom's vector; every vector is one instruction. For a warp-wide atom (ldmatrix)
+/// the source's CPY is a multiple of NumValSrc (each group: one thread's source vector) and the
+/// destination's of NumValDst (what that instruction gives the thread), the same number of groups:
+/// retile_D turns an MMA's register fragment into that shape.
 template <class Op, class T, class SE, class SL, class DE, class DL>
 MM_HD void copy(Copy_Atom<Op, T> const& atom, Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
-  constexpr int V = Copy_Atom<Op, T>::NumVal;
+  using Atom = Copy_Atom<Op, T>;
+  constexpr int VS = Atom::NumValSrc;  // for a one-thread atom VS == VD == NumVal, the vector
+  constexpr int VD = Atom::NumValDst;
   auto s = detail::group_rest(src);  // (CPY, REST)
   auto d = detail::group_rest(dst);
-  Copy_Atom<Op, T>::template check_vector_starts<std::remove_cvref_t<decltype(s.layout())>>();
-  Copy_Atom<Op, T>::template check_vector_starts<std::remove_cvref_t<decltype(d.layout())>>();
+  Atom::template check_vector_starts<std::remove_cvref_t<decltype(s.layout())>>();
+  if constexpr (Atom::NumThr == 1) Atom::template check_vector_starts<std::remove_cvref_t<decltype(d.layout())>>();
 MM_UNROLL
   for (int r = 0; r < int(size<1>(d)); ++r) {
-    auto sv = zipped_divide(s(_, r), make_shape(Int<V>{}));  // ((V), (CPY/V))
-    auto dv = zipped_divide(d(_, r), make_shape(Int<V>{}));
+    auto sv = zipped_divide(s(_, r), make_shape(Int<VS>{}));  // ((VS), (CPY/VS))
+    auto dv = zipped_divide(d(_, r), make_shape(Int<VD>{}));  // ((VD), (CPY/VD))
 MM_UNROLL
     for (int j = 0; j < int(size<1>(dv)); ++j) atom.call(sv(_, j), dv(_, j));
   }
@@ -385,12 +499,20 @@ template <class TiledCopy, class Tid>
 struct ThrCopy;
 
 /// A copy atom tiled over threads and values. LayoutTV maps (thread, value) to the
-/// column-major index in the TilerMN tile; both are compile-time.
-template <class Atom, class LayoutTV, class TilerMN>
+/// column-major index in the TilerMN tile; both are compile-time. For a warp-wide atom LayoutTV
+/// describes the atom's reference side (ValLayoutRef: the registers of a load), the first NumThr
+/// threads and NumValRef values being one instruction; the source side is derived from it
+/// (tidfrg_S). ValGroups, for a TiledCopy built from a TiledMMA (make_tiled_copy_A/B/C), says how a
+/// thread's values of one tile are grouped in the MMA's register fragments: (G0, G1) = G0 × G1
+/// groups of V values (one MMA atom's), G0 along the tile's mode 0 and G1 along mode 1, the
+/// fragment's modes 1 and 2 starting with them. `tuple<>` (the default): a thread's values of one
+/// tile are one group, as make_tiled_copy's partitions hold them.
+template <class Atom, class LayoutTV, class TilerMN, class ValGroups = tuple<>>
 struct TiledCopy : Atom {
   using atom_type = Atom;        ///< The copy instruction and element type.
   using layout_tv_type = LayoutTV; ///< (thr, val) -> tile index.
   using tiler_type = TilerMN;    ///< The tile shape (M, N).
+  using val_groups_type = ValGroups; ///< How the MMA's fragments group a thread's values (see above).
 
   /// Number of threads.
   MM_HD static constexpr int size() { return size_v<decltype(layout<0>(LayoutTV{}))>; }
@@ -399,17 +521,94 @@ struct TiledCopy : Atom {
   /// The tile one pass of all threads covers.
   MM_HD static constexpr auto tiler() { return TilerMN{}; }
 
-  /// `t` (a tile or a stack of tiles) as ((thr, (V, restV)), rest...): every thread's
-  /// values of every tile. Partitions slice the thread.
+  /// `t` (a tile or a stack of tiles) as ((thr, (V, restV)), rest...): every thread's source values
+  /// of every tile, V = NumValSrc of them per instruction. Partitions slice the thread.
   template <class E, class L>
-  MM_HD static constexpr auto tidfrg(Tensor<E, L> const& t) {
-    constexpr int V = Atom::NumVal;
-    auto tv = make_layout(layout<0>(LayoutTV{}), logical_divide(layout<1>(LayoutTV{}), Int<V>{}));
-    return with_layout(t, transform_inner(t.layout(), [&](auto const& l) {
-                         auto z = zipped_divide(l, TilerMN{});  // ((TM,TN), (RM,RN,...))
-                         return make_layout(composition(layout<0>(z), tv), layout<1>(z));
-                       }));
+  MM_HD static constexpr auto tidfrg_S(Tensor<E, L> const& t) {
+    return tidfrg_with(t, thrval_to_tile<typename Atom::ValLayoutSrc>());
   }
+  /// `t` as ((thr, (V, restV)), rest...) for the destination side, V = NumValDst per instruction.
+  template <class E, class L>
+  MM_HD static constexpr auto tidfrg_D(Tensor<E, L> const& t) {
+    return tidfrg_with(t, thrval_to_tile<typename Atom::ValLayoutDst>());
+  }
+  /// tidfrg_S (a one-thread atom's source and destination vectors are the same).
+  template <class E, class L>
+  MM_HD static constexpr auto tidfrg(Tensor<E, L> const& t) { return tidfrg_S(t); }
+
+  /// (thread, (V, restV)) -> tile index for one side X of the atom (its source or destination
+  /// layout), V = that side's values per instruction. A one-thread atom moves a vector of V values
+  /// on both sides: the values of LayoutTV are split into vectors. A warp-wide atom: LayoutTV,
+  /// divided into instructions ((NumThr, NumValRef), (rest threads, rest values)), tells where each
+  /// reference (thread, value) of an instruction lies; right_inverse(Ref) ∘ X turns side X's
+  /// (thread, value) into the reference (thread, value) of the same element of the instruction's
+  /// tile (CuTe's tidfrg_S). Threads are numbered lane + NumThr · instruction's thread group.
+  template <class X>
+  MM_HD static constexpr auto thrval_to_tile() {
+    if constexpr (Atom::NumThr == 1) {
+      constexpr int V = size_v<decltype(layout<1>(X{}))>;
+      return make_layout(layout<0>(LayoutTV{}), logical_divide(layout<1>(LayoutTV{}), Int<V>{}));
+    } else {
+      constexpr int AT = Atom::NumThr;
+      constexpr int AV = size_v<decltype(layout<1>(typename Atom::ValLayoutRef{}))>;
+      static_assert(size() % AT == 0, "TiledCopy: the threads are not a whole number of the atom's threads");
+      static_assert(size_v<decltype(layout<1>(LayoutTV{}))> % AV == 0,
+                    "TiledCopy: a thread's values are not a whole number of the atom's values");
+      auto atom_tv = zipped_divide(LayoutTV{}, make_shape(Int<AT>{}, Int<AV>{}));  // ((at,av),(rt,rv)) -> tile
+      auto x_to_ref = composition(right_inverse(typename Atom::ValLayoutRef{}), X{});  // (xt,xv) -> at + AT*av
+      auto x_tv = composition(layout<0>(atom_tv), x_to_ref);                           // (xt,xv) -> tile
+      return make_layout(make_layout(layout<0>(x_tv), layout<1, 0>(atom_tv)),         // thr (xt, rt)
+                         make_layout(layout<1>(x_tv), layout<1, 1>(atom_tv)));        // val (xv, rv)
+    }
+  }
+
+  /// A thread's register fragment as this copy's (CPY, CPY_M, CPY_N, ...) with CPY = (V, restV), V
+  /// = NumVal values per instruction (NumValSrc for retile_S, NumValDst for retile_D). A fragment
+  /// whose first mode holds all of a thread's values of one tile (make_fragment_like of a partition)
+  /// is already in that shape. A fragment of an MMA (MMA, MMA_M, MMA_K) holds one atom's values in
+  /// its first mode: with ValGroups (G0, G1) its modes 1 and 2 are split into (G0, MMA_M/G0) and
+  /// (G1, MMA_K/G1), and (MMA, G0, G1), a thread's values of one tile in the order of LayoutTV, is
+  /// divided into instructions of V values: ldmatrix.x4 for B of m16n8k16 takes 8 values, two
+  /// atoms along N, so (4, MMA_N, MMA_K) becomes ((8, 1), MMA_N/2, MMA_K).
+  template <int V, class E, class L>
+  MM_HD static constexpr auto retile(Tensor<E, L>& t) {
+    constexpr int VT = size_v<decltype(layout<1>(LayoutTV{}))>;  // a thread's values of one tile
+    constexpr int F = size_v<decltype(layout<0>(L{}))>;          // the fragment's first mode
+    if constexpr (rank_v<ValGroups> == 0 || F == VT) {
+      return with_layout(t, t.layout());
+    } else {
+      constexpr int G = size_v<decltype(make_layout(ValGroups{}))>;
+      static_assert(F * G == VT, "retile: the fragment's first mode times the tiled copy's value groups must be a "
+                                 "thread's values of one tile (is it a fragment of the TiledMMA the copy was made from?)");
+      static_assert(VT % V == 0, "retile: a thread's values of one tile are not a whole number of instructions");
+      constexpr int R = rank_v<typename L::shape_type>;
+      static_assert(R >= 1 + rank_v<ValGroups>, "retile: the fragment has fewer modes than the tile");
+      // Mode i >= 1 of the fragment split into (its groups in one tile, the tiles).
+      auto split = [&](auto i) {
+        auto mode = layout<i>(t.layout());
+        if constexpr (i >= 1 && i <= rank_v<ValGroups>) {
+          constexpr int g = value_v<decltype(get<i - 1>(ValGroups{}))>;
+          constexpr int n = size_v<decltype(mode)>;
+          static_assert(n % g == 0, "retile: a fragment mode is not a whole number of the tile's value groups");
+          return with_shape(mode, make_shape(Int<g>{}, Int<n / g>{}));
+        } else {
+          return mode;
+        }
+      };
+      auto modes = index_apply<R>([&](auto... i) { return make_tuple(split(i)...); });
+      // (MMA, G0, G1, ...): a thread's values of one tile, divided into (V, VT/V).
+      auto vals = index_apply<rank_v<ValGroups>>([&](auto... i) { return make_layout(get<0>(modes), layout<0>(get<i + 1>(modes))...); });
+      auto cpy = composition(vals, make_layout(make_shape(Int<V>{}, Int<VT / V>{})));
+      auto rest = index_apply<R - 1>([&](auto... i) {
+        return make_tuple([&](auto ii) {
+          if constexpr (ii < rank_v<ValGroups>) return layout<1>(get<ii + 1>(modes));
+          else return get<ii + 1>(modes);
+        }(i)...);
+      });
+      return with_layout(t, index_apply<R - 1>([&](auto... i) { return make_layout(cpy, get<i>(rest)...); }));
+    }
+  }
+
   /// This thread's view of the copy.
   template <class Tid>
   MM_HD constexpr auto get_slice(Tid const& tid) const {
@@ -418,6 +617,16 @@ struct TiledCopy : Atom {
   /// This thread's view of the copy (CuTe's other name).
   template <class Tid>
   MM_HD constexpr auto get_thread_slice(Tid const& tid) const { return get_slice(tid); }
+
+ private:
+  // t tiled by TilerMN, each tile's elements seen through thrval2mn: ((thr, val), (rest...)).
+  template <class E, class L, class TV>
+  MM_HD static constexpr auto tidfrg_with(Tensor<E, L> const& t, TV const& thrval2mn) {
+    return with_layout(t, transform_inner(t.layout(), [&](auto const& l) {
+                         auto z = zipped_divide(l, TilerMN{});  // ((TM,TN), (RM,RN,...))
+                         return make_layout(composition(layout<0>(z), thrval2mn), layout<1>(z));
+                       }));
+  }
 };
 
 /// One thread's part of a TiledCopy.
@@ -426,24 +635,29 @@ struct ThrCopy {
   TiledCopy tiled_copy_; ///< The tiled copy.
   Tid tid_;              ///< This thread's index.
 
-  /// The source elements this thread copies: (CPY, CPY_M, CPY_N, ...).
+  /// The source elements this thread copies: (CPY, CPY_M, CPY_N, ...), CPY = (NumValSrc, rest): for
+  /// ldmatrix, the rows whose addresses this thread gives (8 contiguous b16 each).
   template <class E, class L>
-  MM_HD constexpr auto partition_S(Tensor<E, L> const& t) const { return partition(t); }
-  /// The destination elements this thread writes: (CPY, CPY_M, CPY_N, ...).
+  MM_HD constexpr auto partition_S(Tensor<E, L> const& t) const { return slice_thread(TiledCopy::tidfrg_S(t)); }
+  /// The destination elements this thread writes: (CPY, CPY_M, CPY_N, ...), CPY = (NumValDst, rest).
   template <class E, class L>
-  MM_HD constexpr auto partition_D(Tensor<E, L> const& t) const { return partition(t); }
-  /// A register fragment of this thread seen as a copy source (CPY, CPY_M, CPY_N). Our
-  /// partitions and make_fragment_like already produce that shape: returns a view.
+  MM_HD constexpr auto partition_D(Tensor<E, L> const& t) const { return slice_thread(TiledCopy::tidfrg_D(t)); }
+  /// A register fragment of this thread seen as a copy source (CPY, CPY_M, CPY_N): a partition's
+  /// fragment as it is, an MMA's fragment regrouped into instructions (TiledCopy::retile).
   template <class E, class L>
-  MM_HD constexpr auto retile_S(Tensor<E, L>& t) const { return with_layout(t, t.layout()); }
-  /// A register fragment of this thread seen as a copy destination (see retile_S).
+  MM_HD constexpr auto retile_S(Tensor<E, L>& t) const {
+    return TiledCopy::template retile<TiledCopy::atom_type::NumValSrc>(t);
+  }
+  /// A register fragment of this thread seen as a copy destination (CPY, CPY_M, CPY_N): for
+  /// ldmatrix into an MMA's fragment, `retile_D(thr_mma.partition_fragment_A(sA))`.
   template <class E, class L>
-  MM_HD constexpr auto retile_D(Tensor<E, L>& t) const { return with_layout(t, t.layout()); }
+  MM_HD constexpr auto retile_D(Tensor<E, L>& t) const {
+    return TiledCopy::template retile<TiledCopy::atom_type::NumValDst>(t);
+  }
 
  private:
-  template <class E, class L>
-  MM_HD constexpr auto partition(Tensor<E, L> const& t) const {
-    auto f = TiledCopy::tidfrg(t);  // ((thr, vals), (rest...))
+  template <class F>
+  MM_HD constexpr auto slice_thread(F const& f) const {  // f: ((thr, vals), (rest...))
     constexpr int R1 = rank_v<decltype(f.layout().template shape<1>())>;
     return f(make_coord(make_coord(tid_, _), repeat<R1>(_)));
   }
@@ -452,8 +666,10 @@ struct ThrCopy {
 /// Builds a TiledCopy: `thr_layout` arranges the threads over the tile ((32,8) column-major:
 /// thread t at row t%32, column t/32), `val_layout` the values of one thread (4,1): 4
 /// consecutive rows. Tile = thr * val per mode. The atom's vector must fit in val_layout.
+/// One-thread atoms; a warp-wide atom (ldmatrix) is tiled by the MMA it feeds: make_tiled_copy_A/B/C.
 template <class Op, class T, class TS, class TD, class VS, class VD>
 MM_HD constexpr auto make_tiled_copy(Copy_Atom<Op, T> const&, Layout<TS, TD> const& thr_layout, Layout<VS, VD> const& val_layout = {}) {
+  static_assert(Copy_Atom<Op, T>::NumThr == 1, "make_tiled_copy: for a warp-wide atom use make_tiled_copy_A/B/C(atom, mma)");
   static_assert(is_static_v<Layout<TS, TD>> && is_static_v<Layout<VS, VD>>, "make_tiled_copy: layouts must be compile-time");
   static_assert(size_v<Layout<VS, VD>> % Copy_Atom<Op, T>::NumVal == 0,
                 "make_tiled_copy: values per thread must be a multiple of the atom's vector");
@@ -464,28 +680,72 @@ MM_HD constexpr auto make_tiled_copy(Copy_Atom<Op, T> const&, Layout<TS, TD> con
   return TiledCopy<Copy_Atom<Op, T>, decltype(layout_tv), decltype(tiler)>{};
 }
 
+namespace detail {
+// The TiledCopy whose (thread, value) layout is an MMA operand's: LayoutTV over a tile `Tiler`, with
+// the MMA's value groups. The atom must fit: its threads divide the MMA's, its values a thread's.
+template <class Atom, class LayoutTV, class Tiler, class Groups>
+MM_HD constexpr auto make_tiled_copy_tv() {
+  static_assert(size_v<decltype(layout<0>(LayoutTV{}))> % Atom::NumThr == 0,
+                "make_tiled_copy_A/B/C: the MMA's threads are not a whole number of the copy atom's");
+  static_assert(size_v<decltype(layout<1>(LayoutTV{}))> % size_v<decltype(layout<1>(typename Atom::ValLayoutRef{}))> == 0,
+                "make_tiled_copy_A/B/C: a thread's values of the MMA's tile are not a whole number of the copy atom's");
+  return TiledCopy<Atom, LayoutTV, Tiler, Groups>{};
+}
+}  // namespace detail
+
+/// The TiledCopy that loads A for `mma`: its (thread, value) layout is the TiledMMA's A layout over
+/// its (M,K) tile (TiledMMA::get_layoutA_TV), so what thread t receives is what partition_A gives
+/// thread t, in the same order. With ldmatrix (SM75_U32x4_LDSM_N, K-major A; SM75_U16x8_LDSM_T,
+/// M-major A) the copy's partition_S(sA) gives each thread the rows whose addresses it supplies, and
+/// retile_D(partition_fragment_A) the fragment regrouped into instructions:
+///
+///   auto s2r_a  = make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, bf16>{}, mma);
+///   auto thr    = s2r_a.get_slice(threadIdx.x);
+///   auto tXsA   = thr.partition_S(sA);             // (CPY,CPY_M,CPY_K)
+///   auto tCrA   = thr_mma.partition_fragment_A(sA); // (MMA,MMA_M,MMA_K)
+///   auto tXrA   = thr.retile_D(tCrA);              // (CPY,CPY_M,CPY_K)
+///   copy(s2r_a, tXsA, tXrA);                       // one ldmatrix.x4 per CPY
+template <class Op, class T, class TiledMma>
+MM_HD constexpr auto make_tiled_copy_A(Copy_Atom<Op, T> const&, TiledMma const&) {
+  return detail::make_tiled_copy_tv<Copy_Atom<Op, T>, decltype(TiledMma::get_layoutA_TV()),
+                                    decltype(TiledMma::tile_shape_A()), decltype(TiledMma::value_groups_A())>();
+}
+/// The TiledCopy that loads B (N,K) for `mma` (see make_tiled_copy_A).
+template <class Op, class T, class TiledMma>
+MM_HD constexpr auto make_tiled_copy_B(Copy_Atom<Op, T> const&, TiledMma const&) {
+  return detail::make_tiled_copy_tv<Copy_Atom<Op, T>, decltype(TiledMma::get_layoutB_TV()),
+                                    decltype(TiledMma::tile_shape_B()), decltype(TiledMma::value_groups_B())>();
+}
+/// The TiledCopy that moves C (M,N) for `mma`, e.g. the accumulators to shared memory
+/// (see make_tiled_copy_A).
+template <class Op, class T, class TiledMma>
+MM_HD constexpr auto make_tiled_copy_C(Copy_Atom<Op, T> const&, TiledMma const&) {
+  return detail::make_tiled_copy_tv<Copy_Atom<Op, T>, decltype(TiledMma::get_layoutC_TV()),
+                                    decltype(TiledMma::tile_shape_C()), decltype(TiledMma::value_groups_C())>();
+}
+
 /// Number of threads of a TiledCopy.
-template <class A, class LTV, class TMN>
-MM_HD constexpr auto size(TiledCopy<A, LTV, TMN> const&) { return Int<TiledCopy<A, LTV, TMN>::size()>{}; }
+template <class A, class LTV, class TMN, class G>
+MM_HD constexpr auto size(TiledCopy<A, LTV, TMN, G> const&) { return Int<TiledCopy<A, LTV, TMN, G>::size()>{}; }
 
 /// Copies with a TiledCopy: `src`/`dst` are this thread's partitions (CPY, CPY_M, ...).
-template <class A, class LTV, class TMN, class SE, class SL, class DE, class DL>
-MM_HD void copy(TiledCopy<A, LTV, TMN> const& tc, Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
+template <class A, class LTV, class TMN, class G, class SE, class SL, class DE, class DL>
+MM_HD void copy(TiledCopy<A, LTV, TMN, G> const& tc, Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
   copy(static_cast<A const&>(tc), src, static_cast<Tensor<DE, DL>&&>(dst));
 }
 /// Copies with a TiledCopy into an lvalue tensor.
-template <class A, class LTV, class TMN, class SE, class SL, class DE, class DL>
-MM_HD void copy(TiledCopy<A, LTV, TMN> const& tc, Tensor<SE, SL> const& src, Tensor<DE, DL>& dst) {
+template <class A, class LTV, class TMN, class G, class SE, class SL, class DE, class DL>
+MM_HD void copy(TiledCopy<A, LTV, TMN, G> const& tc, Tensor<SE, SL> const& src, Tensor<DE, DL>& dst) {
   copy(static_cast<A const&>(tc), src, static_cast<Tensor<DE, DL>&&>(dst));
 }
 /// Predicated copy with a TiledCopy.
-template <class A, class LTV, class TMN, class P, class SE, class SL, class DE, class DL>
-MM_HD void copy_if(TiledCopy<A, LTV, TMN> const& tc, P const& pred, Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
+template <class A, class LTV, class TMN, class G, class P, class SE, class SL, class DE, class DL>
+MM_HD void copy_if(TiledCopy<A, LTV, TMN, G> const& tc, P const& pred, Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
   copy_if(static_cast<A const&>(tc), pred, src, static_cast<Tensor<DE, DL>&&>(dst));
 }
 /// Predicated copy with a TiledCopy into an lvalue tensor.
-template <class A, class LTV, class TMN, class P, class SE, class SL, class DE, class DL>
-MM_HD void copy_if(TiledCopy<A, LTV, TMN> const& tc, P const& pred, Tensor<SE, SL> const& src, Tensor<DE, DL>& dst) {
+template <class A, class LTV, class TMN, class G, class P, class SE, class SL, class DE, class DL>
+MM_HD void copy_if(TiledCopy<A, LTV, TMN, G> const& tc, P const& pred, Tensor<SE, SL> const& src, Tensor<DE, DL>& dst) {
   copy_if(static_cast<A const&>(tc), pred, src, static_cast<Tensor<DE, DL>&&>(dst));
 }
 

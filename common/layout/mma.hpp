@@ -52,6 +52,7 @@ struct MMA_Traits<UniversalFMA<D, A, B, Cc>> {
 /// An MMA instruction with its traits.
 template <class Op>
 struct MMA_Atom : MMA_Traits<Op> {
+  using op_type = Op;            ///< The instruction.
   using traits = MMA_Traits<Op>; ///< Shapes, layouts and value types of the instruction.
 };
 
@@ -81,18 +82,60 @@ struct TiledMMA : Atom {
   /// the tiles of the atom, spread over the threads of the atom layout (after the permutation).
   template <int P, int Q, class E, class L, class AtomTV>
   MM_HD static constexpr auto thrfrg(Tensor<E, L> const& t, AtomTV const& atom_tv) {
-    auto tp = [&] {
-      if constexpr (rank_v<PermutationMNK> == 0) return t;
-      else return logical_divide(t, make_tile(get<P>(PermutationMNK{}), get<Q>(PermutationMNK{})));
+    return with_layout(t, thrfrg_layout<P, Q>(t.layout(), atom_tv));
+  }
+  /// thrfrg on a layout (a Layout or a swizzled ComposedLayout).
+  template <int P, int Q, class L, class AtomTV>
+  MM_HD static constexpr auto thrfrg_layout(L const& l, AtomTV const& atom_tv) {
+    auto lp = [&] {
+      if constexpr (rank_v<PermutationMNK> == 0) return l;
+      else return logical_divide(l, make_tile(get<P>(PermutationMNK{}), get<Q>(PermutationMNK{})));
     }();
     auto atom_shape = make_shape(get<P>(typename traits::Shape_MNK{}), get<Q>(typename traits::Shape_MNK{}));
     auto grid = make_shape(shape<P>(AtomLayoutMNK{}), shape<Q>(AtomLayoutMNK{}));
-    return with_layout(tp, transform_inner(tp.layout(), [&](auto const& l) {
-                         auto z = zipped_divide(l, atom_shape);           // ((AP,AQ), (RP,RQ))
-                         auto rest = zipped_divide(layout<1>(z), grid);   // ((TP,TQ), (FP,FQ))
-                         return make_layout(composition(layout<0>(z), atom_tv), rest);
-                       }));
+    return transform_inner(lp, [&](auto const& x) {
+      auto z = zipped_divide(x, atom_shape);           // ((AP,AQ), (RP,RQ))
+      auto rest = zipped_divide(layout<1>(z), grid);   // ((TP,TQ), (FP,FQ))
+      return make_layout(composition(layout<0>(z), atom_tv), rest);
+    });
   }
+
+  /// The extent of the TiledMMA's tile along mode I (0: M, 1: N, 2: K): the permutation's when it
+  /// gives one, else the atom's times the atom layout's. partition_A/B/C repeat this tile.
+  template <int I>
+  MM_HD static constexpr auto tile_size_mnk() {
+    if constexpr (I < rank_v<PermutationMNK>) {
+      using PI = std::remove_cvref_t<decltype(get<I>(PermutationMNK{}))>;
+      if constexpr (!std::is_same_v<PI, Underscore>) return Int<size_v<decltype(make_layout(PI{}))>>{};
+      else return get<I>(typename traits::Shape_MNK{}) * shape<I>(AtomLayoutMNK{});
+    } else {
+      return get<I>(typename traits::Shape_MNK{}) * shape<I>(AtomLayoutMNK{});
+    }
+  }
+  /// The (M,K) tile of A. Also tile_shape_B (N,K), tile_shape_C (M,N).
+  MM_HD static constexpr auto tile_shape_A() { return make_shape(tile_size_mnk<0>(), tile_size_mnk<2>()); }
+  /// The (N,K) tile of B.
+  MM_HD static constexpr auto tile_shape_B() { return make_shape(tile_size_mnk<1>(), tile_size_mnk<2>()); }
+  /// The (M,N) tile of C.
+  MM_HD static constexpr auto tile_shape_C() { return make_shape(tile_size_mnk<0>(), tile_size_mnk<1>()); }
+
+  /// A's (thread, value) -> index in the column-major (M,K) tile of the TiledMMA (CuTe's
+  /// get_layoutA_TV). Threads are numbered as thread_coord and ThrMMA number them (atom thread +
+  /// atom size × atom index), so thread t's values are exactly partition_A's of thread t, in the
+  /// same order: (atom values, (atoms of the tile along M, along K)). Threads that differ only in
+  /// their atom's position along N read the same elements (stride 0 there).
+  MM_HD static constexpr auto get_layoutA_TV() { return operand_tv<0, 2>(typename traits::ALayout{}); }
+  /// B's (thread, value) -> index in the (N,K) tile (threads differing only along M: stride 0).
+  MM_HD static constexpr auto get_layoutB_TV() { return operand_tv<1, 2>(typename traits::BLayout{}); }
+  /// C's (thread, value) -> index in the (M,N) tile (threads differing only along K: stride 0).
+  MM_HD static constexpr auto get_layoutC_TV() { return operand_tv<0, 1>(typename traits::CLayout{}); }
+  /// How many atoms of A one thread holds in one tile, along M and along K: the fragment's modes
+  /// MMA_M and MMA_K start with them (then the tiles). For B (N,K) and C (M,N) alike.
+  MM_HD static constexpr auto value_groups_A() { return value_groups<0, 2>(typename traits::ALayout{}); }
+  /// How many atoms of B one thread holds in one tile, along N and along K.
+  MM_HD static constexpr auto value_groups_B() { return value_groups<1, 2>(typename traits::BLayout{}); }
+  /// How many atoms of C one thread holds in one tile, along M and along N.
+  MM_HD static constexpr auto value_groups_C() { return value_groups<0, 1>(typename traits::CLayout{}); }
   /// This thread's view of the MMA.
   template <class Tid>
   MM_HD constexpr auto get_slice(Tid const& tid) const {
@@ -111,6 +154,42 @@ struct TiledMMA : Atom {
   /// A register accumulator shaped like a partition (MMA,MMA_M,MMA_N).
   template <class E, class L>
   MM_HD static constexpr auto make_fragment_C(Tensor<E, L> const& part) { return make_fragment_like<typename traits::ValTypeC>(part); }
+ private:
+  // thrfrg of the operand's tile (P,Q), itself column-major: ((atom thr, atom val), ((TP,TQ), (FP,FQ))).
+  template <int P, int Q, class AtomTV>
+  MM_HD static constexpr auto tile_thrfrg(AtomTV const& atom_tv) {
+    return thrfrg_layout<P, Q>(make_layout(make_shape(tile_size_mnk<P>(), tile_size_mnk<Q>())), atom_tv);
+  }
+  // The TV layout of the operand on modes P, Q (see get_layoutA_TV).
+  template <int P, int Q, class AtomTV>
+  MM_HD static constexpr auto operand_tv(AtomTV const& atom_tv) {
+    constexpr int AT = size_v<typename traits::ThrID>;
+    auto f = tile_thrfrg<P, Q>(atom_tv);
+    // thread index -> (atom thread, tm, tn, tk) as a 1-D coordinate: thread_coord's numbering
+    // (thread = atom thread + AT · AtomLayoutMNK(tm, tn, tk)) inverted.
+    auto atoms = AtomLayoutMNK{};
+    auto thr_vmnk = make_layout(Layout<Int<AT>>{},
+                                make_layout(atoms.shape(), transform_leaf(atoms.stride(), [](auto d) { return d * Int<AT>{}; })));
+    auto tid_to_vmnk = right_inverse(thr_vmnk);
+    // (atom thread, tm, tn, tk) -> (atom thread, (tp, tq)): the mode that is neither P nor Q is dropped.
+    auto tp = shape<P>(atoms);
+    auto stride_of = [&](auto i) {
+      if constexpr (i == P) return Int<AT>{};
+      else if constexpr (i == Q) return Int<AT>{} * tp;
+      else return _0{};
+    };
+    auto vmnk_to_thr = make_layout(make_shape(Int<AT>{}, shape<0>(atoms), shape<1>(atoms), shape<2>(atoms)),
+                                   make_stride(_1{}, stride_of(_0{}), stride_of(_1{}), stride_of(_2{})));
+    auto thr = make_layout(layout<0, 0>(f), layout<1, 0>(f));  // (atom thr, (TP,TQ)) -> tile index
+    auto val = make_layout(layout<0, 1>(f), layout<1, 1>(f));  // (atom val, (FP,FQ)) -> tile index
+    return make_layout(composition(thr, composition(vmnk_to_thr, tid_to_vmnk)), val);
+  }
+  // (FP, FQ) of tile_thrfrg: a thread's atoms in one tile along P and Q.
+  template <int P, int Q, class AtomTV>
+  MM_HD static constexpr auto value_groups(AtomTV const& atom_tv) {
+    using F = decltype(tile_thrfrg<P, Q>(atom_tv));
+    return make_shape(Int<size_v<decltype(layout<1, 1, 0>(F{}))>>{}, Int<size_v<decltype(layout<1, 1, 1>(F{}))>>{});
+  }
 };
 
 /// One thread's part of a TiledMMA.

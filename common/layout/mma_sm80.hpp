@@ -25,12 +25,24 @@
 
 #include <cuda_bf16.h>
 
-#include "layout/copy.hpp"  // detail::require_sm80
 #include "layout/mma.hpp"
 
 namespace mm {
 
 namespace detail {
+// mma.sync with bf16/tf32 and cvt.rna.tf32 exist from sm_80: a use that reaches an older target's
+// pass must not compile. The check is a template on S, and the instructions below are templates
+// too (`template <class = void>`), so that it fires only where one is used: a plain function would
+// check in every sm_75 pass of every file that includes this header.
+template <class S>
+MM_HD void require_sm80_mma() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 800)
+  static_assert(sizeof(S) == 0,
+                "mma.sync with bf16/tf32 (SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x8_F32TF32TF32F32_TN) and "
+                "to_tf32 need sm_80 or newer: guard the kernel body with "
+                "`if constexpr (arch::compiled_for(arch::sm80))` (layout/arch.hpp)");
+#endif
+}
 // The warp-wide instructions below cannot run on one host thread: each lane's result needs the
 // other 31 lanes' registers. A host call is a programming error (the CPU tests emulate a whole warp
 // through the TV layouts instead), and it stops loudly rather than returning an unwritten result.
@@ -51,10 +63,11 @@ struct SM80_16x8x16_F32BF16BF16F32_TN {
   using BRegisters = std::uint32_t[2];  ///< b0..b1, each two bf16
   using CRegisters = float[4];          ///< c0..c3
   /// One instruction.
+  template <class = void>
   MM_HD static void fma(float& d0, float& d1, float& d2, float& d3, std::uint32_t a0, std::uint32_t a1,
                         std::uint32_t a2, std::uint32_t a3, std::uint32_t b0, std::uint32_t b1, float c0, float c1,
                         float c2, float c3) {
-    detail::require_sm80<float>();
+    detail::require_sm80_mma<float>();
 #if defined(__CUDA_ARCH__)
 #if __CUDA_ARCH__ >= 800
     asm volatile(
@@ -80,10 +93,11 @@ struct SM80_16x8x8_F32TF32TF32F32_TN {
   using BRegisters = std::uint32_t[2];  ///< b0..b1, one tf32 each
   using CRegisters = float[4];          ///< c0..c3
   /// One instruction.
+  template <class = void>
   MM_HD static void fma(float& d0, float& d1, float& d2, float& d3, std::uint32_t a0, std::uint32_t a1,
                         std::uint32_t a2, std::uint32_t a3, std::uint32_t b0, std::uint32_t b1, float c0, float c1,
                         float c2, float c3) {
-    detail::require_sm80<float>();
+    detail::require_sm80_mma<float>();
 #if defined(__CUDA_ARCH__)
 #if __CUDA_ARCH__ >= 800
     asm volatile(
@@ -104,9 +118,10 @@ struct SM80_16x8x8_F32TF32TF32F32_TN {
 /// to nearest with ties away from zero, returned as an fp32 bit pattern with the low 13 bits zero.
 /// The tensor core would otherwise truncate. On the host: the same rounding in integer arithmetic
 /// (NaN and infinity pass through). sm_80+ on the device.
+template <class = void>
 MM_HD float to_tf32(float x) {
 #if defined(__CUDA_ARCH__)
-  detail::require_sm80<float>();
+  detail::require_sm80_mma<float>();
 #if __CUDA_ARCH__ >= 800
   std::uint32_t r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));

@@ -6,6 +6,7 @@
 //   svg_thread_highlight(os, M, N, thr, tid, t)  the elements of one thread, on a large tile
 //   svg_tiled_copy(os, tiled_copy)               which thread moves which element (T#/V#)
 //   svg_tiled_mma(os, tiled_mma, M, N, K)        the A, B and C maps of a TiledMMA
+//   svg_mma_atom(os, Op{}, 'A')                  one operand of an MMA atom, as the PTX ISA draws it
 #pragma once
 
 #include <algorithm>
@@ -186,8 +187,8 @@ void svg_thread_highlight(std::ostream& os, int M, int N, Layout<TS, TD> const& 
 
 /// Writes the thread-value map of a TiledCopy over one tile: cell (m, n) shows `T<t>`
 /// `V<v>`: thread t moves it as its value v. Colour by thread.
-template <class A, class LTV, class TMN>
-void svg_tiled_copy(std::ostream& os, TiledCopy<A, LTV, TMN> const& tc, std::string const& title = "") {
+template <class A, class LTV, class TMN, class G>
+void svg_tiled_copy(std::ostream& os, TiledCopy<A, LTV, TMN, G> const& tc, std::string const& title = "") {
   int M = int(get<0>(tc.tiler())), N = int(get<1>(tc.tiler()));
   int T = int(size(tc));
   auto owner = detail::owner_map(M, N, T, [&](int tid, auto const& t) { return tc.get_slice(tid).partition_S(t); });
@@ -232,6 +233,44 @@ void svg_tiled_mma(std::ostream& os, TiledMMA<At, AL, P> const& mma, int M, int 
   detail::SvgGrid gc{M, N, label(oc, M), [&](int m, int n) { return oc[m + M * n].first; }, nc,
                      title.empty() ? "C (M,N): accumulating thread" : title};
   detail::svg_write(os, {ga, gb, gc}, 30, 20);
+}
+
+/// Writes one operand of an MMA atom (`which`: 'A', 'B' or 'C') from its traits' TV layout, drawn
+/// as the PTX ISA's fragment figures draw it: A as M rows × K columns, B as K rows × N columns, C as
+/// M × N. Cell (row, col) shows `T<t>V<v>`: lane t holds the element as its value v (a_v, b_v or
+/// c_v of the ISA); the colour is the lane's. The cells are written row by row.
+template <class Op>
+void svg_mma_atom(std::ostream& os, Op const&, char which, std::string const& title = "") {
+  using Tr = MMA_Traits<Op>;
+  using MNK = typename Tr::Shape_MNK;
+  int M = int(size(get<0>(MNK{}))), N = int(size(get<1>(MNK{}))), K = int(size(get<2>(MNK{})));
+  int rows = which == 'A' ? M : which == 'B' ? K : M;
+  int cols = which == 'A' ? K : N;
+  std::vector<std::pair<int, int>> owner(rows * cols, {-1, -1});
+  auto fill = [&](auto tv) {
+    int T = int(size<0>(tv));
+    for (int t = 0; t < T; ++t)
+      for (int v = 0; v < int(size<1>(tv)); ++v) {
+        int idx = int(tv(t, v));
+        int r = 0, c = 0;
+        if (which == 'A') r = idx % M, c = idx / M;       // index m + M·k
+        else if (which == 'B') r = idx / N, c = idx % N;  // index n + N·k, drawn as (k, n)
+        else r = idx % M, c = idx / M;                    // index m + M·n
+        owner[r * cols + c] = {t, v};
+      }
+  };
+  if (which == 'A') fill(typename Tr::ALayout{});
+  else if (which == 'B') fill(typename Tr::BLayout{});
+  else fill(typename Tr::CLayout{});
+  std::string shape = which == 'B' ? "(K,N)" : which == 'A' ? "(M,K)" : "(M,N)";
+  detail::SvgGrid g{rows, cols,
+                    [&](int r, int c) {
+                      auto o = owner[r * cols + c];
+                      return detail::svg_cat("T", std::to_string(o.first), "V", std::to_string(o.second));
+                    },
+                    [&](int r, int c) { return owner[r * cols + c].first; }, size_v<typename Tr::ThrID>,
+                    title.empty() ? detail::svg_cat(std::string(1, which), " ", shape, ": lane T holds it as its value V") : title};
+  detail::svg_write(os, {g}, 44, 20);
 }
 
 }  // namespace mm

@@ -9,6 +9,8 @@
 // array (a register fragment in a kernel).
 #pragma once
 
+#include <cstring>
+
 #include "layout/algebra.hpp"
 
 namespace mm {
@@ -67,6 +69,22 @@ struct ArrayEngine {
   /// Pointer to element 0.
   MM_HD constexpr T const* begin() const { return data_; }
 };
+
+namespace detail {
+// The element type behind what a tensor's operator() returns: the type itself, or for the proxy
+// reference of a host-side recast view (RecastPtr), the type it stands for.
+template <class R>
+struct element_of {
+  using type = std::remove_cvref_t<R>;
+};
+template <class R>
+  requires(requires { typename std::remove_cvref_t<R>::recast_value_type; })
+struct element_of<R> {
+  using type = typename std::remove_cvref_t<R>::recast_value_type;
+};
+template <class R>
+using element_t = typename element_of<R>::type;
+}  // namespace detail
 
 template <class Iter, class L>
   requires(requires(L const& l) { l.shape(); l.stride(); })
@@ -220,7 +238,7 @@ MM_HD constexpr auto make_tensor(L const& l) {
 template <class T = void, class X>
 MM_HD constexpr auto make_fragment_like(X const& x) {
   if constexpr (is_tensor_v<X>) {
-    using V = std::conditional_t<std::is_void_v<T>, std::remove_cvref_t<decltype(x(0))>, T>;
+    using V = std::conditional_t<std::is_void_v<T>, detail::element_t<decltype(x(0))>, T>;
     return make_tensor<V>(make_layout(x.shape()));
   } else {
     static_assert(!std::is_void_v<T>, "make_fragment_like(layout) needs the element type: make_fragment_like<T>(layout)");
@@ -247,6 +265,96 @@ template <class L, class F>
 MM_HD constexpr auto transform_inner(L const& l, F&& f) {
   if constexpr (requires { l.fn_; l.offset_; l.layout_; }) return make_composed_layout(l.fn_, l.offset_, f(l.layout_));
   else return f(l);
+}
+
+// ---- recast: the same bytes seen as another element type ----------------------------------
+
+/// A pointer to elements of type T over memory that holds another type (the iterator of a recast
+/// tensor). On the device element i is `reinterpret_cast<T*>(p)[i]`, as CUDA code reads registers
+/// and shared memory in other widths. On the host it is a proxy read and written by memcpy: g++
+/// optimises by C++'s aliasing rule, under which a bf16 array read through a uint32_t pointer may
+/// see stale values (copy.hpp's host copies had that bug), so the CPU tests stay exact.
+template <class T>
+struct RecastPtr {
+  using byte_type = std::conditional_t<std::is_const_v<T>, unsigned char const, unsigned char>; ///< The raw bytes.
+  byte_type* p_; ///< Where element 0 starts.
+
+#if !defined(__CUDA_ARCH__)
+  /// Host: element i as a proxy that converts to T and assigns from T through memcpy.
+  struct reference {
+    using recast_value_type = std::remove_const_t<T>; ///< What the proxy stands for.
+    byte_type* p_;                                    ///< The element's bytes.
+    /// The element's value.
+    operator recast_value_type() const {
+      recast_value_type v;
+      std::memcpy(static_cast<void*>(&v), p_, sizeof v);
+      return v;
+    }
+    /// Writes the element.
+    reference const& operator=(recast_value_type const& v) const {
+      std::memcpy(p_, static_cast<void const*>(&v), sizeof v);
+      return *this;
+    }
+    /// Writes the element from another element (a value copy, as for a reference).
+    reference const& operator=(reference const& o) const { return *this = recast_value_type(o); }
+  };
+  /// Element i.
+  template <class I>
+  reference operator[](I const& i) const { return {p_ + std::ptrdiff_t(i) * std::ptrdiff_t(sizeof(T))}; }
+#else
+  /// Device: element i.
+  template <class I>
+  __device__ __forceinline__ T& operator[](I const& i) const { return reinterpret_cast<T*>(p_)[i]; }
+#endif
+  /// The pointer moved by i elements.
+  template <class I>
+  MM_HD constexpr RecastPtr operator+(I const& i) const { return {p_ + std::ptrdiff_t(i) * std::ptrdiff_t(sizeof(T))}; }
+};
+
+namespace detail {
+// A tensor's element 0 as (its element type, its first byte): a pointer, or a recast view's RecastPtr.
+template <class P>
+struct recast_source {
+  static_assert(std::is_pointer_v<P>, "recast: the tensor must be a pointer view, an owning (register) tensor or a recast view");
+  using element_type = std::remove_pointer_t<P>;
+  MM_HD static constexpr auto bytes(P p) {
+    using B = std::conditional_t<std::is_const_v<element_type>, unsigned char const, unsigned char>;
+    return reinterpret_cast<B*>(p);
+  }
+};
+template <class U>
+struct recast_source<RecastPtr<U>> {
+  using element_type = U;
+  MM_HD static constexpr auto bytes(RecastPtr<U> p) { return p.p_; }
+};
+}  // namespace detail
+
+/// `t` seen with element type NewT: a view of the same bytes (a register fragment or memory; an
+/// owning tensor must outlive it) whose layout is in units of NewT: upcast by sizeof(NewT)/sizeof(T)
+/// when NewT is larger, which scales the stride-1 mode down (8 bf16 `(8,M,K):(1,8,8M)` are 4 uint32
+/// `(4,M,K):(1,4,4M)`: an mma.sync's a0..a3 registers), downcast when smaller, the same layout when
+/// both have one size (float <-> uint32_t). A swizzled layout is recast with its swizzle (upcast's
+/// rules: the swizzle's unit must hold whole NewT). Values are re-read, never converted.
+template <class NewT, class Tn>
+  requires(is_tensor_v<Tn>)
+MM_HD constexpr auto recast(Tn&& t) {
+  auto p = t.data();
+  using Source = detail::recast_source<decltype(p)>;
+  using Old = typename Source::element_type;
+  using New = std::conditional_t<std::is_const_v<Old>, NewT const, NewT>;
+  constexpr int so = int(sizeof(Old)), sn = int(sizeof(New));
+  auto l = [&] {
+    if constexpr (sn == so) {
+      return t.layout();
+    } else if constexpr (sn > so) {
+      static_assert(sn % so == 0, "recast: the new element size must be a multiple of the old one");
+      return upcast<sn / so>(t.layout());
+    } else {
+      static_assert(so % sn == 0, "recast: the old element size must be a multiple of the new one");
+      return downcast<so / sn>(t.layout());
+    }
+  }();
+  return make_tensor(RecastPtr<New>{Source::bytes(p)}, l);
 }
 
 /// The layout of a tensor (of mode I... if given).
@@ -378,7 +486,7 @@ MM_HD constexpr auto parallelize(Tn const& t, TL const& thr_layout, Idx const& i
 /// dst(i) = src(i) for every i (same size; any layouts).
 template <class SE, class SL, class DE, class DL>
 MM_HD constexpr void copy(Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
-  using V = std::remove_cvref_t<decltype(dst(0))>;
+  using V = detail::element_t<decltype(dst(0))>;
   constexpr bool both_static = is_static_v<decltype(src.shape())> && is_static_v<decltype(dst.shape())>;
   if constexpr (both_static) static_assert(size_v<SL> == size_v<DL>, "copy: source and destination sizes differ");
 MM_UNROLL
@@ -392,7 +500,7 @@ MM_HD constexpr void copy(Tensor<SE, SL> const& src, Tensor<DE, DL>& dst) { copy
 /// `pred` is a tensor of bools or any callable taking the 1-D index.
 template <class P, class SE, class SL, class DE, class DL>
 MM_HD constexpr void copy_if(P const& pred, Tensor<SE, SL> const& src, Tensor<DE, DL>&& dst) {
-  using V = std::remove_cvref_t<decltype(dst(0))>;
+  using V = detail::element_t<decltype(dst(0))>;
 MM_UNROLL
   for (int i = 0; i < int(size(dst)); ++i)
     if (pred(i)) dst(i) = static_cast<V>(src(i));
@@ -415,7 +523,7 @@ MM_HD constexpr void fill(Tensor<E, L>& t, V const& v) { fill(static_cast<Tensor
 /// Sets every element to zero (value-initialised).
 template <class E, class L>
 MM_HD constexpr void clear(Tensor<E, L>&& t) {
-  using V = std::remove_cvref_t<decltype(t(0))>;
+  using V = detail::element_t<decltype(t(0))>;
   fill(t, V{});
 }
 /// Sets every element to zero (value-initialised).

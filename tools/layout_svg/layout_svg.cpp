@@ -148,5 +148,22 @@ int main(int argc, char** argv) {
     svg_tiled_mma(f, make_tiled_mma(UniversalFMA<float>{}, Layout<Shape<_4, _4>>{}, Tile<P, P, Underscore>{}), 16, 16, 1,
                   "with permutation (4,2):(2,1): thread t reads rows 2t, 2t+1, 8+2t, 9+2t");
   }
+  // Chapter 08: the mma.sync atoms' fragments, drawn from their traits as the PTX ISA's figures
+  // ("Matrix Fragments for mma.m16n8k16 with floating point type", "... mma.m16n8k8" .tf32).
+  for (char which : {'A', 'B', 'C'}) {
+    std::string w(1, which);
+    {
+      auto f = open_svg(dir, "mma_m16n8k16_bf16_" + w + ".svg");
+      svg_mma_atom(f, SM80_16x8x16_F32BF16BF16F32_TN{}, which,
+                   "mma.m16n8k16 bf16, " + w + (which == 'A' ? " (M,K)" : which == 'B' ? " (K,N)" : " (M,N)") +
+                       ": lane T holds it as value V");
+    }
+    {
+      auto f = open_svg(dir, "mma_m16n8k8_tf32_" + w + ".svg");
+      svg_mma_atom(f, SM80_16x8x8_F32TF32TF32F32_TN{}, which,
+                   "mma.m16n8k8 tf32, " + w + (which == 'A' ? " (M,K)" : which == 'B' ? " (K,N)" : " (M,N)") +
+                       ": lane T holds it as value V");
+    }
+  }
   return 0;
 }

@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
                           ch08::tensor_core_rejects<ch08::BigTileCfg>),
               bf16_kernel("register_pipelined", ch08::launch_tensor_core<ch08::RegisterPipelinedCfg, bf16>,
                           ch08::tensor_core_rejects<ch08::RegisterPipelinedCfg>),
+              bf16_kernel("deep_k", ch08::launch_tensor_core<ch08::DeepKCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::DeepKCfg>),
           }},
       mm::GemmKernelGroup<float, float>{
           .baseline = mm::DType::tf32,

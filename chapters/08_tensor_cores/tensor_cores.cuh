@@ -142,6 +142,9 @@ using SwizzledCfg = Config<Bf16Atom, 128, 128, 32, 3, 2, 2, FragLoad::ldmatrix, 
 using BigTileCfg = Config<Bf16Atom, 128, 256, 32, 4, 2, 4, FragLoad::ldmatrix, true>;
 /// register_pipelined: big_tile with the fragments loaded one k-block ahead, across K steps too.
 using RegisterPipelinedCfg = Config<Bf16Atom, 128, 256, 32, 4, 2, 4, FragLoad::ldmatrix, true, 1, true>;
+/// deep_k: register_pipelined with K steps of 64 (128-byte rows, Swizzle<3,3,3>), 3 stages (144 KB): the
+/// per-K-step work (cp.async issue, barrier, stage turn) spread over twice the mma.sync.
+using DeepKCfg = Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true>;
 /// tf32_fragments: mma_fragments with tf32 (K steps of 16 fp32: 64-byte rows).
 using Tf32FragmentsCfg = Config<Tf32Atom, 128, 128, 16, 3, 2, 2, FragLoad::elementwise, false>;
 /// tf32_swizzled: ldmatrix (K-major operands) from swizzled tiles, tf32.
@@ -304,8 +307,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     auto tCgC = thr_mma.partition_C(gC);                    // (MMA,MMA_M,MMA_N)
     auto tCcC = thr_mma.partition_C(kC);                    // (MMA,MMA_M,MMA_N) -> (m,n)
     auto tCrC = thr_mma.make_fragment_C(tCgC);              // (MMA,MMA_M,MMA_N): fp32 accumulators
-    auto tCrA = thr_mma.partition_fragment_A(sA(_, _, 0));  // (MMA,MMA_M,MMA_K)
-    auto tCrB = thr_mma.partition_fragment_B(sB(_, _, 0));  // (MMA,MMA_N,MMA_K)
+    // Registers for two k-blocks (the atom's K each) of A and B: one multiplies while the other loads.
+    using TwoKBlocks = Int<2 * Cfg::kAtomK>;
+    auto tCrA = thr_mma.partition_fragment_A(make_identity_tensor(make_shape(BM{}, TwoKBlocks{})));  // (MMA,MMA_M,2)
+    auto tCrB = thr_mma.partition_fragment_B(make_identity_tensor(make_shape(BN{}, TwoKBlocks{})));  // (MMA,MMA_N,2)
     clear(tCrC);
 
     // Shared -> registers, one k-block (the atom's K) of an operand. With ldmatrix, the tiled copy
@@ -314,24 +319,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     // MN-major cannot use it (the transposing ldmatrix moves 16-bit elements): element by element.
     constexpr bool a_ldsm = Cfg::kFragLoad == FragLoad::ldmatrix;
     constexpr bool b_ldsm = Cfg::kFragLoad == FragLoad::ldmatrix && (Args::kBKMajor || !Cfg::kTf32);
+    // k-block kk of a stage into register slot kk % 2.
     auto load_a = [&](auto const& sA_stage, int kk) {  // sA_stage: (BM,BK)
       if constexpr (a_ldsm) {
         auto s2r = make_tiled_copy_A(Copy_Atom<typename Cfg::template LdsmFor<true>, T>{}, mma);
         auto thr = s2r.get_slice(tid);
-        copy(s2r, thr.partition_S(sA_stage)(_, _, kk), thr.retile_D(tCrA)(_, _, kk));  // (CPY,CPY_M)
-        if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrA(_, _, kk));
+        copy(s2r, thr.partition_S(sA_stage)(_, _, kk), thr.retile_D(tCrA)(_, _, kk % 2));  // (CPY,CPY_M)
+        if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrA(_, _, kk % 2));
       } else {
-        detail::load_fragment<Cfg>(thr_mma.partition_A(sA_stage)(_, _, kk), tCrA(_, _, kk));  // (MMA,MMA_M)
+        detail::load_fragment<Cfg>(thr_mma.partition_A(sA_stage)(_, _, kk), tCrA(_, _, kk % 2));  // (MMA,MMA_M)
       }
     };
     auto load_b = [&](auto const& sB_stage, int kk) {  // sB_stage: (BN,BK)
       if constexpr (b_ldsm) {
         auto s2r = make_tiled_copy_B(Copy_Atom<typename Cfg::template LdsmFor<Args::kBKMajor>, T>{}, mma);
         auto thr = s2r.get_slice(tid);
-        copy(s2r, thr.partition_S(sB_stage)(_, _, kk), thr.retile_D(tCrB)(_, _, kk));  // (CPY,CPY_N)
-        if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrB(_, _, kk));
+        copy(s2r, thr.partition_S(sB_stage)(_, _, kk), thr.retile_D(tCrB)(_, _, kk % 2));  // (CPY,CPY_N)
+        if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrB(_, _, kk % 2));
       } else {
-        detail::load_fragment<Cfg>(thr_mma.partition_B(sB_stage)(_, _, kk), tCrB(_, _, kk));  // (MMA,MMA_N)
+        detail::load_fragment<Cfg>(thr_mma.partition_B(sB_stage)(_, _, kk), tCrB(_, _, kk % 2));  // (MMA,MMA_N)
       }
     };
 
@@ -353,7 +359,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
       if (s < k_tiles) issue(s);
       cp_async_fence();
     }
-    constexpr int KB = size<2>(decltype(tCrA){});  // k-blocks (the atom's K) per K step
+    constexpr int KB = Cfg::BK::value / Cfg::kAtomK;  // k-blocks (the atom's K) per K step
     if constexpr (!Cfg::kFragmentPipeline) {
       for (int kt = 0; kt < k_tiles; ++kt) {
         cp_async_wait<S - 2>();  // this thread's copies of step kt have landed
@@ -365,14 +371,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
         for (int kk = 0; kk < KB; ++kk) {
           load_a(sA(_, _, stage), kk);
           load_b(sB(_, _, stage), kk);
-          gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+          gemm(mma, tCrA(_, _, kk % 2), tCrB(_, _, kk % 2), tCrC);
         }
       }
     } else {
       // Registers one k-block ahead: k-block kk+1's fragments load while kk multiplies, across the
       // K-step boundary too (the next step's first k-block loads right after the barrier that makes
       // its stage readable, before this step's last k-block multiplies).
-      static_assert(KB >= 2, "the register pipeline needs two k-blocks per K step");
+      static_assert(KB % 2 == 0, "the register pipeline: an even number of k-blocks per K step (slot kk % 2)");
       cp_async_wait<S - 2>();
       __syncthreads();
       int read_stage = 0;
@@ -396,7 +402,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
             if (kt + S - 1 < k_tiles) issue(kt + S - 1);
             cp_async_fence();
           }
-          gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+          gemm(mma, tCrA(_, _, kk % 2), tCrB(_, _, kk % 2), tCrC);
         }
       }
     }

@@ -42,6 +42,7 @@ const Bf16Kernel kBf16Kernels[] = {
     {"swizzled", mm::DType::bf16, ch08::launch_tensor_core<ch08::SwizzledCfg, bf16>},
     {"big_tile", mm::DType::bf16, ch08::launch_tensor_core<ch08::BigTileCfg, bf16>},
     {"register_pipelined", mm::DType::bf16, ch08::launch_tensor_core<ch08::RegisterPipelinedCfg, bf16>},
+    {"deep_k", mm::DType::bf16, ch08::launch_tensor_core<ch08::DeepKCfg, bf16>},
 };
 const Tf32Kernel kTf32Kernels[] = {
     {"tf32_fragments", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32FragmentsCfg, float>},

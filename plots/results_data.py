@@ -163,12 +163,14 @@ def canonical(rows: list[Row]) -> list[Row]:
     return sorted(keep, key=lambda r: order[id(r)])
 
 
-TUNING_SUFFIX = "_sweep"  # a chapter's tuning sweep ("07_pipelined_simt_sweep"): evidence, not a chapter
+# A chapter's tuning sweep ("07_pipelined_simt_sweep") or ceiling probe ("08_tensor_cores_ceiling"):
+# evidence for a page, not a chapter of the ladder.
+TUNING_SUFFIXES = ("_sweep", "_ceiling")
 
 
 def is_tuning(chapter: str) -> bool:
-    """A tuning sweep's rows: shown in their own README block, left out of the summary and figures."""
-    return chapter.endswith(TUNING_SUFFIX)
+    """A sweep's or probe's rows: shown in their own README block, left out of the summary and figures."""
+    return chapter.endswith(TUNING_SUFFIXES)
 
 
 def chapters(rows: list[Row]) -> list[str]:

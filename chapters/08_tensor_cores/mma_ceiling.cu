@@ -86,7 +86,7 @@ mm::ResultRow measure(int warps_per_sm, int iters, const mm::TimingOptions& topt
   MM_CUDA_CHECK(cudaDeviceSynchronize());
   const mm::Timing t = mm::time_on_gpu(run, topt);
   mm::ResultRow r;
-  r.chapter = "08_tensor_cores_ceiling";
+  r.chapter = "08_tensor_cores_ceiling";  // a probe, not a step: plots/results_data.py keeps it out of the summary
   r.kernel = std::string("mma_sync_") + Info::dtype + "_chains" + std::to_string(Chains) + "_warps" +
              std::to_string(warps_per_sm);
   r.dtype = Info::dtype;

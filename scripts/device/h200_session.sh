@@ -53,7 +53,7 @@ for step in "${steps[@]}"; do
       extra=()
       [ "$name" = ch01_cpu_matmul ] && extra=(--thread-sweep)  # measure how threads scale
       case $name in
-        ch05*|ch06*|ch07_pipelined_simt) extra=(--layout all) ;;  # every storage order is the same kernel
+        ch05*|ch06*|ch07_pipelined_simt|ch08_tensor_cores) extra=(--layout all) ;;  # every storage order is the same kernel
         ch07_sweep) extra=(--sizes 4096,8192 --layout RRR,RCR) ;;  # the block-tile sweep behind ch07's last step
       esac
       start=$SECONDS
@@ -80,7 +80,7 @@ for step in "${steps[@]}"; do
     # the limiter of the tiled kernel, shared-memory bank conflicts of chapters 04-06.
     prof() {  # prof <log name> <binary> <ncu args...> -- <binary args...>
       local name=$1 exe=$bin/$2; shift 2
-      [[ " ${NCU:-ch02 ch03 ch04 ch05 ch06 ch07_RRR ch07_RCR} " == *" $name "* ]] || return 0
+      [[ " ${NCU:-ch02 ch03 ch04 ch05 ch06 ch07_RRR ch07_RCR ch08_RRR ch08_RCR} " == *" $name "* ]] || return 0
       [ -x "$exe" ] || { say "ncu $name: no $exe"; return; }
       local nargs=()
       while [ "$1" != -- ]; do nargs+=("$1"); shift; done; shift
@@ -99,6 +99,12 @@ for step in "${steps[@]}"; do
     pipes=sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,launch__registers_per_thread
     for order in RRR RCR; do
       prof ch07_$order ch07_pipelined_simt --kernel-name regex:gemm --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$pipes -- --sizes 4096 --layout $order
+    done
+    # Chapter 08: the same per kernel, with the tensor pipe's activity and the ldmatrix wavefronts
+    # and conflicts (plain against swizzled tiles); cuBLAS's kernels (bf16 and tf32) beside them.
+    tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_tensor_op_hmma.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+    for order in RRR RCR; do
+      prof ch08_$order ch08_tensor_cores --kernel-name regex:"gemm|xmma|nvjet|sm90|sm80|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$tensor -- --sizes 4096 --layout $order
     done
     ;;
   *) say "unknown step $step" ;;

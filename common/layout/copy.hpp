@@ -12,8 +12,20 @@
 //   auto tAgA  = thr.partition_S(gA);   // (CPY,CPY_M,CPY_K,k)
 //   auto tAsA  = thr.partition_D(sA);   // (CPY,CPY_M,CPY_K)
 //   copy(copyA, tAgA(_, _, _, k), tAsA);
+//
+// A warp-wide atom (ldmatrix, ldmatrix.hpp) reads and writes differently: each lane points at a
+// row of 8 b16 (its source) and receives values of other lanes' rows (its registers). Its
+// Copy_Traits give both sides as TV layouts; the TiledCopy is made from the MMA it feeds, so that
+// the registers a thread receives are its MMA fragment, and retile_D regroups that fragment into
+// instructions:
+//
+//   auto s2r   = make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, bf16>{}, tiled_mma);
+//   auto thr   = s2r.get_slice(threadIdx.x);
+//   copy(s2r, thr.partition_S(sA), thr.retile_D(tCrA));  // (CPY,CPY_M,CPY_K): one ldmatrix per CPY
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "layout/swizzle.hpp"  // ComposedLayout: vectors into swizzled tiles are checked below

@@ -95,7 +95,8 @@ struct SM75_U32x1_LDSM_N {
   }
 };
 
-/// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`: two matrices, lanes 0-15 give the row addresses. sm_75+.
+/// `ldmatrix.sync.aligned.m8n8.x2.shared.b16` (PTX ISA, "...: ldmatrix"):
+/// two matrices, lanes 0-15 give the row addresses. sm_75+.
 struct SM75_U32x2_LDSM_N {
   using SRegisters = uint128_t;         ///< The row this lane points at.
   using DRegisters = std::uint32_t[2];  ///< Two b16 of each matrix.
@@ -114,7 +115,8 @@ struct SM75_U32x2_LDSM_N {
   }
 };
 
-/// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: four matrices, every lane gives a row address. sm_75+.
+/// `ldmatrix.sync.aligned.m8n8.x4.shared.b16` (PTX ISA, "...: ldmatrix"):
+/// four matrices, every lane gives a row address. sm_75+.
 struct SM75_U32x4_LDSM_N {
   using SRegisters = uint128_t;         ///< The row this lane points at.
   using DRegisters = std::uint32_t[4];  ///< Two b16 of each matrix.
@@ -134,7 +136,8 @@ struct SM75_U32x4_LDSM_N {
   }
 };
 
-/// `ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16`: one matrix, transposed. sm_75+.
+/// `ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16` (PTX ISA, "...: ldmatrix"):
+/// one matrix, transposed. sm_75+.
 struct SM75_U16x2_LDSM_T {
   using SRegisters = uint128_t;         ///< The row this lane points at.
   using DRegisters = std::uint32_t[1];  ///< Two b16 of a column of the matrix.
@@ -153,7 +156,8 @@ struct SM75_U16x2_LDSM_T {
   }
 };
 
-/// `ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16`: two matrices, transposed. sm_75+.
+/// `ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16` (PTX ISA, "...: ldmatrix"):
+/// two matrices, transposed. sm_75+.
 struct SM75_U16x4_LDSM_T {
   using SRegisters = uint128_t;         ///< The row this lane points at.
   using DRegisters = std::uint32_t[2];  ///< Two b16 of a column of each matrix.
@@ -172,7 +176,8 @@ struct SM75_U16x4_LDSM_T {
   }
 };
 
-/// `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`: four matrices, transposed. sm_75+.
+/// `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16` (PTX ISA, "...: ldmatrix"):
+/// four matrices, transposed. sm_75+.
 struct SM75_U16x8_LDSM_T {
   using SRegisters = uint128_t;         ///< The row this lane points at.
   using DRegisters = std::uint32_t[4];  ///< Two b16 of a column of each matrix.

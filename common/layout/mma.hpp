@@ -12,6 +12,10 @@
 //   auto tCgC = thr.partition_C(gC);         // (MMA,MMA_M,MMA_N)
 //   auto tCrC = thr.partition_fragment_C(gC);
 //   gemm(mma, tCsA, tCsB, tCrC);             // C(m,n) += A(m,k) * B(n,k)
+//
+// With a warp-wide atom (mma_sm80.hpp) thread t is lane t % 32 of the atom numbered t / 32 in the
+// atom layout; get_layoutA_TV() (B, C) is then the whole tile's (thread, value) -> (m,k) map, the
+// layout make_tiled_copy_A/B/C (copy.hpp) give the copies that fill the fragments.
 #pragma once
 
 #include "layout/tensor.hpp"

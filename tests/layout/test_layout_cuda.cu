@@ -188,25 +188,29 @@ __global__ void swizzled_tiled_copy_mma_kernel(T const* A, T const* B, T* Cm, in
   }
 }
 
-// Chapter 08's shared -> register path on one 64×64×32 tile: A (M,K) and B (N,K) of bf16 in
-// global memory, K-major or MN-major, copied into swizzled shared tiles, then into the MMA's register
-// fragments with ldmatrix (make_tiled_copy_A/B; .trans for an MN-major operand, retile_D for B's two
-// atoms per instruction), and multiplied by 4 warps of mma.sync m16n8k16. The CPU tests check the
-// same copies and MMAs by emulation (test_ldmatrix.cpp); this one runs them. ldmatrix and mma.sync
-// need sm_75 / sm_80: guarded like the cp.async kernels.
+// Chapter 08's shared -> register path on one 64×64×32 tile: A (M,K) and B (N,K) in global memory,
+// K-major or MN-major, copied into swizzled shared tiles, then into the MMA's register fragments with
+// ldmatrix (make_tiled_copy_A/B; .trans for an MN-major operand, retile_D for B's two atoms per
+// instruction), and multiplied by 4 warps of mma.sync: bf16 m16n8k16, or with T = float tf32
+// m16n8k8 (K-major only: ldmatrix in fp32 units). The CPU tests check the same copies and MMAs by
+// emulation (test_ldmatrix.cpp); this one runs them. ldmatrix and mma.sync need sm_75 / sm_80:
+// guarded like the cp.async kernels.
 template <bool AKMajor, bool BKMajor, class T>
 __global__ void ldmatrix_mma_kernel(T const* A, T const* B, float* Cm) {
   if constexpr (!mm::arch::compiled_for(mm::arch::sm80)) {
     mm::arch::no_code_for_this_target();
   } else {
-    // K-major: rows of 32 bf16 (64 bytes), Swizzle<2,3,3> permutes a row's four 16-byte units by
-    // row; MN-major: columns of 64 (128 bytes), Swizzle<3,3,3>.
+    constexpr bool tf32 = std::is_same_v<T, float>;
+    static_assert(!tf32 || (AKMajor && BKMajor), "tf32 operands load with ldmatrix only K-major");
+    // K-major rows of 32 elements: bf16 (64 bytes) Swizzle<2,3,3>, fp32 (128 bytes) Swizzle<3,2,3>,
+    // both permuting 16-byte units by row; MN-major columns of 64 bf16: Swizzle<3,3,3>.
     using KMajor = Layout<Shape<_64, _32>, Stride<_32, _1>>;
     using MNMajor = Layout<Shape<_64, _32>, Stride<_1, _64>>;
+    using KSwizzle = std::conditional_t<tf32, Swizzle<3, 2, 3>, Swizzle<2, 3, 3>>;
     using GA = std::conditional_t<AKMajor, KMajor, MNMajor>;
     using GB = std::conditional_t<BKMajor, KMajor, MNMajor>;
-    using SA = decltype(composition(std::conditional_t<AKMajor, Swizzle<2, 3, 3>, Swizzle<3, 3, 3>>{}, GA{}));
-    using SB = decltype(composition(std::conditional_t<BKMajor, Swizzle<2, 3, 3>, Swizzle<3, 3, 3>>{}, GB{}));
+    using SA = decltype(composition(std::conditional_t<AKMajor, KSwizzle, Swizzle<3, 3, 3>>{}, GA{}));
+    using SB = decltype(composition(std::conditional_t<BKMajor, KSwizzle, Swizzle<3, 3, 3>>{}, GB{}));
     __shared__ alignas(128) T smem_a[cosize_v<SA>];
     __shared__ alignas(128) T smem_b[cosize_v<SB>];
     auto gA = make_tensor(make_gmem_ptr(A), GA{});    // (M,K)
@@ -220,7 +224,11 @@ __global__ void ldmatrix_mma_kernel(T const* A, T const* B, float* Cm) {
     }
     __syncthreads();
 
-    auto mma = make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, Layout<Shape<_2, _2, _1>>{}, Tile<_32, _32, _16>{});
+    // Four warps 2×2 over (M,N); the 32×32 tile gives each warp two atoms along N (one ldmatrix.x4 of B).
+    auto mma = [] {
+      if constexpr (tf32) return make_tiled_mma(SM80_16x8x8_F32TF32TF32F32_TN{}, Layout<Shape<_2, _2, _1>>{}, Tile<_32, _32, _8>{});
+      else return make_tiled_mma(SM80_16x8x16_F32BF16BF16F32_TN{}, Layout<Shape<_2, _2, _1>>{}, Tile<_32, _32, _16>{});
+    }();
     auto thr_mma = mma.get_slice(threadIdx.x);
     auto tCrA = thr_mma.partition_fragment_A(sA);  // (MMA,MMA_M,MMA_K)
     auto tCrB = thr_mma.partition_fragment_B(sB);  // (MMA,MMA_N,MMA_K)
@@ -322,36 +330,47 @@ TEST(LayoutCuda, TileGemmAnySize) {
 }
 
 namespace {
-template <bool AKMajor, bool BKMajor>
+template <bool AKMajor, bool BKMajor, class T>
 void run_ldmatrix_mma() {
-  // A (M,K), B (N,K): 64×32 each, stored K-major (row index · 32 + k) or MN-major (k · 64 + row).
-  std::vector<__nv_bfloat16> a(64 * 32), b(64 * 32);
+  // A (M,K), B (N,K): 64×32 each, stored K-major (row index · 32 + k) or MN-major (k · 64 + row);
+  // small values, exact in bf16 and tf32 and in every partial sum.
+  std::vector<T> a(64 * 32), b(64 * 32);
   std::vector<float> fa(64 * 32), fb(64 * 32);
   for (int i = 0; i < 64 * 32; ++i) {
     fa[i] = float(i % 7 - 3) / 4.f;
     fb[i] = float(i % 5 - 2) / 2.f;
-    a[i] = __float2bfloat16(fa[i]);
-    b[i] = __float2bfloat16(fb[i]);
+    if constexpr (std::is_same_v<T, float>) {
+      a[i] = fa[i];
+      b[i] = fb[i];
+    } else {
+      a[i] = __float2bfloat16(fa[i]);
+      b[i] = __float2bfloat16(fb[i]);
+    }
   }
   auto at = [&](std::vector<float> const& v, bool k_major, int r, int k) { return k_major ? v[r * 32 + k] : v[k * 64 + r]; };
-  mm::DeviceBuffer<__nv_bfloat16> dA(a), dB(b);
+  mm::DeviceBuffer<T> dA(a), dB(b);
   mm::DeviceBuffer<float> dC(std::vector<float>(64 * 64, -1.f));
-  ldmatrix_mma_kernel<AKMajor, BKMajor, __nv_bfloat16><<<1, 128>>>(dA.data(), dB.data(), dC.data());
+  ldmatrix_mma_kernel<AKMajor, BKMajor, T><<<1, 128>>>(dA.data(), dB.data(), dC.data());
   MM_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> h = dC.download();
   for (int m = 0; m < 64; ++m)
     for (int n = 0; n < 64; ++n) {
       double ref = 0;
       for (int k = 0; k < 32; ++k) ref += double(at(fa, AKMajor, m, k)) * double(at(fb, BKMajor, n, k));
-      ASSERT_EQ(double(h[m * 64 + n]), ref) << m << "," << n;  // small exact values
+      ASSERT_EQ(double(h[m * 64 + n]), ref) << m << "," << n;
     }
 }
 }  // namespace
 
 TEST(LayoutCuda, LdmatrixIntoMmaFragmentsEveryStorageOrder) {
   MM_REQUIRE_ARCH(mm::arch::sm80);  // mma.sync bf16
-  run_ldmatrix_mma<true, true>();    // RCR
-  run_ldmatrix_mma<true, false>();   // RRR: B through ldmatrix.trans
-  run_ldmatrix_mma<false, true>();
-  run_ldmatrix_mma<false, false>();
+  run_ldmatrix_mma<true, true, __nv_bfloat16>();    // RCR
+  run_ldmatrix_mma<true, false, __nv_bfloat16>();   // RRR: B through ldmatrix.trans
+  run_ldmatrix_mma<false, true, __nv_bfloat16>();
+  run_ldmatrix_mma<false, false, __nv_bfloat16>();
+}
+
+TEST(LayoutCuda, LdmatrixIntoTf32MmaFragments) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);  // mma.sync tf32
+  run_ldmatrix_mma<true, true, float>();  // K-major A and B: ldmatrix.x4 in fp32 units
 }

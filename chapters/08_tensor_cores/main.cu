@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
                           ch08::tensor_core_rejects<ch08::RegisterPipelinedCfg>),
               bf16_kernel("deep_k", ch08::launch_tensor_core<ch08::DeepKCfg, bf16>,
                           ch08::tensor_core_rejects<ch08::DeepKCfg>),
+              bf16_kernel("stage_in_pointer", ch08::launch_tensor_core<ch08::StageInPointerCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::StageInPointerCfg>),
           }},
       mm::GemmKernelGroup<float, float>{
           .baseline = mm::DType::tf32,
@@ -52,5 +54,7 @@ int main(int argc, char** argv) {
                           ch08::tensor_core_rejects<ch08::Tf32SwizzledCfg>),
               tf32_kernel("tf32_big_tile", ch08::launch_tensor_core<ch08::Tf32BigTileCfg, float>,
                           ch08::tensor_core_rejects<ch08::Tf32BigTileCfg>),
+              tf32_kernel("tf32_stage_in_pointer", ch08::launch_tensor_core<ch08::Tf32StageInPointerCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32StageInPointerCfg>),
           }});
 }

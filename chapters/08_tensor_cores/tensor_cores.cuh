@@ -44,7 +44,7 @@ constexpr int log2_exact(int x) { return x == 1 ? 0 : 1 + log2_exact(x / 2); }
 /// A block tile of BM×BN, K steps of BK, a ring of Stages shared tiles, WarpsM×WarpsN warps each
 /// multiplying with the atom `Op`; `kSwizzle` XOR-swizzles the shared tiles (else they are plain).
 template <class Op_, int BM_, int BN_, int BK_, int Stages_, int WarpsM, int WarpsN, FragLoad kFragLoad_,
-          bool kSwizzle_, int MinBlocks_ = 1, bool kFragmentPipeline_ = false>
+          bool kSwizzle_, int MinBlocks_ = 1, bool kFragmentPipeline_ = false, bool kStageInPointer_ = false>
 struct Config {
   using Op = Op_;                                       ///< the mma.sync atom
   using T = typename MMA_Traits<Op>::ValTypeA;          ///< element type in memory (bf16, or fp32 for tf32)
@@ -58,6 +58,8 @@ struct Config {
   static constexpr bool kSwizzle = kSwizzle_;
   /// Registers one k-block ahead of the multiply, across the K-step barrier too.
   static constexpr bool kFragmentPipeline = kFragmentPipeline_;
+  /// A stage's start goes into the pointer, not into the swizzled layout's offset (see the kernel).
+  static constexpr bool kStageInPointer = kStageInPointer_;
   static constexpr int kThreads = 32 * WarpsM * WarpsN;
   static constexpr int kVec = 16 / int(sizeof(T));  ///< elements in one 16-byte copy: 8 bf16, 4 fp32
   using AtomMNK = typename MMA_Traits<Op>::Shape_MNK;
@@ -145,12 +147,16 @@ using RegisterPipelinedCfg = Config<Bf16Atom, 128, 256, 32, 4, 2, 4, FragLoad::l
 /// deep_k: register_pipelined with K steps of 64 (128-byte rows, Swizzle<3,3,3>), 3 stages (144 KB): the
 /// per-K-step work (cp.async issue, barrier, stage turn) spread over twice the mma.sync.
 using DeepKCfg = Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true>;
+/// stage_in_pointer: deep_k with each stage's start in the pointer, outside the swizzle.
+using StageInPointerCfg = Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true, true>;
 /// tf32_fragments: mma_fragments with tf32 (K steps of 16 fp32: 64-byte rows).
 using Tf32FragmentsCfg = Config<Tf32Atom, 128, 128, 16, 3, 2, 2, FragLoad::elementwise, false>;
 /// tf32_swizzled: ldmatrix (K-major operands) from swizzled tiles, tf32.
 using Tf32SwizzledCfg = Config<Tf32Atom, 128, 128, 16, 3, 2, 2, FragLoad::ldmatrix, true>;
 /// tf32_big_tile: 128×256×16 tiles, 8 warps, 4 stages, the register pipeline.
 using Tf32BigTileCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true>;
+/// tf32_stage_in_pointer: tf32_big_tile with each stage's start in the pointer.
+using Tf32StageInPointerCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true>;
 
 // ---- The kernel ----
 
@@ -290,6 +296,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     auto kA = local_tile(cA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k) -> (m,k)
     auto kB = local_tile(cB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k) -> (n,k)
     auto kC = local_tile(cC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)   -> (m,n)
+    // One stage of a ring, (MN,BK). Sliced as ring(_, _, s), a swizzled stage carries its start as a
+    // run-time offset *inside* the swizzle, so every address is XOR-swizzled anew after adding it.
+    // Stages are a whole number of the swizzle's period apart (2^(B+M+S) elements: the smem atoms'
+    // size), and adding such a multiple commutes with the swizzle; kStageInPointer moves the start
+    // into the pointer instead, so that the swizzled part of each address (thread and k-block only)
+    // no longer depends on the stage and the compiler can keep it out of the loop.
+    auto stage_of = [](auto const& ring, int s) {
+      if constexpr (Cfg::kStageInPointer) {
+        const int stage_elems = int(size<0>(ring)) * int(size<1>(ring));  // MN·BK: the stages are compact
+        return make_tensor(ring.data() + s * stage_elems, ring(_, _, 0).layout());
+      } else {
+        return ring(_, _, s);
+      }
+    };
     using SmemLayoutA = typename Args::SmemLayoutA;
     auto sA = make_tensor(make_smem_ptr(smem), SmemLayoutA{});                                       // (BM,BK,S)
     auto sB = make_tensor(make_smem_ptr(smem + cosize_v<SmemLayoutA>), typename Args::SmemLayoutB{});  // (BN,BK,S)
@@ -347,8 +367,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     auto issue = [&](int kt) {
       const bool k_inside = (kt + 1) * BK{} <= K;
       const int stage = kt % S;
-      auto tAsA = thr_copy_a.partition_D(sA(_, _, stage));  // (CPY,CPY_M,CPY_K)
-      auto tBsB = thr_copy_b.partition_D(sB(_, _, stage));  // (CPY,CPY_N,CPY_K)
+      auto tAsA = thr_copy_a.partition_D(stage_of(sA, stage));  // (CPY,CPY_M,CPY_K)
+      auto tBsB = thr_copy_b.partition_D(stage_of(sB, stage));  // (CPY,CPY_N,CPY_K)
       detail::issue_k_tile(args.copy_a, tAgA, tAcA, tAsA, shape(mA), a_rows && k_inside, kt);
       detail::issue_k_tile(args.copy_b, tBgB, tBcB, tBsB, shape(mB), b_rows && k_inside, kt);
     };
@@ -369,8 +389,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
         const int stage = kt % S;
 #pragma unroll
         for (int kk = 0; kk < KB; ++kk) {
-          load_a(sA(_, _, stage), kk);
-          load_b(sB(_, _, stage), kk);
+          load_a(stage_of(sA, stage), kk);
+          load_b(stage_of(sB, stage), kk);
           gemm(mma, tCrA(_, _, kk % 2), tCrB(_, _, kk % 2), tCrC);
         }
       }
@@ -382,8 +402,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
       cp_async_wait<S - 2>();
       __syncthreads();
       int read_stage = 0;
-      load_a(sA(_, _, read_stage), 0);
-      load_b(sB(_, _, read_stage), 0);
+      load_a(stage_of(sA, read_stage), 0);
+      load_b(stage_of(sB, read_stage), 0);
       for (int kt = 0; kt < k_tiles; ++kt) {
 #pragma unroll
         for (int kk = 0; kk < KB; ++kk) {
@@ -395,8 +415,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
             read_stage = read_stage + 1 == S ? 0 : read_stage + 1;
           }
           const int kk_next = kk + 1 == KB ? 0 : kk + 1;
-          load_a(sA(_, _, read_stage), kk_next);
-          load_b(sB(_, _, read_stage), kk_next);
+          load_a(stage_of(sA, read_stage), kk_next);
+          load_b(stage_of(sB, read_stage), kk_next);
           if (kk == 0) {
             // Refill the stage step kt-1 used: every thread passed the barrier of step kt-1's last k-block.
             if (kt + S - 1 < k_tiles) issue(kt + S - 1);
@@ -475,8 +495,10 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
 // compile in parallel, and nothing compiles the kernels twice.
 #define MM_CH08_BF16_LADDER(X) \
   X(FragmentsCfg, __nv_bfloat16) X(LdmatrixCfg, __nv_bfloat16) X(SwizzledCfg, __nv_bfloat16) \
-  X(BigTileCfg, __nv_bfloat16) X(RegisterPipelinedCfg, __nv_bfloat16) X(DeepKCfg, __nv_bfloat16)
-#define MM_CH08_TF32_LADDER(X) X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float)
+  X(BigTileCfg, __nv_bfloat16) X(RegisterPipelinedCfg, __nv_bfloat16) X(DeepKCfg, __nv_bfloat16)       \
+  X(StageInPointerCfg, __nv_bfloat16)
+#define MM_CH08_TF32_LADDER(X) \
+  X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float) X(Tf32StageInPointerCfg, float)
 #define MM_CH08_DECLARE(Cfg, TOut)                                                                              \
   extern template void launch_tensor_core<Cfg, TOut>(const GemmProblem&, const typename Cfg::T*, const typename Cfg::T*, \
                                                      TOut*, cudaStream_t);

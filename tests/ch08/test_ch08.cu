@@ -43,11 +43,13 @@ const Bf16Kernel kBf16Kernels[] = {
     {"big_tile", mm::DType::bf16, ch08::launch_tensor_core<ch08::BigTileCfg, bf16>},
     {"register_pipelined", mm::DType::bf16, ch08::launch_tensor_core<ch08::RegisterPipelinedCfg, bf16>},
     {"deep_k", mm::DType::bf16, ch08::launch_tensor_core<ch08::DeepKCfg, bf16>},
+    {"stage_in_pointer", mm::DType::bf16, ch08::launch_tensor_core<ch08::StageInPointerCfg, bf16>},
 };
 const Tf32Kernel kTf32Kernels[] = {
     {"tf32_fragments", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32FragmentsCfg, float>},
     {"tf32_swizzled", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32SwizzledCfg, float>},
     {"tf32_big_tile", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32BigTileCfg, float>},
+    {"tf32_stage_in_pointer", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32StageInPointerCfg, float>},
 };
 
 // Degenerate, smaller than a tile in every direction (K not a multiple of 8: no 16-byte rows, the

@@ -4,9 +4,15 @@
 //
 // One generic kernel, several points of one configuration space (Config below); each step of the
 // chapter changes one thing (README, "The ladder"):
-//   mma_fragments   fragments copied element by element from shared memory, as the MMA's TV layouts
-//                   place them (the point: which lane holds what)
-//   ...             (ldmatrix, swizzle, block tile and stages: the next steps)
+//   mma_fragments       fragments copied element by element from shared memory, as the MMA's TV
+//                       layouts place them (the point: which lane holds what)
+//   ldmatrix            fragments loaded by ldmatrix.x4 (.trans for an N-major B), plain tiles
+//   swizzled            XOR-swizzled shared tiles: one wavefront per ldmatrix matrix
+//   big_tile            128×256 block tiles, 8 warps, 4 stages
+//   register_pipelined  fragments loaded one k-block ahead, across K steps too
+//   deep_k              K steps of 64
+//   stage_in_pointer    a stage's start in the pointer, outside the swizzle
+//   tf32_*              the same steps with the tf32 atom
 // C = A·B with A (M×K) row-major, B row-major (RRR) or column-major (RCR, C = A·Bᵀ for a B stored N×K),
 // C row-major, by layouts alone; any M, N, K: partial or misaligned tiles take an element-wise,
 // zero-filling copy.

@@ -38,6 +38,12 @@ namespace mm {
 template <class TIn, class TOut>
 using GemmLaunch = std::function<void(const GemmProblem& p, const TIn* a, const TIn* b, TOut* c, cudaStream_t stream)>;
 
+/// @brief The one-time preparation of a kernel for problem `p` and these buffers (tensor maps, the
+/// shared-memory opt-in): done once, outside the timed region; returns what runs the kernel on a stream.
+template <class TIn, class TOut>
+using GemmPrepare =
+    std::function<std::function<void(cudaStream_t)>(const GemmProblem& p, const TIn* a, const TIn* b, TOut* c)>;
+
 /// @brief One kernel of a chapter.
 template <class TIn, class TOut>
 struct GemmKernel {
@@ -49,6 +55,10 @@ struct GemmKernel {
   /// GemmKernel list-initialized in a return statement or inside a GemmKernelGroup's braces.)
   std::function<std::string(const GemmProblem& p)> rejects;
   arch::Requirement needs = arch::any;  ///< the architecture it needs: arch::sm80 (cp.async, mma.sync), arch::sm90a (wgmma)
+  /// @brief Set for a kernel with per-problem preparation (chapter 09's tensor maps): the driver calls
+  /// it once per problem, outside the timed region, and times what it returns; `launch` is then unused
+  /// by the driver (tests may still call it).
+  GemmPrepare<TIn, TOut> prepare;
 };
 
 /// @brief A chapter's description and defaults.

@@ -53,7 +53,7 @@ for step in "${steps[@]}"; do
       extra=()
       [ "$name" = ch01_cpu_matmul ] && extra=(--thread-sweep)  # measure how threads scale
       case $name in
-        ch05*|ch06*|ch07_pipelined_simt|ch08_tensor_cores) extra=(--layout all) ;;  # every storage order is the same kernel
+        ch05*|ch06*|ch07_pipelined_simt|ch08_tensor_cores|ch09_hopper_wgmma_tma) extra=(--layout all) ;;  # every storage order is the same kernel
         ch07_sweep) extra=(--sizes 4096,8192 --layout RRR,RCR) ;;  # the block-tile sweep behind ch07's last step
       esac
       start=$SECONDS
@@ -80,7 +80,7 @@ for step in "${steps[@]}"; do
     # the limiter of the tiled kernel, shared-memory bank conflicts of chapters 04-06.
     prof() {  # prof <log name> <binary> <ncu args...> -- <binary args...>
       local name=$1 exe=$bin/$2; shift 2
-      [[ " ${NCU:-ch02 ch03 ch04 ch05 ch06 ch07_RRR ch07_RCR ch08_RRR ch08_RCR} " == *" $name "* ]] || return 0
+      [[ " ${NCU:-ch02 ch03 ch04 ch05 ch06 ch07_RRR ch07_RCR ch08_RRR ch08_RCR ch09_RRR ch09_RCR} " == *" $name "* ]] || return 0
       [ -x "$exe" ] || { say "ncu $name: no $exe"; return; }
       local nargs=()
       while [ "$1" != -- ]; do nargs+=("$1"); shift; done; shift
@@ -105,6 +105,12 @@ for step in "${steps[@]}"; do
     tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_tensor_op_hmma.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
     for order in RRR RCR; do
       prof ch08_$order ch08_tensor_cores --kernel-name regex:"gemm|xmma|nvjet|sm90|sm80|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$tensor -- --sizes 4096 --layout $order
+    done
+    # Chapter 09: wgmma's tensor-pipe activity, stall reasons, shared-memory and L2 throughput per
+    # kernel, and cuBLAS's own (wgmma) kernel profiled the same way beside them.
+    gmma=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,gpu__time_duration.sum
+    for order in RRR RCR; do
+      prof ch09_$order ch09_hopper_wgmma_tma --kernel-name regex:"gemm|xmma|nvjet|sm90|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --print-details all --metrics $gmma -- --sizes 4096 --layout $order
     done
     ;;
   *) say "unknown step $step" ;;

@@ -2,6 +2,7 @@
 // the layout library and must not compile, with a message naming the rule (checked by
 // tests/layout/CMakeLists.txt); the control (no case) must compile.
 #include "layout/all.hpp"
+#include "layout/mma_sm90.hpp"
 
 namespace {
 using namespace mm;
@@ -37,6 +38,16 @@ int main() {
 #elif defined(MM_CASE_UPCAST_SPLITS_UNIT)
   auto u = upcast<8>(composition(Swizzle<3, 2, 5>{}, make_layout(make_shape(_128{}, _8{}))));
   (void)u;
+#elif defined(MM_CASE_GMMA_SWIZZLE)
+  // Chapter 07's fp32 swizzle (units of 4 floats, XOR from bit 5): not one of wgmma's patterns.
+  constexpr auto sw = gmma_swizzle_of<float, decltype(composition(Swizzle<3, 2, 5>{}, Layout<_4, _1>{}))>();
+  (void)sw;
+#elif defined(MM_CASE_GMMA_K_ROW)
+  // A K-major tile whose rows are 32 elements (64 bytes) apart under the 128-byte swizzle.
+  alignas(1024) static __nv_bfloat16 tile[64 * 32];
+  auto d = make_gmma_desc<GmmaMajor::K>(
+      make_tensor(&tile[0], composition(Swizzle<3, 3, 3>{}, Layout<Shape<_64, _16>, Stride<_32, _1>>{})));
+  (void)d;
 #else
   // The controls: a float4 into a whole unit, and a copy of two vectors at 0 and 8.
   Vec4{}.call(make_tensor(smem, composition(Swizzle<3, 2, 5>{}, Layout<_4, _1>{})), std::move(r4));
@@ -44,6 +55,10 @@ int main() {
   copy(Vec4{}, make_tensor(regs, Layout<Shape<_4, _2>>{}), dst);
   auto u = upcast<4>(composition(Swizzle<3, 2, 5>{}, make_layout(make_shape(_128{}, _8{}))));
   static_assert(std::is_same_v<decltype(u.fn_), Swizzle<3, 0, 5>>);
+  alignas(1024) static __nv_bfloat16 tile[64 * 64];
+  auto d = make_gmma_desc<GmmaMajor::K>(
+      make_tensor(&tile[0], composition(Swizzle<3, 3, 3>{}, Layout<Shape<_64, _16>, Stride<_64, _1>>{})));
+  (void)d;
 #endif
   return 0;
 }

@@ -109,7 +109,7 @@ for step in "${steps[@]}"; do
     done
     # Chapter 09: wgmma's tensor-pipe activity, stall reasons, shared-memory and L2 throughput per
     # kernel, and cuBLAS's own (wgmma) kernel profiled the same way beside them.
-    gmma=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,gpu__time_duration.sum
+    gmma=sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,gpu__time_duration.sum
     for order in RRR RCR; do
       prof ch09_$order ch09_hopper_wgmma_tma --kernel-name regex:"gemm|xmma|nvjet|sm90|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --print-details all --metrics $gmma -- --sizes 4096 --layout $order
     done

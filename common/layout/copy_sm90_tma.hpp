@@ -16,7 +16,8 @@
 
 namespace mm {
 
-/// `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes`: the box whose first
+/// `cp.async.bulk.tensor.2d` from global to shared memory, completing on an mbarrier by transaction
+/// bytes (its qualifiers name the shared window of the cluster, and complete_tx with a byte count): the box whose first
 /// element is at tensor coordinates (c0 = inner, c1 = outer) into shared memory at `smem` (aligned as
 /// the map's swizzle requires: 1024 bytes for 128-byte swizzle), counting its bytes down on `bar`.
 struct SM90_TMA_LOAD_2D {
@@ -36,7 +37,8 @@ struct SM90_TMA_LOAD_2D {
   }
 };
 
-/// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group`: the box at `smem` out to tensor
+/// `cp.async.bulk.tensor.2d` from shared to global memory, tracked as a bulk group (its qualifiers: global,
+/// the block's shared window, bulk_group): the box at `smem` out to tensor
 /// coordinates (c0, c1); elements outside the tensor are dropped. Complete with tma_store_commit()
 /// and tma_store_wait<0>(). The shared tile, if written by ordinary stores, needs
 /// fence_proxy_async_shared() in each writer and a barrier before the issuing thread stores it.

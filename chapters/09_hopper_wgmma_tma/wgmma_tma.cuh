@@ -48,6 +48,15 @@ using bf16 = __nv_bfloat16;
 using launch::ceil_div;
 using launch::max_grid_y;
 
+/// The TMA swizzle mode that writes what a wgmma descriptor of swizzle `s` reads (the same XOR of
+/// 16-byte units within 32-, 64- or 128-byte rows).
+constexpr TmaSwizzle tma_swizzle_for(GmmaSwizzle s) {
+  return s == GmmaSwizzle::b128  ? TmaSwizzle::b128
+         : s == GmmaSwizzle::b64 ? TmaSwizzle::b64
+         : s == GmmaSwizzle::b32 ? TmaSwizzle::b32
+                                 : TmaSwizzle::none;
+}
+
 /// How the shared tiles are filled.
 enum class Loader {
   cp_async,  ///< every thread copies 16-byte chunks (chapter 08's ring, one barrier per K step)
@@ -93,6 +102,12 @@ struct Config {
   using SmemA = SmemK<BM_>;
   template <GmmaMajor MajorB>
   using SmemB = std::conditional_t<MajorB == GmmaMajor::K, SmemK<BN_>, SmemMN<BN_>>;
+
+  /// The swizzle TMA must write: read off the shared layouts, so that a map and a layout can never
+  /// disagree (a swizzle wgmma cannot read does not compile in gmma_swizzle_of).
+  static constexpr TmaSwizzle kTmaSwizzle = tma_swizzle_for(gmma_swizzle_of<bf16, SwizzleAtomK>());
+  static_assert(gmma_swizzle_of<bf16, SwizzleAtomMN>() == gmma_swizzle_of<bf16, SwizzleAtomK>(),
+                "one swizzle for every operand: one TMA swizzle mode in the maps");
 
   static constexpr int kStageBytesA = BM_ * 64 * 2;  ///< one stage of A
   static constexpr int kStageBytesB = BN_ * 64 * 2;  ///< one stage of B
@@ -343,13 +358,13 @@ std::function<void(cudaStream_t)> prepare_wgmma(const GemmProblem& p, const bf16
   if constexpr (Cfg::kLoader == Loader::tma) {
     // A (M,K) row-major: K is the inner dimension; a box is one stage of the block's rows.
     params.map_a = make_tma_map(A, make_layout(make_shape(m, k), make_stride(k, _1{})), make_shape(typename Cfg::BM{}, _64{}),
-                                TmaSwizzle::b128);
+                                Cfg::kTmaSwizzle);
     if (p.b == Order::col)  // B stored N×K (RCR): (N,K) with K inner, boxes of BN rows
       params.map_b = make_tma_map(B, make_layout(make_shape(n, k), make_stride(k, _1{})),
-                                  make_shape(typename Cfg::BN{}, _64{}), TmaSwizzle::b128);
+                                  make_shape(typename Cfg::BN{}, _64{}), Cfg::kTmaSwizzle);
     else  // B stored K×N (RRR): (N,K) with N inner, boxes of one 64-column panel
       params.map_b = make_tma_map(B, make_layout(make_shape(n, k), make_stride(_1{}, n)), make_shape(_64{}, _64{}),
-                                  TmaSwizzle::b128);
+                                  Cfg::kTmaSwizzle);
   }
   auto kernel = p.b == Order::col ? wgmma_gemm_kernel<Cfg, GmmaMajor::K> : wgmma_gemm_kernel<Cfg, GmmaMajor::MN>;
   opt_in_dynamic_smem(kernel, Cfg::kSmemBytes);

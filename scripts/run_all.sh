@@ -11,7 +11,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_transpose
-          ch05_layout_matmul ch06_tiled_copy_mma ch07_pipelined_simt ch08_tensor_cores ch08_mma_ceiling)
+          ch05_layout_matmul ch06_tiled_copy_mma ch07_pipelined_simt ch08_tensor_cores ch08_mma_ceiling
+          ch09_hopper_wgmma_tma)
 
 mm_check_tools
 mm_venv
@@ -35,7 +36,7 @@ if gpu="$(mm_gpu_name)"; then
     args=()
     case $c in
       ch01_cpu_matmul) args=(--thread-sweep) ;;              # how the threaded kernel scales
-      ch05_layout_matmul|ch06_tiled_copy_mma|ch07_pipelined_simt|ch08_tensor_cores) args=(--layout all) ;;  # every storage order, one kernel
+      ch05_layout_matmul|ch06_tiled_copy_mma|ch07_pipelined_simt|ch08_tensor_cores|ch09_hopper_wgmma_tma) args=(--layout all) ;;  # every storage order, one kernel
     esac
     if ! "build/bin/$c" --csv "$out/$c.csv" "${args[@]}"; then
       failed+=("$c")

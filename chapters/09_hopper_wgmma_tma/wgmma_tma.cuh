@@ -48,15 +48,6 @@ using bf16 = __nv_bfloat16;
 using launch::ceil_div;
 using launch::max_grid_y;
 
-/// The TMA swizzle mode that writes what a wgmma descriptor of swizzle `s` reads (the same XOR of
-/// 16-byte units within 32-, 64- or 128-byte rows).
-constexpr TmaSwizzle tma_swizzle_for(GmmaSwizzle s) {
-  return s == GmmaSwizzle::b128  ? TmaSwizzle::b128
-         : s == GmmaSwizzle::b64 ? TmaSwizzle::b64
-         : s == GmmaSwizzle::b32 ? TmaSwizzle::b32
-                                 : TmaSwizzle::none;
-}
-
 /// How the shared tiles are filled.
 enum class Loader {
   cp_async,  ///< every thread copies 16-byte chunks (chapter 08's ring, one barrier per K step)

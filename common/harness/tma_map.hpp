@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "layout/layout.hpp"
+#include "layout/mma_sm90.hpp"
 
 namespace mm {
 
@@ -36,6 +37,16 @@ enum class TmaSwizzle { none, b32, b64, b128 };
 /// 0 for none (no limit from the swizzle).
 constexpr int tma_swizzle_bytes(TmaSwizzle s) {
   return s == TmaSwizzle::b128 ? 128 : s == TmaSwizzle::b64 ? 64 : s == TmaSwizzle::b32 ? 32 : 0;
+}
+
+/// @brief The TMA swizzle that writes what a wgmma descriptor with swizzle `s` reads (the same XOR
+/// of 16-byte units within rows of 32, 64 or 128 bytes): a kernel derives its maps' swizzle from its
+/// shared layouts, `tma_swizzle_for(gmma_swizzle_of<T, SmemLayout>())`, so the two cannot disagree.
+constexpr TmaSwizzle tma_swizzle_for(GmmaSwizzle s) {
+  return s == GmmaSwizzle::b128  ? TmaSwizzle::b128
+         : s == GmmaSwizzle::b64 ? TmaSwizzle::b64
+         : s == GmmaSwizzle::b32 ? TmaSwizzle::b32
+                                 : TmaSwizzle::none;
 }
 
 /// @brief Why a 2-D tiled tensor map cannot describe this matrix and box; empty when it can.

@@ -69,6 +69,16 @@ MM_HD void require_sm80() {
 // cp_async_wait or move a shared-memory load above it (and read the tile before it lands).
 
 namespace detail {
+/// The 32-bit shared-window address of a pointer into shared memory, as PTX instructions take it
+/// (ldmatrix, mbarrier, TMA, wgmma descriptors). On the host (CPU tests): the pointer's low 32 bits.
+MM_HD std::uint32_t smem_address(void const* p) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+#else
+  return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p));
+#endif
+}
+
 /// The cache operator of a cp.async: `.ca` caches the line in L1 and L2, `.cg` in L2 only.
 enum class CpAsyncCache { always, global };
 

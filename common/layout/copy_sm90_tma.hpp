@@ -28,8 +28,8 @@ struct SM90_TMA_LOAD_2D {
 #if defined(MM_HAVE_SM90_ASYNC)
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
-            detail::smem_addr(smem)),
-        "l"(reinterpret_cast<std::uint64_t>(map)), "r"(detail::smem_addr(bar)), "r"(c0), "r"(c1)
+            detail::smem_address(smem)),
+        "l"(reinterpret_cast<std::uint64_t>(map)), "r"(detail::smem_address(bar)), "r"(c0), "r"(c1)
         : "memory");
 #else
     (void)map, (void)bar, (void)smem, (void)c0, (void)c1;
@@ -50,7 +50,7 @@ struct SM90_TMA_STORE_2D {
 #if defined(MM_HAVE_SM90_ASYNC)
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
                      reinterpret_cast<std::uint64_t>(map)),
-                 "r"(detail::smem_addr(smem)), "r"(c0), "r"(c1)
+                 "r"(detail::smem_address(smem)), "r"(c0), "r"(c1)
                  : "memory");
 #else
     (void)map, (void)smem, (void)c0, (void)c1;

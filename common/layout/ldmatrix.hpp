@@ -56,15 +56,6 @@ MM_HD void require_sm75() {
                 "`if constexpr (arch::compiled_for(arch::sm75))` (layout/arch.hpp)");
 #endif
 }
-// The shared-memory address (32 bits) of a generic pointer into shared memory.
-MM_HD std::uint32_t smem_address(void const* p) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-#else
-  (void)p;
-  return 0;
-#endif
-}
 // A warp-wide instruction called on one host thread: a programming error (emulate the warp).
 [[noreturn]] inline void warp_copy_on_host(char const* name) {
   std::fprintf(stderr, "mm: %s is a warp-wide instruction; it has no single-thread host version (use ldmatrix_on_host)\n",

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "layout/integer.hpp"
+#include "layout/copy.hpp"  // detail::smem_address
 
 namespace mm {
 
@@ -35,15 +35,6 @@ MM_HD void require_sm90() {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
 #define MM_HAVE_SM90_ASYNC 1
 #endif
-/// The 32-bit shared-window address of a shared-memory object, as the PTX instructions take it.
-template <class T>
-MM_HD std::uint32_t smem_addr(T const* p) {
-#if defined(__CUDA_ARCH__)
-  return std::uint32_t(__cvta_generic_to_shared(p));
-#else
-  return std::uint32_t(reinterpret_cast<std::uintptr_t>(p));
-#endif
-}
 }  // namespace detail
 
 /// `mbarrier.init.shared::cta.b64`: `arrivals` arrivals complete each phase. One thread initializes;
@@ -53,7 +44,7 @@ template <class = void>
 MM_HD void mbarrier_init(std::uint64_t* bar, int arrivals) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(detail::smem_addr(bar)), "r"(arrivals) : "memory");
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(detail::smem_address(bar)), "r"(arrivals) : "memory");
 #else
   (void)bar, (void)arrivals;
 #endif
@@ -75,7 +66,7 @@ template <class = void>
 MM_HD void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(detail::smem_addr(bar)), "r"(bytes)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(detail::smem_address(bar)), "r"(bytes)
                : "memory");
 #else
   (void)bar, (void)bytes;
@@ -88,7 +79,7 @@ template <class = void>
 MM_HD void mbarrier_arrive(std::uint64_t* bar) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(detail::smem_addr(bar)) : "memory");
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(detail::smem_address(bar)) : "memory");
 #else
   (void)bar;
 #endif
@@ -108,7 +99,7 @@ MM_HD bool mbarrier_try_wait(std::uint64_t* bar, int parity) {
       "selp.u32 %0, 1, 0, p;\n"
       "}\n"
       : "=r"(done)
-      : "r"(detail::smem_addr(bar)), "r"(parity)
+      : "r"(detail::smem_address(bar)), "r"(parity)
       : "memory");
   return done != 0;
 #else

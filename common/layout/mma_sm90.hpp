@@ -25,6 +25,7 @@
 
 #include <cuda_bf16.h>
 
+#include "layout/copy.hpp"  // detail::smem_address
 #include "layout/mma.hpp"
 #include "layout/mma_sm80.hpp"  // detail::warp_mma_on_host
 #include "layout/swizzle.hpp"
@@ -159,13 +160,7 @@ MM_HD GmmaDescriptor make_gmma_desc(T const* smem, L const& layout) {
     sbo = std::uint32_t(group * int(sizeof(T)));
     if constexpr (mn > span) lbo = std::uint32_t(detail::gmma_delta(inner, span, 0, 0, 0) * int(sizeof(T)));
   }
-  std::uint32_t start = 0;
-#if defined(__CUDA_ARCH__)
-  start = std::uint32_t(__cvta_generic_to_shared(smem + layout(make_coord(0, 0))));
-#else
-  start = std::uint32_t(reinterpret_cast<std::uintptr_t>(smem + layout(make_coord(0, 0))));  // host tests
-#endif
-  return GmmaDescriptor::make(start, lbo, sbo, swizzle);
+  return GmmaDescriptor::make(detail::smem_address(smem + layout(make_coord(0, 0))), lbo, sbo, swizzle);
 }
 
 /// make_gmma_desc of a shared-memory tensor (MN,K).

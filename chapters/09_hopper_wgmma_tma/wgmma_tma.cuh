@@ -39,6 +39,7 @@
 #include "harness/tma_map.hpp"
 #include "layout/all.hpp"
 #include "layout/copy_sm90_tma.hpp"
+#include "layout/epilogue_sm90.hpp"
 #include "layout/mbarrier.hpp"
 #include "layout/mma_sm90.hpp"
 
@@ -201,19 +202,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     // One K step of 64 from stage s: four wgmma (k = 0, 16, 32, 48), one group.
     auto multiply_stage = [&](int s) {
       auto a_tile = local_tile(sA(_, _, s), make_shape(_64{}, _64{}), make_coord(wg, 0));  // (64,64): this warpgroup's rows
-      auto b_tile = sB(_, _, s);                                                            // (BN,64)
-#pragma unroll
-      for (int i = 0; i < N / 2; ++i) warpgroup_fence_operand(acc[i]);
-      warpgroup_arrive();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        auto a_k = local_tile(a_tile, make_shape(_64{}, _16{}), make_coord(0, kk));  // (64,16)
-        auto b_k = local_tile(b_tile, make_shape(BN{}, _16{}), make_coord(0, kk));   // (BN,16)
-        Atom::fma(make_gmma_desc<GmmaMajor::K>(a_k), make_gmma_desc<MajorB>(b_k), acc, true);
-      }
-      warpgroup_commit();
-#pragma unroll
-      for (int i = 0; i < N / 2; ++i) warpgroup_fence_operand(acc[i]);
+      gmma_k_block<Atom, GmmaMajor::K, MajorB>(a_tile, sB(_, _, s), acc);                  // B: (BN,64)
     };
 
     if constexpr (Cfg::kLoader == Loader::cp_async) {
@@ -293,23 +282,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
       if (stalled) __trap();
     }
 
-    // Epilogue: each accumulator to its place in C, as the atom's C layout says. Values 2j and 2j+1
-    // are neighbours along N: one 32-bit store of two bf16 where C's rows allow it.
-    using CLayout = typename MMA_Traits<Atom>::CLayout;  // (thr,val) -> m + 64·n in the warpgroup's tile
-    const int t = tid % 128;
-#pragma unroll
-    for (int v = 0; v < N / 2; v += 2) {
-      const int idx = CLayout{}(t, v);
-      const int m = m0 + 64 * wg + idx % 64, n = n0 + idx / 64;
-      if (m >= M) continue;
-      bf16* dst = params.c + std::int64_t(m) * Ncols + n;
-      if (params.c_pairs && n + 1 < Ncols) {
-        *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(acc[v], acc[v + 1]);
-      } else {
-        if (n < Ncols) dst[0] = __float2bfloat16_rn(acc[v]);
-        if (n + 1 < Ncols) dst[1] = __float2bfloat16_rn(acc[v + 1]);
-      }
-    }
+    // Epilogue: each accumulator to its place in C, as the atom's C layout says (two neighbours
+    // along N as one 32-bit store where C's rows allow it).
+    store_accumulators_bf16<Atom>(acc, params.c, Ncols, m0 + 64 * wg, n0, M, Ncols, params.c_pairs, tid % 128);
   }
 }
 

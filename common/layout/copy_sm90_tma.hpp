@@ -37,6 +37,27 @@ struct SM90_TMA_LOAD_2D {
   }
 };
 
+/// `cp.async.bulk.tensor.2d ... .multicast::cluster`: SM90_TMA_LOAD_2D's box, read once from
+/// global memory (L2) and written to the same shared-memory offset in every block of the cluster
+/// whose bit is set in `mask` (cluster.hpp's multicast_mask), each completing its bytes on its own
+/// mbarrier at `bar`'s offset. Blocks that share an operand tile load it once between them.
+struct SM90_TMA_LOAD_MULTICAST_2D {
+  /// Issues the copy (one thread).
+  template <class = void>
+  MM_HD static void copy(CUtensorMap const* map, std::uint64_t* bar, void* smem, int c0, int c1, std::uint16_t mask) {
+    detail::require_sm90<int>();
+#if defined(MM_HAVE_SM90_ASYNC)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(detail::smem_address(smem)),
+        "l"(reinterpret_cast<std::uint64_t>(map)), "r"(detail::smem_address(bar)), "r"(c0), "r"(c1), "h"(mask)
+        : "memory");
+#else
+    (void)map, (void)bar, (void)smem, (void)c0, (void)c1, (void)mask;
+#endif
+  }
+};
+
 /// `cp.async.bulk.tensor.2d` from shared to global memory, tracked as a bulk group (its qualifiers: global,
 /// the block's shared window, bulk_group): the box at `smem` out to tensor
 /// coordinates (c0, c1); elements outside the tensor are dropped. Complete with tma_store_commit()

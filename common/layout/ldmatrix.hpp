@@ -8,6 +8,7 @@
 //   SM75_U16x2_LDSM_T   ldmatrix...x1.trans.b16
 //   SM75_U16x4_LDSM_T   ldmatrix...x2.trans.b16
 //   SM75_U16x8_LDSM_T   ldmatrix...x4.trans.b16
+//   SM90_U32x4_STSM_N   stmatrix...x4.b16         Copy_Traits<...>: ldmatrix.x4's, Src and Dst swapped
 //
 // What one instruction does (PTX ISA, "Warp-level matrix load instruction: ldmatrix"): .x1/.x2/.x4
 // load 1, 2 or 4 matrices of 8 rows × 8 b16 (16 bytes a row). Lanes 8j..8j+7 give the addresses of
@@ -188,6 +189,34 @@ struct SM75_U16x8_LDSM_T {
   }
 };
 
+/// `stmatrix.sync.aligned.m8n8.x4.shared.b16` (PTX ISA, "Warp-level matrix store instruction:
+/// stmatrix"): ldmatrix.x4 run backwards. Lane t gives in its register j the two b16 of matrix j at
+/// row t/4, columns 2(t%4) and 2(t%4)+1 (the accumulator fragment of mma.sync and wgmma, once
+/// converted to 16 bits), and lanes 8j..8j+7 give the addresses of the 8 rows of matrix j. A warp
+/// writes four 8×8 tiles, 16 bytes a row, in one instruction instead of 16 stores of 4 bytes. sm_90+.
+struct SM90_U32x4_STSM_N {
+  using SRegisters = std::uint32_t[4];  ///< Two b16 of each matrix.
+  using DRegisters = uint128_t;         ///< The row this lane points at (16 bytes of shared memory).
+  /// One instruction (a template only so that the architecture check fires where it is used).
+  template <class = void>
+  MM_HD static void copy(std::uint32_t s0, std::uint32_t s1, std::uint32_t s2, std::uint32_t s3, uint128_t& smem_row) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 900)
+    static_assert(sizeof(uint128_t) == 0,
+                  "stmatrix (SM90_U32x4_STSM_N) needs sm_90 or newer: guard the kernel body with "
+                  "`if constexpr (arch::compiled_for(...))` (layout/arch.hpp)");
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                     detail::smem_address(&smem_row)),
+                 "r"(s0), "r"(s1), "r"(s2), "r"(s3)
+                 : "memory");
+#elif !defined(__CUDA_ARCH__)
+    (void)s0, (void)s1, (void)s2, (void)s3, (void)smem_row;
+    detail::warp_copy_on_host("SM90_U32x4_STSM_N");
+#endif
+  }
+};
+
 // ---- Traits ----
 
 namespace detail {
@@ -228,6 +257,17 @@ struct Copy_Traits<SM75_U16x4_LDSM_T> : detail::LdsmTraits<2, true> {};
 /// Traits of ldmatrix.x4.trans.
 template <>
 struct Copy_Traits<SM75_U16x8_LDSM_T> : detail::LdsmTraits<4, true> {};
+
+/// Traits of stmatrix.x4: ldmatrix.x4's with source and destination swapped (the registers are the
+/// source, the rows the destination), in the same b16 elements e = col + 8·row + 64·matrix.
+template <>
+struct Copy_Traits<SM90_U32x4_STSM_N> {
+  using ValBits = _16;                                              ///< The layouts' unit: one b16.
+  using ThrID = Layout<_32>;                                        ///< A warp.
+  using SrcLayout = typename detail::LdsmTraits<4, false>::DstLayout;  ///< (thread, (half, register)) -> e
+  using DstLayout = typename detail::LdsmTraits<4, false>::SrcLayout;  ///< (thread, value) -> e: the row it addresses
+  using RefLayout = SrcLayout;                                      ///< The registers.
+};
 
 // ---- Host emulation (CPU tests) ----
 
@@ -289,6 +329,21 @@ void copy_warp_on_host(TiledCopyOrAtom const&, Srcs const& src, Dsts& dst) {
       }
     }
   }
+}
+
+/// What stmatrix `SM90_U32x4_STSM_N` writes, computed on the host: lane t's registers `regs[t]`
+/// are stored to the rows whose addresses lanes 0-31 give (`rows[lane]`, 16 bytes each), placed
+/// through the traits (the inverse of ldmatrix_on_host for .x4).
+inline void stmatrix_x4_on_host(std::array<std::array<std::uint32_t, 4>, 32> const& regs,
+                                std::array<void*, 32> const& rows) {
+  using Tr = Copy_Traits<SM90_U32x4_STSM_N>;
+  std::array<std::uint16_t, 256> tile{};  // e = col + 8·row + 64·matrix
+  typename Tr::SrcLayout src;
+  for (int lane = 0; lane < 32; ++lane)
+    for (int v = 0; v < 8; ++v) tile[int(src(lane, v))] = std::uint16_t(regs[lane][v / 2] >> (16 * (v % 2)));
+  typename Tr::DstLayout dst;
+  for (int lane = 0; lane < 32; ++lane)
+    for (int w = 0; w < 8; ++w) std::memcpy(static_cast<char*>(rows[lane]) + 2 * w, &tile[int(dst(lane, w))], 2);
 }
 
 }  // namespace mm

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 
@@ -281,5 +282,32 @@ struct MMA_Traits<SM90_64xNx16_F32BF16BF16_SS<N, MajorA, MajorB>> {
   using CLayout = Layout<Shape<Shape<_4, _8, _4>, Shape<_2, _2, Int<N / 8>>>,
                          Stride<Stride<_128, _1, _16>, Stride<_64, _8, _512>>>;
 };
+
+/// One K block of a stage for one warpgroup: the K/16 wgmma that multiply a (64,K) tile of A by a
+/// (N,K) tile of B in shared memory into `acc`, issued as one group between warpgroup_arrive and
+/// warpgroup_commit (the caller waits for it with warpgroup_wait). `Atom` is the wgmma
+/// (SM90_64xNx16_F32BF16BF16_SS<N, MajorA, MajorB>); each k16 slice's descriptors are read off the
+/// tiles' layouts.
+template <class Atom, GmmaMajor MajorA, GmmaMajor MajorB, class TA, class TB, int NAcc>
+MM_HD void gmma_k_block(TA const& a_tile, TB const& b_tile, float (&acc)[NAcc]) {
+  using Sa = std::remove_cvref_t<decltype(a_tile.layout())>;
+  using Sb = std::remove_cvref_t<decltype(b_tile.layout())>;
+  using MA = Int<size_v<std::remove_cvref_t<decltype(get<0>(typename Sa::shape_type{}))>>>;  // 64
+  using MB = Int<size_v<std::remove_cvref_t<decltype(get<0>(typename Sb::shape_type{}))>>>;  // N
+  constexpr int K = size_v<std::remove_cvref_t<decltype(get<1>(typename Sa::shape_type{}))>>;
+  static_assert(K % 16 == 0, "gmma_k_block: K in whole k16 slices");
+MM_UNROLL
+  for (int i = 0; i < NAcc; ++i) warpgroup_fence_operand(acc[i]);
+  warpgroup_arrive();
+MM_UNROLL
+  for (int kk = 0; kk < K / 16; ++kk) {
+    auto a_k = local_tile(a_tile, make_shape(MA{}, _16{}), make_coord(0, kk));  // (64,16)
+    auto b_k = local_tile(b_tile, make_shape(MB{}, _16{}), make_coord(0, kk));  // (N,16)
+    Atom::fma(make_gmma_desc<MajorA>(a_k), make_gmma_desc<MajorB>(b_k), acc, true);
+  }
+  warpgroup_commit();
+MM_UNROLL
+  for (int i = 0; i < NAcc; ++i) warpgroup_fence_operand(acc[i]);
+}
 
 }  // namespace mm

@@ -53,7 +53,7 @@ for step in "${steps[@]}"; do
       extra=()
       [ "$name" = ch01_cpu_matmul ] && extra=(--thread-sweep)  # measure how threads scale
       case $name in
-        ch05*|ch06*|ch07_pipelined_simt|ch08_tensor_cores|ch09_hopper_wgmma_tma) extra=(--layout all) ;;  # every storage order is the same kernel
+        ch05*|ch06*|ch07_pipelined_simt|ch08_tensor_cores|ch09_hopper_wgmma_tma|ch10_hopper_persistent) extra=(--layout all) ;;  # every storage order is the same kernel
         ch07_sweep) extra=(--sizes 4096,8192 --layout RRR,RCR) ;;  # the block-tile sweep behind ch07's last step
       esac
       start=$SECONDS
@@ -66,7 +66,9 @@ for step in "${steps[@]}"; do
     for exe in "$bin"/${SANITIZE:-ch0[2-9]}*; do
       name=$(basename "$exe")
       # Chapter 09 takes K (and N in RRR) in multiples of 8 only (TMA's 16-byte pitch): its own odd sizes.
-      case $name in ch04*) sizes="33x4097,67x45" ;; ch09*) sizes="67x136x48,129x264x72" ;; *) sizes="67x131x45,129x257x33" ;; esac
+      # Chapter 10 also at a size where every persistent block (cluster) loops over several tiles.
+      case $name in ch04*) sizes="33x4097,67x45" ;; ch09*) sizes="67x136x48,129x264x72" ;;
+        ch10*) sizes="67x136x48,129x264x72,2048x4096x64" ;; *) sizes="67x131x45,129x257x33" ;; esac
       for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --sizes "$sizes" --reps 1 --warmup 0 --layout all \
           >"$OUT/logs/sanitize_${tool}_$name.log" 2>&1 ||
@@ -81,7 +83,7 @@ for step in "${steps[@]}"; do
     # the limiter of the tiled kernel, shared-memory bank conflicts of chapters 04-06.
     prof() {  # prof <log name> <binary> <ncu args...> -- <binary args...>
       local name=$1 exe=$bin/$2; shift 2
-      [[ " ${NCU:-ch02 ch03 ch04 ch05 ch06 ch07_RRR ch07_RCR ch08_RRR ch08_RCR ch09_RRR ch09_RCR} " == *" $name "* ]] || return 0
+      [[ " ${NCU:-ch02 ch03 ch04 ch05 ch06 ch07_RRR ch07_RCR ch08_RRR ch08_RCR ch09_RRR ch09_RCR ch10_RRR ch10_RCR} " == *" $name "* ]] || return 0
       [ -x "$exe" ] || { say "ncu $name: no $exe"; return; }
       local nargs=()
       while [ "$1" != -- ]; do nargs+=("$1"); shift; done; shift
@@ -112,6 +114,10 @@ for step in "${steps[@]}"; do
     gmma=sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,gpu__time_duration.sum
     for order in RRR RCR; do
       prof ch09_$order ch09_hopper_wgmma_tma --kernel-name regex:"gemm|xmma|nvjet|sm90|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --print-details all --metrics $gmma -- --sizes 4096 --layout $order
+    done
+    # Chapter 10: the same counters for each step, chapter 09's best and cuBLAS's kernel.
+    for order in RRR RCR; do
+      prof ch10_$order ch10_hopper_persistent --kernel-name regex:"gemm|xmma|nvjet|sm90|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --print-details all --metrics $gmma -- --sizes 4096 --layout $order
     done
     ;;
   *) say "unknown step $step" ;;

@@ -1,0 +1,109 @@
+// Getting a warpgroup's wgmma accumulators (a 64×N fp32 tile, MMA_Traits<Atom>::CLayout) out as
+// bf16, two ways:
+//
+//   store_accumulators_bf16   from registers straight to C in global memory, each thread storing
+//                             its own values (two neighbours along N as one 32-bit store), masked
+//                             at C's edges: any C, any M and N
+//   stage_accumulators_bf16   columns [64j, 64j + 64) into a 64×64 bf16 tile in shared memory with
+//                             stmatrix (128-byte swizzled rows: no bank conflicts, and the layout a
+//                             TMA store with the 128-byte swizzle reads), from where one thread sends
+//                             the whole tile out with one TMA store (copy_sm90_tma.hpp)
+//
+// Where stmatrix puts what: in the accumulator layout each warp holds 16 rows of the tile, and
+// within one 8-column group its values 2h and 2h+1 (h = 0, 1: rows +0 and +8) are exactly an 8×8
+// matrix in the fragment order stmatrix takes (lane l: row l/4, columns 2(l%4), 2(l%4)+1). One
+// stmatrix.x4 stores four of them: rows +0 and +8 of two neighbouring column groups.
+// StsmAccumulatorMap says which register and which address each lane gives;
+// tests/layout/test_epilogue_sm90.cpp runs it through the host emulation of stmatrix and checks that
+// every element lands where the accumulator layout says it belongs.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include <cuda_bf16.h>
+
+#include "layout/ldmatrix.hpp"  // SM90_U32x4_STSM_N
+#include "layout/mma_sm90.hpp"
+
+namespace mm {
+
+/// The stmatrix.x4 stores of one 64×64 chunk of a warpgroup's accumulators: for lane `lane` of
+/// warp `warp` (0..3) and store `q` (0..3) of the chunk, which accumulator pairs go in its four
+/// registers and which row of the chunk it addresses.
+struct StsmAccumulatorMap {
+  /// Index (into the thread's N/2 accumulators) of the first of the two values of register `reg` of
+  /// store `q` in chunk `j`: matrices (rows +0, group g), (rows +8, g), (+0, g+1), (+8, g+1), g = 8j + 2q.
+  MM_HD static constexpr int acc_index(int j, int q, int reg) { return 4 * (8 * j + 2 * q + reg / 2) + 2 * (reg % 2); }
+  /// The chunk row (0..63) lane `lane` of warp `warp` addresses: row l%8 of matrix l/8.
+  MM_HD static constexpr int row(int warp, int lane) { return 16 * warp + 8 * ((lane / 8) % 2) + lane % 8; }
+  /// The chunk column (0..63, a multiple of 8) where that row's 8 elements start, in store `q`.
+  MM_HD static constexpr int col(int q, int lane) { return 8 * (2 * q + lane / 16); }
+};
+
+/// Two fp32 as one 32-bit word of two bf16 (the first in the low half), rounded to nearest.
+MM_HD std::uint32_t pack_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__)
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<std::uint32_t*>(&v);
+#else
+  __nv_bfloat16 l = __float2bfloat16_rn(lo), h = __float2bfloat16_rn(hi);
+  std::uint16_t lb, hb;
+  std::memcpy(&lb, &l, 2);
+  std::memcpy(&hb, &h, 2);
+  return std::uint32_t(lb) | std::uint32_t(hb) << 16;
+#endif
+}
+
+/// Writes columns [64j, 64j+64) of this warpgroup's accumulators (thread `t` of the warpgroup,
+/// `acc` in the order of the wgmma's C layout) as bf16 into `chunk`, a (64,64) shared-memory tensor,
+/// with four stmatrix.x4 per thread. sm_90.
+template <int NAcc, class Chunk>
+MM_HD void stage_accumulators_bf16(float const (&acc)[NAcc], int j, Chunk& chunk, int t) {
+  const int warp = t / 32, lane = t % 32;
+MM_UNROLL
+  for (int q = 0; q < 4; ++q) {
+    std::uint32_t r[4];
+MM_UNROLL
+    for (int reg = 0; reg < 4; ++reg) {
+      const int i = StsmAccumulatorMap::acc_index(j, q, reg);
+      r[reg] = pack_bf16x2(acc[i], acc[i + 1]);
+    }
+    auto& row = *reinterpret_cast<uint128_t*>(&chunk(StsmAccumulatorMap::row(warp, lane), StsmAccumulatorMap::col(q, lane)));
+    SM90_U32x4_STSM_N::copy(r[0], r[1], r[2], r[3], row);
+  }
+}
+
+/// Stores this warpgroup's 64×N accumulator tile (thread `t`, layout MMA_Traits<Atom>::CLayout) as
+/// bf16 into row-major C (M×N, pitch `ldc`) at rows m0.., columns n0..; elements outside C are
+/// skipped. `pairs`: two neighbouring elements of a row are one aligned 32-bit word (C's pointer and
+/// pitch allow it), stored at once.
+///
+/// The accumulator layout is a sum of a thread part and a value part, in rows and in columns
+/// separately (rows: 16·warp + lane/4 plus 0 or 8; columns: 2·(lane%4) plus 8·(i/4) + i%2;
+/// tests/layout/test_persistent_pieces.cpp checks it): the thread's row and column are computed once,
+/// and each value adds compile-time constants. (Taking m = idx % 64 of the whole index per value
+/// makes the compiler keep N/4 run-time offsets alive, which a persistent kernel spills.)
+template <class Atom, int NAcc>
+MM_HD void store_accumulators_bf16(float const (&acc)[NAcc], __nv_bfloat16* c, int ldc, int m0, int n0, int M, int N,
+                                   bool pairs, int t) {
+  using CLayout = typename MMA_Traits<Atom>::CLayout;  // (thr,val) -> m + 64·n in the warpgroup's tile
+  const int thread_idx = CLayout{}(t, 0);
+  const int mt = m0 + thread_idx % 64, nt = n0 + thread_idx / 64;  // this thread's first value
+MM_UNROLL
+  for (int v = 0; v < NAcc; v += 2) {
+    constexpr CLayout layout{};
+    const int value_idx = layout(0, v);  // a constant once the loop is unrolled
+    const int m = mt + value_idx % 64, n = nt + value_idx / 64;
+    if (m >= M) continue;
+    __nv_bfloat16* dst = c + std::int64_t(m) * ldc + n;
+    if (pairs && n + 1 < N) {
+      *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(acc[v], acc[v + 1]);
+    } else {
+      if (n < N) dst[0] = __float2bfloat16_rn(acc[v]);
+      if (n + 1 < N) dst[1] = __float2bfloat16_rn(acc[v + 1]);
+    }
+  }
+}
+
+}  // namespace mm

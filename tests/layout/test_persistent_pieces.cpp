@@ -1,0 +1,178 @@
+// The pieces chapter 10 adds to the layout library, on the CPU: the grouped tile scheduler visits
+// every tile once and keeps the tiles in flight together; a pipeline position flips its phase each
+// round; multicast masks; and the stmatrix epilogue puts every accumulator where the wgmma
+// accumulator layout (checked against the PTX ISA in test_mma_sm90.cpp) says it belongs.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "layout/all.hpp"
+#include "layout/cluster.hpp"
+#include "layout/epilogue_sm90.hpp"
+#include "layout/pipeline.hpp"
+#include "layout/tile_scheduler.hpp"
+
+using namespace mm;
+
+namespace {
+
+// ---- The grouped tile scheduler ----
+
+TEST(TileScheduler, VisitsEveryTileExactlyOnce) {
+  for (int tiles_m : {1, 2, 7, 16, 17, 33, 64})
+    for (int tiles_n : {1, 3, 8, 32})
+      for (int group : {1, 4, 8, 16, 100}) {
+        const GroupedTileScheduler s{tiles_m, tiles_n, group};
+        ASSERT_EQ(s.size(), std::int64_t(tiles_m) * tiles_n);
+        std::vector<int> hits(std::size_t(s.size()), 0);
+        for (std::int64_t i = 0; i < s.size(); ++i) {
+          const TileCoord c = s.tile(i);
+          ASSERT_GE(c.m, 0);
+          ASSERT_LT(c.m, tiles_m);
+          ASSERT_GE(c.n, 0);
+          ASSERT_LT(c.n, tiles_n);
+          hits[std::size_t(c.m) * tiles_n + c.n] += 1;
+        }
+        for (int h : hits) ASSERT_EQ(h, 1) << tiles_m << "x" << tiles_n << " group " << group;
+      }
+}
+
+TEST(TileScheduler, WalksDownAGroupThenRight) {
+  // 32×16 tiles (4096² in 128×256 tiles), groups of 8 rows: tiles 0-7 are column 0, rows 0-7; tile 8
+  // starts column 1; tile 128 (8 rows × 16 columns later) starts the second group at row 8.
+  const GroupedTileScheduler s{32, 16, 8};
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(s.tile(i).m, i);
+    EXPECT_EQ(s.tile(i).n, 0);
+  }
+  EXPECT_EQ(s.tile(8).m, 0);
+  EXPECT_EQ(s.tile(8).n, 1);
+  EXPECT_EQ(s.tile(128).m, 8);
+  EXPECT_EQ(s.tile(128).n, 0);
+  // The last group of a grid whose rows are not a multiple of the group is shorter, walked the same way.
+  const GroupedTileScheduler r{10, 3, 4};  // groups of rows 0-3, 4-7, 8-9
+  EXPECT_EQ(r.tile(24).m, 8);
+  EXPECT_EQ(r.tile(24).n, 0);
+  EXPECT_EQ(r.tile(25).m, 9);
+  EXPECT_EQ(r.tile(26).m, 8);
+  EXPECT_EQ(r.tile(26).n, 1);
+}
+
+TEST(TileScheduler, TilesInFlightShareOperands) {
+  // 132 consecutive tiles (one per SM) of a 64×32 grid (8192² in 128×256 tiles): in grouped order
+  // with 16 rows they touch 16 rows of tiles (panels of A) and 9 columns (panels of B); row-major
+  // order (a group of 1... i.e. every tile of a row first) touches 5 rows and all 32 columns.
+  auto panels = [](const GroupedTileScheduler& s, std::int64_t first) {
+    std::set<int> rows, cols;
+    for (std::int64_t i = first; i < first + 132 && i < s.size(); ++i) {
+      rows.insert(s.tile(i).m);
+      cols.insert(s.tile(i).n);
+    }
+    return std::pair<int, int>(int(rows.size()), int(cols.size()));
+  };
+  const auto grouped = panels(GroupedTileScheduler{64, 32, 16}, 0);
+  EXPECT_EQ(grouped.first, 16);
+  EXPECT_EQ(grouped.second, 9);
+  // A group as tall as the grid walks whole columns: 132 tiles are 64 rows × 3 columns (minus 60).
+  const auto columns = panels(GroupedTileScheduler{64, 32, 64}, 0);
+  EXPECT_EQ(columns.first, 64);
+  EXPECT_EQ(columns.second, 3);
+  // Fewer panels in flight with the grouped order: 16 + 9 against 64 + 3.
+  EXPECT_LT(grouped.first + grouped.second, columns.first + columns.second);
+}
+
+// ---- Pipeline positions, multicast masks ----
+
+TEST(PipelineState, PhaseFlipsEachRound) {
+  PipelineState<4> s;
+  std::vector<std::pair<int, unsigned>> seen;
+  for (int i = 0; i < 10; ++i) {
+    seen.emplace_back(s.index, s.phase);
+    s.advance();
+  }
+  const std::vector<std::pair<int, unsigned>> expected = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1},
+                                                          {1, 1}, {2, 1}, {3, 1}, {0, 0}, {1, 0}};
+  EXPECT_EQ(seen, expected);
+}
+
+TEST(Cluster, MulticastMasks) {
+  EXPECT_EQ(multicast_mask(0, 1), 0b1);
+  EXPECT_EQ(multicast_mask(0, 2), 0b11);
+  EXPECT_EQ(multicast_mask(1, 2, 2), 0b1010);
+  EXPECT_EQ(multicast_mask(0, 4), 0b1111);
+}
+
+// ---- The stmatrix epilogue ----
+
+// Each thread t of the warpgroup holds accumulator i of its 64×256 tile; identify it as t·128 + i
+// (it fits 16 bits) and let stmatrix (emulated on the host, with the addresses and registers
+// StsmAccumulatorMap gives) store chunk j: element (r, c) of the chunk must be the accumulator
+// that the wgmma C layout places at row r, column 64j + c.
+TEST(EpilogueSm90, StmatrixPutsEveryAccumulatorWhereTheCLayoutSays) {
+  using Atom = SM90_64xNx16_F32BF16BF16_SS<256, GmmaMajor::K, GmmaMajor::K>;
+  using CLayout = MMA_Traits<Atom>::CLayout;  // (thr,val) -> m + 64·n
+  std::vector<int> owner(64 * 256, -1);       // m + 64·n -> the id of the accumulator there
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 128; ++i) owner[std::size_t(CLayout{}(t, i))] = t * 128 + i;
+  for (int j = 0; j < 4; ++j) {
+    std::array<std::uint16_t, 64 * 64> chunk;  // row-major 64×64 (no swizzle: the addresses are what is tested)
+    chunk.fill(0xFFFF);
+    for (int warp = 0; warp < 4; ++warp)
+      for (int q = 0; q < 4; ++q) {
+        std::array<std::array<std::uint32_t, 4>, 32> regs{};
+        std::array<void*, 32> rows{};
+        for (int lane = 0; lane < 32; ++lane) {
+          const int t = 32 * warp + lane;
+          for (int reg = 0; reg < 4; ++reg) {
+            const int i = StsmAccumulatorMap::acc_index(j, q, reg);
+            regs[lane][reg] = std::uint32_t(t * 128 + i) | std::uint32_t(t * 128 + i + 1) << 16;
+          }
+          rows[lane] = &chunk[std::size_t(64 * StsmAccumulatorMap::row(warp, lane) + StsmAccumulatorMap::col(q, lane))];
+        }
+        stmatrix_x4_on_host(regs, rows);
+      }
+    for (int r = 0; r < 64; ++r)
+      for (int c = 0; c < 64; ++c)
+        ASSERT_EQ(int(chunk[std::size_t(64 * r + c)]), owner[std::size_t(r + 64 * (64 * j + c))])
+            << "chunk " << j << " row " << r << " column " << c;
+  }
+}
+
+TEST(EpilogueSm90, StmatrixRowsAreOneSwizzleUnitAndConflictFree) {
+  // In the 128-byte-swizzled 64×64 bf16 piece, the 8 rows one matrix writes land in 8 different
+  // 16-byte bank groups: a stmatrix.x4 writes 512 bytes in 4 wavefronts, the minimum.
+  auto piece = composition(Swizzle<3, 3, 3>{}, Layout<Shape<_64, _64>, Stride<_64, _1>>{});
+  for (int warp = 0; warp < 4; ++warp)
+    for (int q = 0; q < 4; ++q)
+      for (int m = 0; m < 4; ++m) {
+        std::set<int> groups;
+        for (int lane = 8 * m; lane < 8 * m + 8; ++lane) {
+          const int off = int(piece(StsmAccumulatorMap::row(warp, lane), StsmAccumulatorMap::col(q, lane)));
+          ASSERT_EQ(off % 8, 0) << "a row starts a 16-byte unit";
+          groups.insert((off * 2 / 16) % 8);  // which 16-byte group of the 128-byte bank window
+        }
+        EXPECT_EQ(groups.size(), 8u) << "warp " << warp << " store " << q << " matrix " << m;
+      }
+}
+
+}  // namespace
+
+namespace {
+// store_accumulators_bf16 splits the accumulator layout into a thread part and a value part, in rows
+// and columns separately: that is only right if, for every thread and value, row(t, v) = row(t, 0) +
+// row(0, v) and likewise for the column.
+TEST(EpilogueSm90, AccumulatorLayoutSplitsIntoThreadAndValueParts) {
+  using Atom = SM90_64xNx16_F32BF16BF16_SS<256, GmmaMajor::MN, GmmaMajor::K>;
+  using CLayout = MMA_Traits<Atom>::CLayout;
+  for (int t = 0; t < 128; ++t)
+    for (int v = 0; v < 128; ++v) {
+      const int idx = CLayout{}(t, v), ti = CLayout{}(t, 0), vi = CLayout{}(0, v);
+      ASSERT_EQ(idx % 64, ti % 64 + vi % 64) << "thread " << t << " value " << v;
+      ASSERT_EQ(idx / 64, ti / 64 + vi / 64) << "thread " << t << " value " << v;
+    }
+}
+}  // namespace

@@ -163,9 +163,9 @@ def canonical(rows: list[Row]) -> list[Row]:
     return sorted(keep, key=lambda r: order[id(r)])
 
 
-# A chapter's tuning sweep ("07_pipelined_simt_sweep") or ceiling probe ("08_tensor_cores_ceiling"):
+# A chapter's tuning sweep ("07_pipelined_simt_sweep"), ceiling probe ("08_tensor_cores_ceiling") or size sweep ("10_hopper_persistent_sizes"):
 # evidence for a page, not a chapter of the ladder.
-TUNING_SUFFIXES = ("_sweep", "_ceiling")
+TUNING_SUFFIXES = ("_sweep", "_ceiling", "_sizes")
 
 
 def is_tuning(chapter: str) -> bool:

@@ -1,5 +1,5 @@
 // Chapter 10: keeping Hopper's tensor cores busy. Warp specialization with setmaxnreg, a persistent
-// grouped tile scheduler, clusters with TMA multicast, a TMA-store epilogue; bf16 in, fp32
+// grouped tile scheduler, a TMA-store epilogue, clusters with TMA multicast; bf16 in, fp32
 // accumulation, bf16 C, next to cuBLAS bf16 and chapter 09's best kernel, C = A·B (RRR) and
 // C = A·Bᵀ (RCR).
 //
@@ -16,8 +16,8 @@ using bf16 = __nv_bfloat16;
 int main(int argc, char** argv) {
   const mm::GemmChapter chapter{
       .chapter = "10_hopper_persistent",
-      .description = "Chapter 10: warp specialization, a persistent tile scheduler, clusters with TMA multicast, "
-                     "a TMA-store epilogue (bf16, fp32 accumulation, bf16 C); RRR and RCR",
+      .description = "Chapter 10: warp specialization, a persistent tile scheduler, a TMA-store epilogue, "
+                     "clusters with TMA multicast (bf16, fp32 accumulation, bf16 C); RRR and RCR",
       .default_sizes = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}},
       .layouts = {"RRR", "RCR"},
       .needs = mm::arch::sm90a,
@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
                      ch09::wgmma_rejects<ch09::InFlightCfg>),
               MM_CH10_KERNEL("warp_specialized", WarpSpecializedCfg),
               MM_CH10_KERNEL("persistent", PersistentCfg),
-              MM_CH10_KERNEL("cluster_multicast", ClusterCfg),
               MM_CH10_KERNEL("tma_store", TmaStoreCfg),
+              MM_CH10_KERNEL("cluster_multicast", ClusterCfg),
           }});
 #undef MM_CH10_KERNEL
 }

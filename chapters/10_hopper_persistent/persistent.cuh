@@ -10,11 +10,11 @@
 //   persistent         one block per SM, each looping over tiles in a grouped order (the scheduler
 //                      in layout/tile_scheduler.hpp); the producer fills the next tile's stages
 //                      while the consumers are still storing the last one
-//   cluster_multicast  clusters of 2 blocks on vertically adjacent tiles: each loads half of the B
-//                      tile they share and multicasts it into both (TMA multicast): L2 reads of B halve
 //   tma_store          the epilogue stages each 64×64 piece of C in shared memory (stmatrix) and
 //                      one thread stores it with TMA, two buffers per consumer, so the consumers
 //                      return to the next tile's main loop without waiting for their stores
+//   cluster_multicast  clusters of 2 blocks on vertically adjacent tiles: each loads half of the B
+//                      tile they share and multicasts it into both (TMA multicast): L2 reads of B halve
 // C = A·B with A (M×K) row-major and B row-major (RRR) or stored N×K (RCR), C row-major; bf16 in, fp32
 // accumulators, bf16 out. Any M and N; K, and N in RRR, multiples of 8 (TMA's 16-byte row pitch,
 // chapter 09's rule). The TMA-store epilogue needs C's rows 16-byte aligned too (N % 8 == 0 and an
@@ -103,10 +103,10 @@ struct Config {
 using WarpSpecializedCfg = Config<false, 1, Epilogue::registers>;
 /// persistent: as many blocks as fit, each looping over tiles in grouped order.
 using PersistentCfg = Config<true, 1, Epilogue::registers>;
-/// cluster_multicast: clusters of two blocks sharing their B tile through TMA multicast.
-using ClusterCfg = Config<true, 2, Epilogue::registers>;
 /// tma_store: the epilogue through shared memory and TMA stores.
-using TmaStoreCfg = Config<true, 2, Epilogue::tma_store>;
+using TmaStoreCfg = Config<true, 1, Epilogue::tma_store>;
+/// cluster_multicast: tma_store in clusters of two blocks sharing their B tile through TMA multicast.
+using ClusterCfg = Config<true, 2, Epilogue::tma_store>;
 
 // ---- The kernel ----
 
@@ -348,7 +348,7 @@ void launch_persistent(const GemmProblem& p, const bf16* A, const bf16* B, bf16*
 //
 // Each configuration is instantiated once, in kernels.cu, and linked into the chapter binary and its
 // tests.
-#define MM_CH10_LADDER(X) X(WarpSpecializedCfg) X(PersistentCfg) X(ClusterCfg) X(TmaStoreCfg)
+#define MM_CH10_LADDER(X) X(WarpSpecializedCfg) X(PersistentCfg) X(TmaStoreCfg) X(ClusterCfg)
 #define MM_CH10_DECLARE(Cfg)                                                                                  \
   extern template std::function<void(cudaStream_t)> prepare_persistent<Cfg>(const GemmProblem&, const bf16*, \
                                                                             const bf16*, bf16*);

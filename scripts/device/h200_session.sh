@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How the committed H200 results were produced: one call on the GPU machine runs
-#   bash scripts/device/h200_session.sh [tests] [chapters] [sanitize] [ncu]
+#   bash scripts/device/h200_session.sh [tests] [chapters] [sanitize] [ncu] [repeat]
 # over a build made on a CPU machine (configured there as build-lead/, e.g. for sm_90a with
 # -DMM_CH07_SWEEP=ON; scripts/device/pack_build.sh copies it without its objects into .carry/; its
 # absolute paths are /work/main/... there as here). CHAPTERS, NCU and SANITIZE select what runs.
@@ -55,6 +55,8 @@ for step in "${steps[@]}"; do
       case $name in
         ch05*|ch06*|ch07_pipelined_simt|ch08_tensor_cores|ch09_hopper_wgmma_tma|ch10_hopper_persistent) extra=(--layout all) ;;  # every storage order is the same kernel
         ch07_sweep) extra=(--sizes 4096,8192 --layout RRR,RCR) ;;  # the block-tile sweep behind ch07's last step
+        ch10_sweep) extra=(--sizes 2048,4096,8192 --layout RRR,RCR) ;;  # the configuration sweep behind ch10's last step
+        ch10_sizes) extra=(--layout all) ;;  # ch10's best against cuBLAS from 1024^3 to 16384^3
       esac
       start=$SECONDS
       "$exe" --csv "$OUT/data/$name.csv" "${extra[@]}" >"$OUT/logs/$name.log" 2>&1
@@ -118,6 +120,14 @@ for step in "${steps[@]}"; do
     # Chapter 10: the same counters for each step, chapter 09's best and cuBLAS's kernel.
     for order in RRR RCR; do
       prof ch10_$order ch10_hopper_persistent --kernel-name regex:"gemm|xmma|nvjet|sm90|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --print-details all --metrics $gmma -- --sizes 4096 --layout $order
+    done
+    ;;
+  repeat)
+    # The headline run again (REPEATS times), for the spread of the ratios a README quotes.
+    for i in $(seq "${REPEATS:-2}"); do
+      "$bin"/ch10_hopper_persistent --sizes 4096,8192 --layout all --kernel ch09_wgmma_in_flight,tma_store \
+        --csv "$OUT/data/ch10_repeat_$i.csv" >"$OUT/logs/ch10_repeat_$i.log" 2>&1
+      say "ch10 repeat $i rc=$?"
     done
     ;;
   *) say "unknown step $step" ;;

@@ -36,8 +36,8 @@ void PrintTo(const Kernel& k, std::ostream* os) { *os << k.name; }
 const Kernel kKernels[] = {
     MM_CH10_TEST_KERNEL("warp_specialized", WarpSpecializedCfg),
     MM_CH10_TEST_KERNEL("persistent", PersistentCfg),
-    MM_CH10_TEST_KERNEL("cluster_multicast", ClusterCfg),
     MM_CH10_TEST_KERNEL("tma_store", TmaStoreCfg),
+    MM_CH10_TEST_KERNEL("cluster_multicast", ClusterCfg),
 };
 #undef MM_CH10_TEST_KERNEL
 
@@ -137,6 +137,7 @@ TEST(ch10_Config, SharedMemoryAndRegistersFit) {
   constexpr int kOptin = 227 * 1024;
   EXPECT_LE(ch10::WarpSpecializedCfg::kSmemBytes, kOptin);
   EXPECT_LE(ch10::TmaStoreCfg::kSmemBytes, kOptin);
+  EXPECT_LE(ch10::ClusterCfg::kSmemBytes, kOptin);
   EXPECT_EQ(ch10::TmaStoreCfg::kThreads, 384);
   EXPECT_LE(ch10::TmaStoreCfg::kProducerRegs * 128 + 2 * ch10::TmaStoreCfg::kConsumerRegs * 128, 65536);
 }

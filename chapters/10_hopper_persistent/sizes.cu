@@ -1,0 +1,53 @@
+// Chapter 10's size sweep: tma_store and cluster_multicast, the chapter's two last steps, and chapter
+// 09's best next to cuBLAS from 1024³ to 16384³ and at shapes of transformer layers (a 4096-token batch through a 4096×11008
+// MLP projection and back, an 8192×8192 layer with K = 1024), RRR and RCR: the figure "Against cuBLAS
+// at every size" in the README. Its rows are chapter "10_hopper_persistent_sizes", kept out of the
+// chapter's own table.
+//
+// Build: cmake --build build --target ch10_sizes
+// Run:   build/bin/ch10_sizes --layout all [--csv results.csv]
+#include "09_hopper_wgmma_tma/wgmma_tma.cuh"
+#include "10_hopper_persistent/persistent.cuh"
+#include "harness/gemm_runner.hpp"
+
+namespace ch09 = mm::ch09;
+namespace ch10 = mm::ch10;
+using bf16 = __nv_bfloat16;
+
+int main(int argc, char** argv) {
+  const mm::GemmChapter chapter{
+      .chapter = "10_hopper_persistent_sizes",
+      .description = "Chapter 10 across sizes: tma_store, cluster_multicast and chapter 09's best against cuBLAS, 1024^3 to 16384^3 "
+                     "and transformer-layer shapes",
+      .default_sizes = {{1024, 1024, 1024},
+                        {2048, 2048, 2048},
+                        {3072, 3072, 3072},
+                        {4096, 4096, 4096},
+                        {6144, 6144, 6144},
+                        {8192, 8192, 8192},
+                        {12288, 12288, 12288},
+                        {16384, 16384, 16384},
+                        {4096, 11008, 4096},
+                        {4096, 4096, 11008},
+                        {8192, 8192, 1024}},
+      .layouts = {"RRR", "RCR"},
+      .default_reps = 10,
+      .needs = mm::arch::sm90a,
+  };
+  auto kernel = [](const char* name, mm::GemmLaunch<bf16, bf16> launch, mm::GemmPrepare<bf16, bf16> prepare,
+                   auto rejects) {
+    return mm::GemmKernel<bf16, bf16>{.name = name, .dtype = mm::DType::bf16, .launch = launch, .rejects = rejects,
+                                      .needs = mm::arch::sm90a, .prepare = prepare};
+  };
+  return mm::run_gemm_chapter(
+      argc, argv, chapter,
+      mm::GemmKernelGroup<bf16, bf16>{
+          .kernels = {
+              kernel("ch09_wgmma_in_flight", ch09::launch_wgmma<ch09::InFlightCfg>, ch09::prepare_wgmma<ch09::InFlightCfg>,
+                     ch09::wgmma_rejects<ch09::InFlightCfg>),
+              kernel("tma_store", ch10::launch_persistent<ch10::TmaStoreCfg>, ch10::prepare_persistent<ch10::TmaStoreCfg>,
+                     ch10::persistent_rejects<ch10::TmaStoreCfg>),
+              kernel("cluster_multicast", ch10::launch_persistent<ch10::ClusterCfg>,
+                     ch10::prepare_persistent<ch10::ClusterCfg>, ch10::persistent_rejects<ch10::ClusterCfg>),
+          }});
+}

@@ -13,7 +13,9 @@ as PNG and SVG, into --out:
   speedup_vs_cpu    speedup over chapter 01's naive CPU loop (log scale);
   tflops_vs_size    TFLOP/s against the (square) matrix size, cuBLAS dashed (one style per dtype);
   copy_bandwidth    GB/s of the copy chapter's kernels against cudaMemcpy
-                    (only when copy rows exist).
+                    (only when copy rows exist);
+  vs_cublas_sizes   % of cuBLAS against the problem, for a chapter's size sweep
+                    (rows of a chapter named *_sizes; only when such rows exist).
 
 A figure whose data is missing is skipped with a note; a directory without any
 CSV is an error (exit 2).
@@ -321,6 +323,43 @@ def plot_copy(rows, colors, out_dir) -> bool:
     return True
 
 
+def plot_vs_cublas_sizes(all_rows, out_dir) -> bool:
+    """% of cuBLAS of each kernel of a size sweep (chapter "NN_name_sizes") at every problem it ran,
+    in the order the binary ran them; one line per kernel and storage order, 100% drawn."""
+    name = "vs_cublas_sizes"
+    sweeps = sorted({r.chapter for r in all_rows if r.chapter.endswith("_sizes")})
+    if not sweeps:
+        skip(name, "no size-sweep rows (a chapter named *_sizes)", out_dir)
+        return False
+    rows = [r for r in all_rows if r.chapter == sweeps[-1]]
+    problems: list[tuple[int, int, int]] = []
+    for r in rows:
+        if (r.m, r.n, r.k) not in problems:
+            problems.append((r.m, r.n, r.k))
+    labels = [f"{m}³" if m == n == k else f"{m}×{n}×{k}" for m, n, k in problems]
+    fig, ax = plt.subplots(figsize=(max(7.5, 0.75 * len(problems) + 2.5), 4.8))
+    kernels = [k for k in dict.fromkeys(r.kernel for r in rows) if k != rd.GEMM_BASELINE]
+    palette = plt.get_cmap("tab10")
+    for i, kernel in enumerate(kernels):
+        for layout, style in zip(sorted({r.layout for r in rows}), ["-", "--", ":"]):
+            pts = {(r.m, r.n, r.k): rd.pct_of_baseline(all_rows, r) for r in rows
+                   if r.kernel == kernel and r.layout == layout}
+            xs = [j for j, pr in enumerate(problems) if pts.get(pr) is not None]
+            if xs:
+                ax.plot(xs, [pts[problems[j]] for j in xs], marker="o", markersize=4, linestyle=style,
+                        color=palette(i), label=f"{kernel} ({layout})")
+    ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="cuBLAS (same run)")
+    ax.set_xticks(range(len(problems)))
+    ax.set_xticklabels(labels, rotation=35, ha="right")
+    ax.set_ylabel("% of cuBLAS (ratio of median times)")
+    ax.set_xlabel("problem (M×N×K)")
+    gpus = " / ".join(sorted({r.gpu for r in rows} - {""})) or "GPU"
+    ax.set_title(f"Against cuBLAS at every size (chapter {chapter_label(sweeps[-1].rsplit('_', 1)[0])}, {gpus})")
+    ax.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    save(fig, out_dir, name)
+    return True
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description="Draw gemm-ladder's figures from the chapters' result CSVs.")
     p.add_argument("--data", type=pathlib.Path, default=REPO / "plots" / "data" / "h200",
@@ -339,7 +378,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         # Figures compare chapters on C = A·B, all row-major; tuning sweeps are not chapters.
-        rows = [r for r in rd.canonical(rd.load(args.data)) if not rd.is_tuning(r.chapter)]
+        all_rows = rd.load(args.data)
+        rows = [r for r in rd.canonical(all_rows) if not rd.is_tuning(r.chapter)]
     except (rd.DataError, OSError) as e:
         print(f"error: --data: {e}", file=sys.stderr)
         return 2
@@ -349,7 +389,8 @@ def main(argv=None) -> int:
         return 2
     colors = chapter_colors(rd.chapters(rows))
     drawn = [plot_headline(rows, headline, colors, args.out), plot_speedup(rows, headline, colors, args.out),
-             plot_vs_size(rows, colors, args.out), plot_copy(rows, colors, args.out)]
+             plot_vs_size(rows, colors, args.out), plot_copy(rows, colors, args.out),
+             plot_vs_cublas_sizes(all_rows, args.out)]
     if not any(drawn):
         print(f"error: --data: nothing to plot in {args.data}", file=sys.stderr)
         return 2

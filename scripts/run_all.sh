@@ -12,7 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_transpose
           ch05_layout_matmul ch06_tiled_copy_mma ch07_pipelined_simt ch08_tensor_cores ch08_mma_ceiling
-          ch09_hopper_wgmma_tma)
+          ch09_hopper_wgmma_tma ch10_hopper_persistent ch10_sizes)
 
 mm_check_tools
 mm_venv
@@ -36,7 +36,8 @@ if gpu="$(mm_gpu_name)"; then
     args=()
     case $c in
       ch01_cpu_matmul) args=(--thread-sweep) ;;              # how the threaded kernel scales
-      ch05_layout_matmul|ch06_tiled_copy_mma|ch07_pipelined_simt|ch08_tensor_cores|ch09_hopper_wgmma_tma) args=(--layout all) ;;  # every storage order, one kernel
+      ch05_layout_matmul|ch06_tiled_copy_mma|ch07_pipelined_simt|ch08_tensor_cores|ch09_hopper_wgmma_tma|ch10_hopper_persistent|ch10_sizes)
+        args=(--layout all) ;;  # every storage order, one kernel
     esac
     if ! "build/bin/$c" --csv "$out/$c.csv" "${args[@]}"; then
       failed+=("$c")

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-FIGURES = ["gemm_tflops", "speedup_vs_cpu", "tflops_vs_size", "copy_bandwidth"]
+FIGURES = ["gemm_tflops", "speedup_vs_cpu", "tflops_vs_size", "copy_bandwidth", "vs_cublas_sizes"]
 
 
 def fail(msg: str) -> None:

@@ -89,6 +89,12 @@ def main(out_dir: pathlib.Path) -> None:
                  gemm_row(tc, "mma_tf32", n, 100.0, tf32_cublas if given else None, layout, dtype="tf32")]
     files["ch08_tensor_cores.csv"] = ch08
 
+    # A size sweep (chapter "*_sizes"): its own figure, never a chapter of the summary.
+    sz = "10_hopper_persistent_sizes"
+    files["ch10_sizes.csv"] = [row for n in (1024, 2048, 4096) for layout in ("RRR", "RCR") for row in (
+        gemm_row(sz, "cuBLAS", n, 700.0, layout=layout, dtype="bf16"),
+        gemm_row(sz, "tma_store", n, 0.5 * n / 40.96 + 600.0, 700.0, layout, dtype="bf16"))]
+
     for name, rows in files.items():
         path = out_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -290,19 +290,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
 
 // ---- Host ----
 
-/// Empty when the chapter's kernels take `p`; otherwise the constraint it breaks.
-template <class Cfg>
-std::string wgmma_rejects(const GemmProblem& p) {
+/// Empty when TMA can describe the operands of `p` (row-major A and C, bf16); otherwise the rule it
+/// breaks. Chapter 10's kernels take the same problems.
+inline std::string tma_gemm_rejects(const GemmProblem& p) {
   if (p.a != Order::row || p.c != Order::row) return "takes a row-major A and C (layouts RRR and RCR)";
   if (p.k % 8 != 0)
     return "needs K % 8 == 0: TMA reads rows whose pitch is a multiple of 16 bytes (A is M×K bf16, row-major)";
   if (p.b == Order::row && p.n % 8 != 0)
     return "needs N % 8 == 0 in RRR: TMA reads rows whose pitch is a multiple of 16 bytes (B is K×N bf16, row-major)";
+  if (p.m > launch::int32_max || p.n > launch::int32_max || p.k > launch::int32_max)
+    return "needs M, N and K below 2^31 (TMA coordinates are 32-bit)";
+  return {};
+}
+
+/// Empty when the chapter's kernels take `p`; otherwise the constraint it breaks.
+template <class Cfg>
+std::string wgmma_rejects(const GemmProblem& p) {
+  if (std::string why = tma_gemm_rejects(p); !why.empty()) return why;
   if (ceil_div(p.n, Cfg::BN::value) > max_grid_y)
     return "needs N <= " + std::to_string(max_grid_y * Cfg::BN::value) + " (65535 tiles of " +
            std::to_string(Cfg::BN::value) + " columns along grid y)";
-  if (p.m > launch::int32_max || p.n > launch::int32_max || p.k > launch::int32_max)
-    return "needs M, N and K below 2^31 (TMA coordinates are 32-bit)";
   return {};
 }
 

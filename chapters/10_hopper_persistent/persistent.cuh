@@ -278,17 +278,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) persistent_gemm_kernel(const
 
 // ---- Host ----
 
-/// Empty when the chapter's kernels take `p`; otherwise the constraint it breaks.
+/// Empty when the chapter's kernels take `p`; otherwise the constraint it breaks: chapter 09's TMA
+/// rules (the grid is one-dimensional here, so N has no grid limit).
 template <class Cfg>
 std::string persistent_rejects(const GemmProblem& p) {
-  if (p.a != Order::row || p.c != Order::row) return "takes a row-major A and C (layouts RRR and RCR)";
-  if (p.k % 8 != 0)
-    return "needs K % 8 == 0: TMA reads rows whose pitch is a multiple of 16 bytes (A is M×K bf16, row-major)";
-  if (p.b == Order::row && p.n % 8 != 0)
-    return "needs N % 8 == 0 in RRR: TMA reads rows whose pitch is a multiple of 16 bytes (B is K×N bf16, row-major)";
-  if (p.m > launch::int32_max || p.n > launch::int32_max || p.k > launch::int32_max)
-    return "needs M, N and K below 2^31 (TMA coordinates are 32-bit)";
-  return {};
+  return ch09::tma_gemm_rejects(p);
 }
 
 /// The one-time preparation of a launch (outside any timed region): the tensor maps, the

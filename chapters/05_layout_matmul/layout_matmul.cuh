@@ -311,3 +311,13 @@ inline void launch_layout_padded(const GemmProblem& p, const float* A, const flo
 }
 
 }  // namespace mm::ch05
+
+// ---- Where the chapter's kernels are compiled ----
+//
+// The two launches (all eight storage orders each) are instantiated once, in kernels.cu, and linked
+// into the chapter binary, its tests and chapter 06, instead of being compiled again in each (the
+// inline launchers above would otherwise instantiate every kernel in every file that includes this).
+namespace mm::ch05 {
+extern template void launch_layout_gemm<false>(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+extern template void launch_layout_gemm<true>(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+}  // namespace mm::ch05

@@ -336,3 +336,14 @@ inline void launch_tiled_prefetch(const GemmProblem& p, const float* A, const fl
 }
 
 }  // namespace mm::ch06
+
+// ---- Where the chapter's kernels are compiled ----
+//
+// Each variant's launch (every storage order) is instantiated once, in kernels.cu, and linked into
+// the chapter binary, its tests and chapter 07's binary, instead of being compiled again in each.
+namespace mm::ch06 {
+extern template void launch_tiled<Variant::vec128>(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+extern template void launch_tiled<Variant::vec128_uncoalesced>(const GemmProblem&, const float*, const float*, float*,
+                                                                cudaStream_t);
+extern template void launch_tiled<Variant::prefetch>(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+}  // namespace mm::ch06

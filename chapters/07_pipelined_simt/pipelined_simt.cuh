@@ -468,3 +468,17 @@ void launch_pipelined(const GemmProblem& p, const float* A, const float* B, floa
 }
 
 }  // namespace mm::ch07
+
+// ---- Where the ladder's kernels are compiled ----
+//
+// Each configuration's launch (every storage order) is instantiated once, in kernels.cu, and linked
+// into the chapter binary and its tests, instead of being compiled again in each of them.
+#define MM_CH07_LADDER(X)                                                                               \
+  X(PipelinedCfg<2>) X(PipelinedCfg<3>) X(PipelinedCfg<4>) X(WarpTiledCfg) X(SwizzledCfg) X(FragmentPipelinedCfg) \
+  X(DeepKCfg) X(BigTileCfg)
+#define MM_CH07_DECLARE(Cfg) \
+  extern template void launch_pipelined<Cfg, false>(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+namespace mm::ch07 {
+MM_CH07_LADDER(MM_CH07_DECLARE)
+}  // namespace mm::ch07
+#undef MM_CH07_DECLARE

@@ -21,13 +21,6 @@ int main(int argc, char** argv) {
       .layouts = {"RRR", "RCR"},
       .needs = mm::arch::sm90a,
   };
-  auto wgmma_kernel = [](const char* name, mm::GemmLaunch<bf16, bf16> launch, mm::GemmPrepare<bf16, bf16> prepare,
-                         auto rejects) {
-    return mm::GemmKernel<bf16, bf16>{.name = name, .dtype = mm::DType::bf16, .launch = launch, .rejects = rejects,
-                                      .needs = mm::arch::sm90a, .prepare = prepare};
-  };
-#define MM_CH09_KERNEL(name, Cfg) \
-  wgmma_kernel(name, ch09::launch_wgmma<ch09::Cfg>, ch09::prepare_wgmma<ch09::Cfg>, ch09::wgmma_rejects<ch09::Cfg>)
   return mm::run_gemm_chapter(
       argc, argv, chapter,
       mm::GemmKernelGroup<bf16, bf16>{
@@ -37,11 +30,10 @@ int main(int argc, char** argv) {
                                          .launch = ch08::launch_tensor_core<ch08::StageInPointerCfg, bf16>,
                                          .rejects = ch08::tensor_core_rejects<ch08::StageInPointerCfg>,
                                          .needs = mm::arch::sm80},
-              MM_CH09_KERNEL("wgmma_cp_async", WgmmaCpAsyncCfg),
-              MM_CH09_KERNEL("tma", TmaCfg),
-              MM_CH09_KERNEL("two_consumers", TwoConsumersCfg),
-              MM_CH09_KERNEL("big_tile", BigTileCfg),
-              MM_CH09_KERNEL("wgmma_in_flight", InFlightCfg),
+              ch09::wgmma_kernel<ch09::WgmmaCpAsyncCfg>("wgmma_cp_async"),
+              ch09::wgmma_kernel<ch09::TmaCfg>("tma"),
+              ch09::wgmma_kernel<ch09::TwoConsumersCfg>("two_consumers"),
+              ch09::wgmma_kernel<ch09::BigTileCfg>("big_tile"),
+              ch09::wgmma_kernel<ch09::InFlightCfg>("wgmma_in_flight"),
           }});
-#undef MM_CH09_KERNEL
 }

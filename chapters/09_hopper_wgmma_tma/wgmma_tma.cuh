@@ -33,6 +33,7 @@
 #include <string>
 #include <type_traits>
 
+#include "harness/gemm_runner.hpp"
 #include "harness/launch.hpp"
 #include "harness/problem.hpp"
 #include "harness/smem.hpp"
@@ -351,6 +352,13 @@ std::function<void(cudaStream_t)> prepare_wgmma(const GemmProblem& p, const bf16
 template <class Cfg>
 void launch_wgmma(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, cudaStream_t stream) {
   prepare_wgmma<Cfg>(p, A, B, C)(stream);
+}
+
+/// The chapter driver's row for configuration Cfg: bf16, sm_90a, prepared once per problem.
+template <class Cfg>
+GemmKernel<bf16, bf16> wgmma_kernel(const char* name) {
+  return {.name = name, .dtype = DType::bf16, .launch = launch_wgmma<Cfg>, .rejects = wgmma_rejects<Cfg>,
+          .needs = arch::sm90a, .prepare = prepare_wgmma<Cfg>};
 }
 
 }  // namespace mm::ch09

@@ -22,25 +22,15 @@ int main(int argc, char** argv) {
       .layouts = {"RRR", "RCR"},
       .needs = mm::arch::sm90a,
   };
-  auto kernel = [](const char* name, mm::GemmLaunch<bf16, bf16> launch, mm::GemmPrepare<bf16, bf16> prepare,
-                   auto rejects) {
-    return mm::GemmKernel<bf16, bf16>{.name = name, .dtype = mm::DType::bf16, .launch = launch, .rejects = rejects,
-                                      .needs = mm::arch::sm90a, .prepare = prepare};
-  };
-#define MM_CH10_KERNEL(name, Cfg)                                                                            \
-  kernel(name, ch10::launch_persistent<ch10::Cfg>, ch10::prepare_persistent<ch10::Cfg>,                      \
-         ch10::persistent_rejects<ch10::Cfg>)
   return mm::run_gemm_chapter(
       argc, argv, chapter,
       mm::GemmKernelGroup<bf16, bf16>{
           .kernels = {
               // Chapter 09's best kernel, the point of departure.
-              kernel("ch09_wgmma_in_flight", ch09::launch_wgmma<ch09::InFlightCfg>, ch09::prepare_wgmma<ch09::InFlightCfg>,
-                     ch09::wgmma_rejects<ch09::InFlightCfg>),
-              MM_CH10_KERNEL("warp_specialized", WarpSpecializedCfg),
-              MM_CH10_KERNEL("persistent", PersistentCfg),
-              MM_CH10_KERNEL("tma_store", TmaStoreCfg),
-              MM_CH10_KERNEL("cluster_multicast", ClusterCfg),
+              ch09::wgmma_kernel<ch09::InFlightCfg>("ch09_wgmma_in_flight"),
+              ch10::persistent_kernel<ch10::WarpSpecializedCfg>("warp_specialized"),
+              ch10::persistent_kernel<ch10::PersistentCfg>("persistent"),
+              ch10::persistent_kernel<ch10::TmaStoreCfg>("tma_store"),
+              ch10::persistent_kernel<ch10::ClusterCfg>("cluster_multicast"),
           }});
-#undef MM_CH10_KERNEL
 }

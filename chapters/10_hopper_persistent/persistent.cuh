@@ -36,6 +36,7 @@
 #include "09_hopper_wgmma_tma/wgmma_tma.cuh"  // chapter 09's tile configuration (shared layouts, atoms)
 #include "harness/cluster_launch.hpp"
 #include "harness/cuda_check.hpp"
+#include "harness/gemm_runner.hpp"
 #include "harness/launch.hpp"
 #include "harness/problem.hpp"
 #include "harness/smem.hpp"
@@ -335,6 +336,13 @@ std::function<void(cudaStream_t)> prepare_persistent(const GemmProblem& p, const
 template <class Cfg>
 void launch_persistent(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, cudaStream_t stream) {
   prepare_persistent<Cfg>(p, A, B, C)(stream);
+}
+
+/// The chapter driver's row for configuration Cfg: bf16, sm_90a, prepared once per problem.
+template <class Cfg>
+GemmKernel<bf16, bf16> persistent_kernel(const char* name) {
+  return {.name = name, .dtype = DType::bf16, .launch = launch_persistent<Cfg>, .rejects = persistent_rejects<Cfg>,
+          .needs = arch::sm90a, .prepare = prepare_persistent<Cfg>};
 }
 
 }  // namespace mm::ch10

@@ -34,20 +34,12 @@ int main(int argc, char** argv) {
       .default_reps = 10,
       .needs = mm::arch::sm90a,
   };
-  auto kernel = [](const char* name, mm::GemmLaunch<bf16, bf16> launch, mm::GemmPrepare<bf16, bf16> prepare,
-                   auto rejects) {
-    return mm::GemmKernel<bf16, bf16>{.name = name, .dtype = mm::DType::bf16, .launch = launch, .rejects = rejects,
-                                      .needs = mm::arch::sm90a, .prepare = prepare};
-  };
   return mm::run_gemm_chapter(
       argc, argv, chapter,
       mm::GemmKernelGroup<bf16, bf16>{
           .kernels = {
-              kernel("ch09_wgmma_in_flight", ch09::launch_wgmma<ch09::InFlightCfg>, ch09::prepare_wgmma<ch09::InFlightCfg>,
-                     ch09::wgmma_rejects<ch09::InFlightCfg>),
-              kernel("tma_store", ch10::launch_persistent<ch10::TmaStoreCfg>, ch10::prepare_persistent<ch10::TmaStoreCfg>,
-                     ch10::persistent_rejects<ch10::TmaStoreCfg>),
-              kernel("cluster_multicast", ch10::launch_persistent<ch10::ClusterCfg>,
-                     ch10::prepare_persistent<ch10::ClusterCfg>, ch10::persistent_rejects<ch10::ClusterCfg>),
+              ch09::wgmma_kernel<ch09::InFlightCfg>("ch09_wgmma_in_flight"),
+              ch10::persistent_kernel<ch10::TmaStoreCfg>("tma_store"),
+              ch10::persistent_kernel<ch10::ClusterCfg>("cluster_multicast"),
           }});
 }

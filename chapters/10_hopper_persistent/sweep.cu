@@ -15,14 +15,6 @@
 #include "harness/smem.hpp"
 
 namespace ch10 = mm::ch10;
-using bf16 = __nv_bfloat16;
-
-template <class Cfg>
-mm::GemmKernel<bf16, bf16> point(const char* name) {
-  return {.name = name, .dtype = mm::DType::bf16, .launch = ch10::launch_persistent<Cfg>,
-          .rejects = ch10::persistent_rejects<Cfg>, .needs = mm::arch::sm90a, .prepare = ch10::prepare_persistent<Cfg>};
-}
-
 // Config<Persistent, ClusterM, Epilogue, Stages, GroupM>
 template <int ClusterM, int Stages, int GroupM>
 using Point = ch10::Config<true, ClusterM, ch10::Epilogue::tma_store, Stages, GroupM>;
@@ -54,16 +46,16 @@ int main(int argc, char** argv) {
       .needs = mm::arch::sm90a,
   };
   return mm::run_gemm_chapter(argc, argv, chapter,
-                              mm::GemmKernelGroup<bf16, bf16>{
+                              mm::GemmKernelGroup<__nv_bfloat16, __nv_bfloat16>{
                                   .kernels = {
                                       // tma_store, the chapter's best, and one change at a time:
-                                      point<ch10::TmaStoreCfg>("tma_store"),
-                                      point<Point<1, 4, 4>>("group_4"),
-                                      point<Point<1, 4, 8>>("group_8"),
-                                      point<Point<1, 4, 32>>("group_32"),
-                                      point<Point<1, 4, 128>>("group_128"),
-                                      point<ch10::ClusterCfg>("cluster_2"),
-                                      point<Point<4, 4, 16>>("cluster_4"),
-                                      point<Point<1, 3, 16>>("stages_3"),
+                                      ch10::persistent_kernel<ch10::TmaStoreCfg>("tma_store"),
+                                      ch10::persistent_kernel<Point<1, 4, 4>>("group_4"),
+                                      ch10::persistent_kernel<Point<1, 4, 8>>("group_8"),
+                                      ch10::persistent_kernel<Point<1, 4, 32>>("group_32"),
+                                      ch10::persistent_kernel<Point<1, 4, 128>>("group_128"),
+                                      ch10::persistent_kernel<ch10::ClusterCfg>("cluster_2"),
+                                      ch10::persistent_kernel<Point<4, 4, 16>>("cluster_4"),
+                                      ch10::persistent_kernel<Point<1, 3, 16>>("stages_3"),
                                   }});
 }

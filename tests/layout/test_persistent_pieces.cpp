@@ -159,9 +159,6 @@ TEST(EpilogueSm90, StmatrixRowsAreOneSwizzleUnitAndConflictFree) {
       }
 }
 
-}  // namespace
-
-namespace {
 // store_accumulators_bf16 splits the accumulator layout into a thread part and a value part, in rows
 // and columns separately: that is only right if, for every thread and value, row(t, v) = row(t, 0) +
 // row(0, v) and likewise for the column.

@@ -5,6 +5,9 @@
 # -DMM_CH07_SWEEP=ON; scripts/device/pack_build.sh copies it without its objects into .carry/; its
 # absolute paths are /work/main/... there as here). CHAPTERS, NCU and SANITIZE select what runs.
 # Everything it makes goes under $OUT as one tarball (at most 8 files come back) plus a summary.
+# The same script serves the H100 runs (plots/data/h100-80gb-hbm3/): the step `build` configures and
+# builds the whole project on the GPU machine instead (its 16 cores take about 80 s), with CLI11's
+# headers and CMake package carried in .carry/cli11 (include/CLI, share/cmake/CLI11).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # A build carried without its object files (the tool carries at most 64 MiB) goes back in place.
@@ -23,6 +26,15 @@ say "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temper
 
 for step in "${steps[@]}"; do
   case $step in
+  build)
+    start=$SECONDS
+    cli11=()
+    [ -d .carry/cli11 ] && cli11=(-DCLI11_DIR="$PWD/.carry/cli11/share/cmake/CLI11")
+    { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a "${cli11[@]}" \
+        -DMM_PYTHON="$(command -v python3)" ${CMAKE_ARGS:-} &&
+      cmake --build "$BUILD" -j16 ${TARGETS:+--target $TARGETS}; } >"$OUT/logs/build.log" 2>&1
+    say "build rc=$? ($((SECONDS - start)) s) in $BUILD"
+    ;;
   tests)
     # The build was configured on the CPU machine: its CTest files name that machine's CMake
     # module for test discovery and the plotting venv's Python. Give both the same paths here.

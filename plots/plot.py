@@ -10,12 +10,19 @@ as PNG and SVG, into --out:
                     each bar labelled with its % of cuBLAS measured in the same run
                     (of the cuBLAS of the kernel's dtype, where a chapter has several),
                     cuBLAS as a reference line per dtype;
-  speedup_vs_cpu    speedup over chapter 01's naive CPU loop (log scale);
-  tflops_vs_size    TFLOP/s against the (square) matrix size, cuBLAS dashed (one style per dtype);
+  speedup_vs_cpu    speedup over chapter 01's fastest CPU kernel, every bar at one size that
+                    chapter 01 and the most GPU chapters measured (log scale);
+  best_vs_size      each GPU chapter's best kernel against the square size, one panel per
+                    dtype (fp32, bf16), linear TFLOP/s, cuBLAS dashed;
+  roofline_fp32     the fp32 kernels of chapters 02-07 at 4096³ under the FMA peak, the
+                    L1/shared-memory and the DRAM roofs (inputs: plots/ceilings.py, ch04's CSV);
   copy_bandwidth    GB/s of the copy chapter's kernels against cudaMemcpy
                     (only when copy rows exist);
   vs_cublas_sizes   % of cuBLAS against the problem, for a chapter's size sweep
-                    (rows of a chapter named *_sizes; only when such rows exist).
+                    (rows of a chapter named *_sizes other than the fp32 one; only when such rows exist);
+  fp32_sizes        TFLOP/s and % of cuBLAS of the fp32 sweep (chapter 06_tiled_copy_mma_sizes,
+                    build/bin/ch06_sizes) at non-multiples and rectangular shapes, each problem
+                    labelled with its 128×128 tiles per 132 SMs (only when its rows exist).
 
 A figure whose data is missing is skipped with a note; a directory without any
 CSV is an error (exit 2).
@@ -28,6 +35,7 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import ceilings  # noqa: E402
 import results_data as rd  # noqa: E402
 
 try:
@@ -36,7 +44,6 @@ except ImportError:
     sys.exit("error: matplotlib is not installed for " + sys.executable
              + " (pip install -r plots/requirements.txt; scripts/test.sh does it in .venv)")
 matplotlib.use("Agg")  # files only, no display needed
-import matplotlib.colors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
@@ -183,105 +190,221 @@ def plot_headline(rows, headline, colors, out_dir) -> bool:
     return True
 
 
-def plot_speedup(rows, headline, colors, out_dir) -> bool:
+# Chapter 01's thread-count sweep (threaded_1 … threaded_16): only the fastest of it is drawn.
+THREAD_SWEEP_PREFIX = "threaded_"
+
+
+def speedup_size(rows: list[rd.Row]) -> int | None:
+    """The one square size of the speedup figure: of the sizes chapter 01 (the CPU) measured, the one the
+    most GPU GEMM chapters also measured, the largest on a tie. None when they share no size."""
+    cpu = {r.m for r in rows if r.number == rd.CPU_NAIVE[0] and r.is_square and r.tflops}
+    gpu = set(rd.gpu_gemm_chapters(rows))
+    count = {n: len({r.chapter for r in rows if r.chapter in gpu and r.is_square and r.m == n
+                     and r.tflops and not r.is_baseline}) for n in cpu}
+    count = {n: c for n, c in count.items() if c > 0}
+    return max(count, key=lambda n: (count[n], n)) if count else None
+
+
+def speedup_bars(rows: list[rd.Row], size: int):
+    """(CPU baseline row, [(chapter, [rows])]) of the speedup figure, every row at size³: chapter 01's
+    kernels (its thread sweep reduced to its fastest point) and every GPU GEMM kernel measured there.
+    The baseline is chapter 01's fastest kernel at that size, not its naive loop."""
+    at = [r for r in rows if r.is_square and r.m == size and r.tflops and not r.is_baseline]
+    cpu = [r for r in at if r.number == rd.CPU_NAIVE[0]]
+    if not cpu:
+        return None, []
+    best = max(cpu, key=lambda r: r.tflops)
+    cpu = [r for r in cpu if not r.kernel.startswith(THREAD_SWEEP_PREFIX) or r is best]
+    gpu = set(rd.gpu_gemm_chapters(rows))
+    groups = [(cpu[0].chapter, cpu)]
+    for chapter in rd.chapters(at):
+        if chapter in gpu:
+            groups.append((chapter, [r for r in at if r.chapter == chapter]))
+    return best, groups
+
+
+def plot_speedup(rows, colors, out_dir) -> bool:
     name = "speedup_vs_cpu"
-    naive = rd.cpu_naive(rows)
-    if naive is None:
-        skip(name, "no chapter 01 'naive' row (the CPU baseline)", out_dir)
+    size = speedup_size(rows)
+    if size is None:
+        skip(name, "no square size measured both by chapter 01 (CPU) and by a GPU chapter", out_dir)
         return False
-    base_gflops = naive.tflops * 1e3
-    groups, cpu_size, gpu_sizes = [], naive.size_text, set()
+    best, groups = speedup_bars(rows, size)
+    base = best.tflops * 1e3  # GFLOP/s
     labels = kernel_labels([r for r in rows if not r.is_copy])
-    for chapter in rd.chapters(rows):
-        bars = []
-        cands = [r for r in rows if r.chapter == chapter and r.tflops and not r.is_baseline]
-        if chapter == naive.chapter:
-            # The CPU variants at naive's own size; a variant not run there at its largest size.
-            for kernel in dict.fromkeys(r.kernel for r in cands):
-                mine = [r for r in cands if r.kernel == kernel]
-                same = [r for r in mine if (r.m, r.n, r.k) == (naive.m, naive.n, naive.k)]
-                for r in same or [max(mine, key=lambda r: r.m * r.n * r.k)]:
-                    bars.append((labels[r], r.tflops * 1e3 / base_gflops, r))
-        elif headline is not None:
-            for r in cands:
-                if r.is_square and r.m == headline:
-                    bars.append((labels[r], r.tflops * 1e3 / base_gflops, r))
-                    gpu_sizes.add(r.size_text)
-        if bars:
-            groups.append((chapter, [(lbl, s, f"{s:,.0f}×" if s >= 10 else f"{s:.1f}×") for lbl, s, _ in bars]))
-    if len(groups) == 0:
-        skip(name, "nothing to compare", out_dir)
-        return False
-    fig, ax = plt.subplots(figsize=(max(7.0, 0.75 * sum(len(b) for _, b in groups) + 3), 4.8))
-    grouped_bars(ax, groups, colors)
+    drawn = []
+    for chapter, mine in groups:
+        drawn.append((chapter, [(labels[r], r.tflops * 1e3 / base,
+                                 f"{r.tflops * 1e3 / base:,.0f}×" if r.tflops * 1e3 / base >= 10
+                                 else f"{r.tflops * 1e3 / base:.2g}×") for r in mine]))
+    fig, ax = plt.subplots(figsize=(max(7.0, 0.62 * sum(len(b) for _, b in drawn) + 3), 4.8))
+    grouped_bars(ax, drawn, colors)
     ax.set_yscale("log")
     extra = []
-    if headline is not None:
-        levels = sorted(baseline_levels(rows, rd.GEMM_BASELINE, lambda r: r.is_square and r.m == headline).items())
-        for i, (dtype, level) in enumerate(levels):
-            style = BASELINE_STYLES[i % len(BASELINE_STYLES)]
-            s = level * 1e3 / base_gflops
-            ax.axhline(s, color=BASELINE_COLOR, linestyle=style, linewidth=1.2)
-            extra.append(Line2D([], [], color=BASELINE_COLOR, linestyle=style, label=f"cuBLAS {dtype}: {s:,.0f}×"))
+    levels = sorted(baseline_levels(rows, rd.GEMM_BASELINE, lambda r: r.is_square and r.m == size).items())
+    for i, (dtype, level) in enumerate(levels):
+        style = BASELINE_STYLES[i % len(BASELINE_STYLES)]
+        s = level * 1e3 / base
+        ax.axhline(s, color=BASELINE_COLOR, linestyle=style, linewidth=1.2)
+        extra.append(Line2D([], [], color=BASELINE_COLOR, linestyle=style, label=f"cuBLAS {dtype}: {s:,.0f}×"))
     ax.axhline(1.0, color="#888888", linewidth=0.8)
     lo, hi = ax.get_ylim()
     ax.set_ylim(min(lo, 0.5), hi * 3)
-    where = f"CPU kernels at {cpu_size}"
-    if gpu_sizes:
-        where += f", GPU kernels at {', '.join(sorted(gpu_sizes))}"
-    ax.set_ylabel(f"speedup over CPU naive (log scale)\nGFLOP/s ÷ naive's {base_gflops:.2g} GFLOP/s at {cpu_size}")
-    ax.set_title(f"From a CPU triple loop to the GPU ({where}: sizes differ)")
-    chapter_legend(ax, [g for g, _ in groups], colors, extra)
+    missing = [c for c in rd.gpu_gemm_chapters(rows) if c not in {g for g, _ in groups}]
+    ax.set_ylabel(f"speedup over {best.kernel} (log scale)\nGFLOP/s ÷ {base:.3g} GFLOP/s")
+    cpu_name = best.gpu or "the CPU"
+    title = (f"fp32 C = A·B at {size}×{size}×{size}, every bar the same problem\n"
+             f"baseline: chapter 01's fastest CPU kernel, {best.kernel} ({base:.3g} GFLOP/s on {cpu_name}),"
+             f" not its naive loop")
+    if missing:
+        nums = ", ".join(c.split("_", 1)[0] for c in missing)
+        title += f"\nchapters {nums} do not run {size}³ and are not shown"
+    ax.set_title(title, fontsize=9.5)
+    chapter_legend(ax, [g for g, _ in drawn], colors, extra)
     save(fig, out_dir, name)
     return True
 
 
-def plot_vs_size(rows, colors, out_dir) -> bool:
-    name = "tflops_vs_size"
-    square = [r for r in rows if r.is_square and r.tflops is not None]
-    series: dict[tuple, list[rd.Row]] = {}
-    for r in square:
-        if not r.is_baseline:
-            series.setdefault((r.chapter, r.kernel, r.dtype, r.layout), []).append(r)
-    if not series:
-        skip(name, "no square GEMM sizes measured", out_dir)
+def best_kernels(rows: list[rd.Row], headline: int | None) -> dict[str, rd.Row]:
+    """Per GPU GEMM chapter, its best kernel: the fastest at the headline size (the summary table's
+    choice), else at the chapter's largest square size."""
+    out = {}
+    for chapter in rd.gpu_gemm_chapters(rows):
+        mine = [r for r in rows if r.chapter == chapter and r.is_square and r.tflops and not r.is_baseline]
+        if not mine:
+            continue
+        at = [r for r in mine if r.m == headline] or [r for r in mine if r.m == max(x.m for x in mine)]
+        out[chapter] = max(at, key=lambda r: r.tflops)
+    return out
+
+
+def plot_best_vs_size(rows, headline, colors, out_dir) -> bool:
+    """Each GPU chapter's best kernel against the square size, one panel per dtype (fp32 on the CUDA
+    cores, bf16 on the tensor cores), linear TFLOP/s, cuBLAS of the panel's dtype drawn dashed."""
+    name = "best_vs_size"
+    best = best_kernels(rows, headline)
+    if not best:
+        skip(name, "no square GEMM measured on the GPU", out_dir)
         return False
-    labels = kernel_labels([r for r in rows if not r.is_copy])
-    fig, ax = plt.subplots(figsize=(9, 5.2))
+    dtypes = sorted({r.dtype for r in best.values()}, key=lambda d: (d != "fp32", d))
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(6.2 * len(dtypes), 4.6), squeeze=False)
     markers = "osD^v<>ph*"
-    index_in_chapter: dict[str, int] = {}
-    per_chapter = {c: sum(1 for k in series if k[0] == c) for c in colors}
-    for key, pts in series.items():
-        chapter = key[0]
-        i = index_in_chapter.get(chapter, 0)
-        index_in_chapter[chapter] = i + 1
-        pts = sorted(pts, key=lambda r: r.m)
-        # The chapter's colour, from darker to lighter along its kernels, so that its lines stay apart.
-        t = 0.0 if per_chapter[chapter] < 2 else -0.35 + 0.8 * i / (per_chapter[chapter] - 1)
-        rgb = matplotlib.colors.to_rgb(colors[chapter])
-        shade = tuple(c + (1 - c) * t if t > 0 else c * (1 + t) for c in rgb)
-        ax.plot([r.m for r in pts], [r.tflops for r in pts], marker=markers[i % len(markers)],
-                linestyle=["-", "-.", ":"][i // len(markers) % 3], color=shade, markersize=5,
-                label=f"{chapter_label(chapter)}: {labels[pts[0]]}")
-    per_dtype: dict[str, dict[int, list[float]]] = {}
-    for r in square:
-        if r.kernel == rd.GEMM_BASELINE:
-            per_dtype.setdefault(r.dtype, {}).setdefault(r.m, []).append(r.tflops)
-    for i, (dtype, by_size) in enumerate(sorted(per_dtype.items())):
+    for ax, dtype in zip(axes[0], dtypes):
+        chapters = [c for c, r in best.items() if r.dtype == dtype]
+        sizes = set()
+        for i, chapter in enumerate(chapters):
+            b = best[chapter]
+            pts = sorted((r for r in rows if (r.chapter, r.kernel, r.dtype, r.layout) == (chapter, b.kernel, b.dtype, b.layout)
+                          and r.is_square and r.tflops), key=lambda r: r.m)
+            sizes |= {r.m for r in pts}
+            ax.plot([r.m for r in pts], [r.tflops for r in pts], marker=markers[i % len(markers)], color=colors[chapter],
+                    linewidth=1.8, markersize=6, label=f"{chapter_label(chapter)}: {b.kernel}")
+        by_size: dict[int, list[float]] = {}
+        for r in rows:
+            if r.kernel == rd.GEMM_BASELINE and r.dtype == dtype and r.is_square and r.tflops and r.chapter in chapters:
+                by_size.setdefault(r.m, []).append(r.tflops)
         xs = sorted(by_size)
-        ax.plot(xs, [rd.median(by_size[x]) for x in xs], color=BASELINE_COLOR,
-                linestyle=BASELINE_STYLES[i % len(BASELINE_STYLES)],
-                linewidth=1.8, marker="x", label=f"cuBLAS {dtype}")
-    ax.set_xscale("log", base=2)
+        if xs:
+            ax.plot(xs, [rd.median(by_size[x]) for x in xs], color=BASELINE_COLOR, linestyle="--", linewidth=1.6,
+                    marker="x", label=f"cuBLAS {dtype} (median of the chapters' runs)")
+        ax.set_xscale("log", base=2)
+        ticks = sorted(sizes | set(xs))
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"{s}³" for s in ticks])
+        ax.minorticks_off()
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.05)
+        ax.set_xlabel("problem M = N = K")
+        ax.set_ylabel("TFLOP/s (median)")
+        unit = "CUDA cores" if dtype == "fp32" else "tensor cores"
+        nums = f"{chapters[0].split('_')[0]}–{chapters[-1].split('_')[0]}" if len(chapters) > 1 else chapters[0].split("_")[0]
+        ax.set_title(f"{dtype} on the {unit}: chapters {nums}", fontsize=10)
+        ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    fig.suptitle(f"Each chapter's best kernel (fastest at {headline}³) against the size, {gpu_name(rows)}",
+                 fontsize=11)
+    fig.tight_layout()
+    save(fig, out_dir, name)
+    return True
+
+
+def roofline_data(rows: list[rd.Row], size: int = 4096):
+    """The roofline's inputs: (ceilings, points, size). ceilings: {"fp32 FMA peak": TFLOP/s,
+    "L1/shared": TB/s, "DRAM": TB/s or None}; points: [(row, FLOP/byte, page ceiling or None)], each
+    chapter's best kernel among those plots/ceilings.py gives a tile for, at size³, all row-major."""
+    dram = [r for r in rows if (r.chapter, r.kernel) == ceilings.DRAM_KERNEL and r.gbps]
+    dram_tbps = max(dram, key=lambda r: (r.m * r.n, r.gbps)).gbps / 1e3 if dram else None
+    roofs = {"fp32 FMA peak": ceilings.fp32_peak_tflops(), "L1/shared": ceilings.l1_shared_tbps(), "DRAM": dram_tbps}
+    points = []
+    for chapter in rd.chapters(rows):
+        cands = [r for r in rows if (r.chapter, r.kernel) in ceilings.TILES and r.chapter == chapter
+                 and r.is_square and r.m == size and r.tflops]
+        if not cands:
+            continue
+        r = max(cands, key=lambda r: r.tflops)
+        bm, bn, _ = ceilings.TILES[(r.chapter, r.kernel)]
+        page = ceilings.KERNEL_CEILINGS.get((r.chapter, r.kernel))
+        points.append((r, ceilings.intensity(bm, bn), None if page is None else page[0]))
+    return roofs, points, size
+
+
+def plot_roofline(rows, colors, out_dir) -> bool:
+    name = "roofline_fp32"
+    roofs, points, size = roofline_data(rows)
+    if not points:
+        skip(name, "no fp32 kernel of plots/ceilings.py's TILES measured at 4096³", out_dir)
+        return False
+    import numpy as np  # matplotlib's own dependency
+    peak, l1 = roofs["fp32 FMA peak"], roofs["L1/shared"]
+    x = np.logspace(np.log10(0.1), np.log10(200), 400)
+    fig, ax = plt.subplots(figsize=(8.6, 5.4))
+    ax.plot(x, np.minimum(peak, x * l1), color="#1f4e79", linewidth=2.2,
+            label=f"L1/shared pipe: 132 SMs × 128 B/clk × 1.98 GHz = {l1:.1f} TB/s (calculated)")
+    if roofs["DRAM"]:
+        d = roofs["DRAM"]
+        ax.plot(x, np.minimum(peak, x * d), color="#b03a2e", linewidth=2.2,
+                label=f"DRAM: cudaMemcpy = {d:.2f} TB/s (measured, chapter 04)")
+    ax.axhline(peak, color="#222222", linewidth=1.2, linestyle="-",
+               label=f"fp32 FMA peak: 132 × 128 FMA/clk × 2 × 1.98 GHz = {peak:.1f} TFLOP/s (calculated)")
+    cublas = [r.tflops for r in rows if r.kernel == rd.GEMM_BASELINE and r.dtype == "fp32" and r.is_square
+              and r.m == size and r.tflops]
+    if cublas:
+        ax.axhline(rd.median(cublas), color=BASELINE_COLOR, linestyle="--", linewidth=1.0,
+                   label=f"cuBLAS SGEMM at {size}³: {rd.median(cublas):.1f} TFLOP/s (measured; its tile is unknown)")
+    page_drawn = False
+    # Points of the same intensity (the 128×128 tiles of chapters 05-07) get their labels stacked
+    # below-right of the group, fastest first, each with a leader line.
+    same_x: dict[float, list] = {}
+    for r, ai, _ in points:
+        same_x.setdefault(ai, []).append(r)
+    for r, ai, page in points:
+        ax.plot([ai], [r.tflops], marker="o", markersize=8, color=colors.get(r.chapter, "C0"), zorder=5,
+                linestyle="none")
+        group = sorted(same_x[ai], key=lambda x: -x.tflops)
+        j = next(i for i, x in enumerate(group) if x is r)
+        if len(group) == 1:
+            ax.annotate(f"{r.number} {r.kernel}\n{r.tflops:.1f} TFLOP/s", (ai, r.tflops), xytext=(7, -4),
+                        textcoords="offset points", fontsize=8, va="top")
+        else:
+            top_y = group[0].tflops
+            ax.annotate(f"{r.number} {r.kernel}: {r.tflops:.1f} TFLOP/s", (ai, r.tflops),
+                        xytext=(ai * 1.5, top_y / 1.25 / (1.4 ** j)), textcoords="data", fontsize=8,
+                        ha="left", va="center", color=colors.get(r.chapter, "black"),
+                        arrowprops=dict(arrowstyle="-", color=colors.get(r.chapter, "gray"), linewidth=0.7))
+        if page is not None:
+            ax.plot([ai / 1.25, ai * 1.25], [page, page], color=colors.get(r.chapter, "C0"), linewidth=2.5)
+            if not page_drawn:  # one legend entry, in grey: each dash has its kernel's colour
+                ax.plot([], [], color="#777777", linewidth=2.5,
+                        label="a kernel's own ceiling, computed on its chapter's page (plots/ceilings.py)")
+            page_drawn = True
+    ax.set_xscale("log")
     ax.set_yscale("log")
-    sizes = sorted({r.m for r in square})
-    ax.set_xticks(sizes)
-    ax.set_xticklabels([str(s) for s in sizes], rotation=45 if len(sizes) > 8 else 0)
-    ax.minorticks_off()
-    ax.set_xlabel("matrix size n (M = N = K = n)")
-    ax.set_ylabel("TFLOP/s (median, log scale)")
-    ax.set_title("Throughput against problem size (CPU: chapter 01; GPU: " + gpu_name(rows) + ")")
-    ax.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_xlim(0.1, 200)
+    ax.set_ylim(0.1, peak * 2)
+    ax.set_xlabel("arithmetic intensity: FLOP per byte a block requests from global memory\n"
+                  "(from the block tile BM×BN: BM·BN / (2·(BM+BN)) for fp32; the L2 absorbs part of these bytes)")
+    ax.set_ylabel("TFLOP/s (log scale)")
+    ax.set_title(f"fp32 roofline: each chapter's best kernel at {size}³ (RRR) on {gpu_name(rows)}\n"
+                 "no L2 roof: no page of this repository measures the L2's bandwidth", fontsize=10)
+    ax.legend(fontsize=7.5, frameon=True, framealpha=0.9, edgecolor="none", loc="lower right")
     save(fig, out_dir, name)
     return True
 
@@ -323,11 +446,77 @@ def plot_copy(rows, colors, out_dir) -> bool:
     return True
 
 
+# The fp32 size sweep (chapters/06_tiled_copy_mma/sizes.cu): its own figure, fp32_sizes.
+FP32_SWEEP = "06_tiled_copy_mma_sizes"
+SMS = ceilings.SMS
+TILE = 128  # the block tile of chapters 05, 06 and 07's deep_k (128×128); chapter 03's is 32×32
+
+
+def tiles_128(m: int, n: int) -> int:
+    """Blocks of a 128×128 tiling of an M×N output: ceil(M/128)·ceil(N/128)."""
+    return -(-m // TILE) * -(-n // TILE)
+
+
+def plot_fp32_sizes(all_rows, out_dir) -> bool:
+    """The fp32 sweep: TFLOP/s (top) and % of cuBLAS (bottom) of each kernel at every problem, in the
+    order the binary ran them, each tick labelled with its number of 128×128 tiles and tiles ÷ 132 SMs."""
+    name = "fp32_sizes"
+    rows = [r for r in all_rows if r.chapter == FP32_SWEEP and r.tflops is not None and r.layout == "RRR"]
+    if not rows:
+        skip(name, f"no rows of chapter {FP32_SWEEP} (build/bin/ch06_sizes writes them)", out_dir)
+        return False
+    problems: list[tuple[int, int, int]] = []
+    for r in rows:
+        if (r.m, r.n, r.k) not in problems:
+            problems.append((r.m, r.n, r.k))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.5, 0.72 * len(problems) + 2.5), 7.2), sharex=True)
+    kernels = [k for k in dict.fromkeys(r.kernel for r in rows) if k != rd.GEMM_BASELINE]
+    palette = plt.get_cmap("tab10")
+    xs_all = list(range(len(problems)))
+    for i, kernel in enumerate([rd.GEMM_BASELINE] + kernels):
+        mine = {(r.m, r.n, r.k): r for r in rows if r.kernel == kernel}
+        xs = [j for j, pr in enumerate(problems) if pr in mine]
+        if not xs:
+            continue
+        base = kernel == rd.GEMM_BASELINE
+        style = dict(color=BASELINE_COLOR, linestyle="--", marker="x") if base else dict(color=palette(i - 1), marker="o")
+        top.plot(xs, [mine[problems[j]].tflops for j in xs], markersize=4, label=kernel, **style)
+        if not base:
+            pct = [rd.pct_of_baseline(all_rows, mine[problems[j]]) for j in xs]
+            keep = [(j, p) for j, p in zip(xs, pct) if p is not None]
+            bottom.plot([j for j, _ in keep], [p for _, p in keep], markersize=4, label=kernel, **style)
+    bottom.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2)
+    top.set_ylim(0, top.get_ylim()[1] * 1.05)
+    bottom.set_ylim(0, max(110, bottom.get_ylim()[1]))
+    top.set_ylabel("TFLOP/s (median)")
+    bottom.set_ylabel("% of cuBLAS SGEMM\n(same run)")
+    labels = []
+    for m, n, k in problems:
+        size = f"{m}³" if m == n == k else f"{m}×{n}\n×{k}"
+        tiles = tiles_128(m, n)
+        labels.append(f"{size}\n{tiles} tiles\n÷{SMS} = {tiles / SMS:.2f}")
+    bottom.set_xticks(xs_all)
+    bottom.set_xticklabels(labels, rotation=0, fontsize=7)
+    bottom.set_xlabel(f"problem M×N×K; below it, its 128×128 output tiles and how many times they fill {SMS} SMs")
+    for ax in (top, bottom):
+        for j, (m, n, k) in enumerate(problems):
+            if m % TILE or n % TILE or k % TILE:
+                ax.axvspan(j - 0.4, j + 0.4, color="#f3e3c3", zorder=0, linewidth=0)
+    top.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    gpus = " / ".join(sorted({r.gpu for r in rows} - {""})) or "GPU"
+    top.set_title(f"fp32 kernels of chapters 03, 05, 06, 07 and cuBLAS across sizes ({gpus})\n"
+                  "shaded: M, N or K not a multiple of 128 (partial tiles take the predicated path)", fontsize=10)
+    fig.tight_layout()
+    save(fig, out_dir, name)
+    return True
+
+
 def plot_vs_cublas_sizes(all_rows, out_dir) -> bool:
     """% of cuBLAS of each kernel of a size sweep (chapter "NN_name_sizes") at every problem it ran,
-    in the order the binary ran them; one line per kernel and storage order, 100% drawn."""
+    in the order the binary ran them; one line per kernel and storage order, 100% drawn.
+    The fp32 sweep (FP32_SWEEP) has a figure of its own, fp32_sizes."""
     name = "vs_cublas_sizes"
-    sweeps = sorted({r.chapter for r in all_rows if r.chapter.endswith("_sizes")})
+    sweeps = sorted({r.chapter for r in all_rows if r.chapter.endswith("_sizes") and r.chapter != FP32_SWEEP})
     if not sweeps:
         skip(name, "no size-sweep rows (a chapter named *_sizes)", out_dir)
         return False
@@ -388,9 +577,10 @@ def main(argv=None) -> int:
         print(f"error: --headline: no kernel was measured at {headline}³ in {args.data}", file=sys.stderr)
         return 2
     colors = chapter_colors(rd.chapters(rows))
-    drawn = [plot_headline(rows, headline, colors, args.out), plot_speedup(rows, headline, colors, args.out),
-             plot_vs_size(rows, colors, args.out), plot_copy(rows, colors, args.out),
-             plot_vs_cublas_sizes(all_rows, args.out)]
+    drawn = [plot_headline(rows, headline, colors, args.out), plot_speedup(rows, colors, args.out),
+             plot_best_vs_size(rows, headline, colors, args.out), plot_roofline(rows, colors, args.out),
+             plot_copy(rows, colors, args.out), plot_vs_cublas_sizes(all_rows, args.out),
+             plot_fp32_sizes(all_rows, args.out)]
     if not any(drawn):
         print(f"error: --data: nothing to plot in {args.data}", file=sys.stderr)
         return 2

@@ -11,7 +11,9 @@ A README marks where a table goes with a block
 
 `results:<chapter>` (the CSV's chapter column, or just its number, "02") gets that
 chapter's rows; `results:summary` (in the top README.md) gets one row per chapter:
-its best kernel, that kernel's TFLOP/s at the headline size and its % of cuBLAS.
+its best kernel, that kernel's TFLOP/s at the headline size and its % of cuBLAS;
+`results:summary-gpus` the same for several GPUs side by side, one pair of columns
+per directory under plots/data/ (--gpus; "–" where a GPU has no CSV).
 Files searched: <root>/README.md and <root>/chapters/*/README.md.
 
 --check changes nothing: it exits 1 (naming each stale block) when a block differs
@@ -140,6 +142,49 @@ def short_gpu(rows: list[rd.Row]) -> str:
     return names[0] if len(names) == 1 else "GPU"
 
 
+def chapter_cell(chapter: str, root: pathlib.Path) -> str:
+    readme = root / "chapters" / chapter / "README.md"
+    num, _, name = chapter.partition("_")
+    title = f"{num} {name}" if name else chapter
+    return f"[{title}](chapters/{chapter}/README.md)" if readme.is_file() else title
+
+
+def summary_entry(rows: list[rd.Row], chapter: str, headline: int | None) -> tuple[str, str, str] | None:
+    """(best kernel, its rate, its % of the baseline) of one chapter as the summary shows them, from
+    canonical rows; None when the chapter has nothing to show."""
+    mine = [r for r in rows if r.chapter == chapter and not r.is_baseline]
+    base = rd.baseline_of(rows, chapter)
+    if base == rd.COPY_BASELINE:
+        copies = [r for r in mine if r.gbps is not None]
+        if not copies:
+            return None
+        big = max(r.m * r.n for r in copies)
+        best = max((r for r in copies if r.m * r.n == big), key=lambda r: r.gbps)
+        return (best.kernel, f"{fmt_rate(best.gbps)} GB/s ({best.size_text} copy)",
+                f"{fmt_pct(rd.pct_of_baseline(rows, best))} of cudaMemcpy")
+    gemms = [r for r in mine if r.tflops is not None]
+    if not gemms:
+        return None
+    if base == rd.GEMM_BASELINE:
+        at = [r for r in gemms if r.is_square and r.m == headline]
+        note = ""
+        if not at:  # this chapter did not run the headline size: its largest square size, said so
+            squares = [r for r in gemms if r.is_square] or gemms
+            big = max(r.m * r.n * r.k for r in squares)
+            at = [r for r in squares if r.m * r.n * r.k == big]
+            note = f" (at {at[0].size_text})"
+        best = max(at, key=lambda r: r.tflops)
+        kernel = best.kernel
+        if len({r.dtype for r in gemms}) > 1:  # which type won, and so which cuBLAS the % is of
+            kernel += f" ({best.dtype})"
+        return kernel, fmt_rate(best.tflops) + note, fmt_pct(rd.pct_of_baseline(rows, best))
+    naive = rd.cpu_naive(rows)
+    ref = (naive.m, naive.n, naive.k) if naive and naive.chapter == chapter else None
+    at = [r for r in gemms if (r.m, r.n, r.k) == ref] or gemms
+    best = max(at, key=lambda r: r.tflops)
+    return best.kernel, f"{fmt_rate(best.tflops * 1e3)} GFLOP/s (CPU, {best.size_text})", "–"
+
+
 def summary_table(rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path) -> str:
     if not rows:
         return f"_No results in `{data_dir}` yet._"
@@ -148,53 +193,78 @@ def summary_table(rows: list[rd.Row], headline: int | None, data_dir: str, root:
     out = []
     rows = rd.canonical(rows)  # every chapter on the same problem: C = A·B, all row-major
     for chapter in rd.chapters(rows):
-        mine = [r for r in rows if r.chapter == chapter and not r.is_baseline]
-        readme = root / "chapters" / chapter / "README.md"
-        num, _, name = chapter.partition("_")
-        title = f"{num} {name}" if name else chapter
-        cell = f"[{title}](chapters/{chapter}/README.md)" if readme.is_file() else title
-        base = rd.baseline_of(rows, chapter)
-        if base == rd.COPY_BASELINE:
-            copies = [r for r in mine if r.gbps is not None]
-            if not copies:
-                continue
-            big = max(r.m * r.n for r in copies)
-            best = max((r for r in copies if r.m * r.n == big), key=lambda r: r.gbps)
-            out.append([cell, best.kernel, f"{fmt_rate(best.gbps)} GB/s ({best.size_text} copy)",
-                        f"{fmt_pct(rd.pct_of_baseline(rows, best))} of cudaMemcpy"])
-        elif base == rd.GEMM_BASELINE:
-            gemms = [r for r in mine if r.tflops is not None]
-            if not gemms:
-                continue
-            at = [r for r in gemms if r.is_square and r.m == headline]
-            note = ""
-            if not at:  # this chapter did not run the headline size: its largest square size, said so
-                squares = [r for r in gemms if r.is_square] or gemms
-                big = max(r.m * r.n * r.k for r in squares)
-                at = [r for r in squares if r.m * r.n * r.k == big]
-                note = f" (at {at[0].size_text})"
-            best = max(at, key=lambda r: r.tflops)
-            kernel = best.kernel
-            if len({r.dtype for r in gemms}) > 1:  # which type won, and so which cuBLAS the % is of
-                kernel += f" ({best.dtype})"
-            out.append([cell, kernel, fmt_rate(best.tflops) + note, fmt_pct(rd.pct_of_baseline(rows, best))])
-        else:
-            gemms = [r for r in mine if r.tflops is not None]
-            if not gemms:
-                continue
-            naive = rd.cpu_naive(rows)
-            ref = (naive.m, naive.n, naive.k) if naive and naive.chapter == chapter else None
-            at = [r for r in gemms if (r.m, r.n, r.k) == ref] or gemms
-            best = max(at, key=lambda r: r.tflops)
-            out.append([cell, best.kernel, f"{fmt_rate(best.tflops * 1e3)} GFLOP/s (CPU, {best.size_text})", "–"])
+        entry = summary_entry(rows, chapter, headline)
+        if entry is not None:
+            out.append([chapter_cell(chapter, root), *entry])
     text = md_table(header, out, right={2, 3})
     return text + ("\n\n_From `" + data_dir + "/*.csv` by `plots/update_tables.py`; % of cuBLAS (or cudaMemcpy) "
                    "is measured side by side in each chapter's own run; all chapters on C = A·B with A, B and C row-major "
                    "(each chapter's table has the other storage orders)._")
 
 
+# The GPUs of the side-by-side summary (block `results:summary-gpus`), as directories under plots/data/
+# (scripts/common.sh mm_gpu_slug of the name nvidia-smi gives) and the name of their column. A listed
+# GPU without CSVs gets "–" in every row; any other directory under plots/data/ with CSVs is added after.
+SUMMARY_GPUS = [("h200", "H200"), ("h100-80gb-hbm3", "H100 80GB HBM3")]
+
+
+def gpu_dirs(root: pathlib.Path, names: list[str] | None) -> list[tuple[pathlib.Path, str]]:
+    """(directory, column name) of each GPU of the side-by-side summary: `names` (directories under
+    <root>/plots/data/, or paths) when given, else SUMMARY_GPUS and then every other directory there."""
+    data = root / "plots" / "data"
+    if names:
+        return [(pathlib.Path(n) if pathlib.Path(n).is_absolute() or "/" in n else data / n,
+                 pathlib.Path(n).name) for n in names]
+    out = [(data / slug, label) for slug, label in SUMMARY_GPUS]
+    known = {slug for slug, _ in SUMMARY_GPUS}
+    if data.is_dir():
+        out += [(d, d.name) for d in sorted(data.iterdir())
+                if d.is_dir() and d.name not in known and rd.csv_files(d)]
+    return out
+
+
+def gpus_table(gpus: list[tuple[pathlib.Path, str, list[rd.Row]]], root: pathlib.Path) -> str:
+    """Per chapter, its best kernel and that kernel's rate (% of cuBLAS) on each GPU, each at that GPU's
+    own headline size; "–" where a GPU has no row of the chapter."""
+    per_gpu = []
+    for d, label, rows in gpus:
+        canon = [r for r in rd.canonical(rows) if not rd.is_tuning(r.chapter)]
+        per_gpu.append((d, label, canon, rd.headline_size(canon)))
+    chapters = sorted({c for _, _, canon, _ in per_gpu for c in rd.chapters(canon)})
+    if not chapters:
+        return "_No results in " + ", ".join(f"`{relative(str(d), root)}`" for d, _, _, _ in per_gpu) + " yet._"
+    header = ["chapter"]
+    for _, label, canon, headline in per_gpu:
+        at = f" at {headline}³" if headline else ""
+        header += [f"{label}: best kernel", f"{label}{at}: TFLOP/s (% of cuBLAS)"]
+    out = []
+    for chapter in chapters:
+        line = [chapter_cell(chapter, root)]
+        for _, _, canon, headline in per_gpu:
+            entry = summary_entry(canon, chapter, headline) if chapter in rd.chapters(canon) else None
+            if entry is None:
+                line += ["–", "–"]
+            else:
+                kernel, rate, pct = entry
+                if pct == "–":
+                    line += [kernel, rate]
+                elif rd.baseline_of(canon, chapter) == rd.COPY_BASELINE:
+                    line += [kernel, f"{rate}, {pct}"]
+                else:
+                    line += [kernel, f"{rate} ({pct})"]
+        out.append(line)
+    text = md_table(header, out, right=set(range(2, len(header), 2)))
+    sources = []
+    for d, label, canon, _ in per_gpu:
+        where = f"`{relative(str(d), root)}/`"
+        sources.append(f"{label}: {where}" + ("" if canon else " (no CSV yet)"))
+    return text + ("\n\n_Each GPU's best kernel per chapter, at that GPU's own headline size, % of the cuBLAS "
+                   "measured in the same run on the same GPU; from " + "; ".join(sources)
+                   + " by `plots/update_tables.py`._")
+
+
 def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,
-           name: str) -> tuple[str, list[str]]:
+           name: str, gpus=None) -> tuple[str, list[str]]:
     """The file's text with every block filled, and the ids of the blocks that changed."""
     opens, closes, blocks = len(OPEN.findall(text)), len(CLOSE.findall(text)), len(BLOCK.findall(text))
     if not (opens == closes == blocks):
@@ -203,8 +273,12 @@ def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, r
 
     def fill(m: re.Match) -> str:
         marker = m.group("id")
-        table = (summary_table(rows, headline, data_dir, root) if marker == "summary"
-                 else chapter_table(rows, marker, data_dir, root))
+        if marker == "summary":
+            table = summary_table(rows, headline, data_dir, root)
+        elif marker == "summary-gpus":
+            table = gpus_table(gpus() if gpus else [], root)
+        else:
+            table = chapter_table(rows, marker, data_dir, root)
         body = "\n" + table + "\n"
         if m.group("body") != body:
             changed.append(marker)
@@ -221,6 +295,10 @@ def main(argv=None) -> int:
                    help="repository root holding README.md and chapters/*/README.md (default: this repository)")
     p.add_argument("--headline", type=int, default=None, metavar="N",
                    help="square size of the summary table (default: as plot.py chooses it)")
+    p.add_argument("--gpus", default=None, metavar="DIR[,DIR...]",
+                   help="the GPUs of the side-by-side block 'results:summary-gpus': directories under <root>/plots/data/ "
+                        "(or paths), one column pair each (default: " + ", ".join(s for s, _ in SUMMARY_GPUS)
+                        + ", then every other directory there with CSVs)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a block is out of date")
     args = p.parse_args(argv)
     if args.headline is not None and args.headline < 1:
@@ -237,6 +315,14 @@ def main(argv=None) -> int:
     headline = args.headline if args.headline is not None else rd.headline_size(rows)
     data_text = relative(str(data), root)
 
+    loaded = []  # the GPUs of the side-by-side block, read once, and only if a README has that block
+
+    def gpus():
+        if not loaded:
+            for d, label in gpu_dirs(root, args.gpus.split(",") if args.gpus else None):
+                loaded.append((d, label, rd.load(d, require=False)))
+        return loaded
+
     files = [root / "README.md"] + sorted((root / "chapters").glob("*/README.md"))
     updates = []  # all files are rendered before any is written: a bad marker leaves everything untouched
     for f in files:
@@ -244,7 +330,10 @@ def main(argv=None) -> int:
             continue
         name = relative(str(f), root)
         try:
-            new, changed = render(f.read_text(encoding="utf-8"), rows, headline, data_text, root, name)
+            new, changed = render(f.read_text(encoding="utf-8"), rows, headline, data_text, root, name, gpus)
+        except (rd.DataError, OSError) as e:
+            print(f"error: --gpus: {e}", file=sys.stderr)
+            return 2
         except BlockError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

@@ -11,7 +11,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_transpose
-          ch05_layout_matmul ch06_tiled_copy_mma ch07_pipelined_simt ch08_tensor_cores ch08_mma_ceiling
+          ch05_layout_matmul ch06_tiled_copy_mma ch06_sizes ch07_pipelined_simt ch08_tensor_cores ch08_mma_ceiling
           ch09_hopper_wgmma_tma ch10_hopper_persistent ch10_sizes)
 
 mm_check_tools

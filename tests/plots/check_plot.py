@@ -3,7 +3,9 @@
     python check_plot.py REPO_ROOT
 
 Fails (exit 1) if matplotlib cannot be imported by this Python, if a figure is missing or empty,
-or if a directory without CSVs is not rejected with exit 2.
+or if a directory without CSVs is not rejected with exit 2. Then draws the committed H200 results
+(plots/data/h200) and checks what the new figures claim: one size in the speedup figure, every
+roofline point under its roofs, the fp32 size sweep skipped cleanly when its CSV is absent.
 """
 
 import importlib.util
@@ -12,7 +14,10 @@ import subprocess
 import sys
 import tempfile
 
-FIGURES = ["gemm_tflops", "speedup_vs_cpu", "tflops_vs_size", "copy_bandwidth", "vs_cublas_sizes"]
+FIGURES = ["gemm_tflops", "speedup_vs_cpu", "best_vs_size", "copy_bandwidth", "vs_cublas_sizes", "fp32_sizes"]
+# Drawn from the committed H200 results (the roofline needs the chapters' real kernel names).
+COMMITTED_FIGURES = ["gemm_tflops", "speedup_vs_cpu", "best_vs_size", "roofline_fp32", "copy_bandwidth",
+                     "vs_cublas_sizes"]
 
 
 def fail(msg: str) -> None:
@@ -70,7 +75,91 @@ def main() -> None:
         if (tmp / "none").exists():
             fail("plot.py wrote images although there was no data")
         print(f"ok: empty data dir rejected: {lines[0]}")
+        check_committed(repo, tmp)
     print("PASS")
+
+
+def check_files(out: pathlib.Path, names) -> None:
+    for name in names:
+        for ext, magic in (("png", b"\x89PNG"), ("svg", b"<svg")):
+            f = out / f"{name}.{ext}"
+            if not f.is_file() or f.stat().st_size == 0:
+                fail(f"{f.name} was not written (or is empty)")
+            if magic not in f.read_bytes()[:4096]:
+                fail(f"{f.name} is not a {ext.upper()} file")
+
+
+def check_committed(repo: pathlib.Path, tmp: pathlib.Path) -> None:
+    """The figures of the committed H200 results and the data behind the new ones."""
+    sys.path.insert(0, str(repo / "plots"))
+    import plot
+    import results_data as rd
+    import ceilings
+
+    data = repo / "plots" / "data" / "h200"
+    out = tmp / "committed"
+    r = subprocess.run([sys.executable, str(repo / "plots" / "plot.py"), "--data", str(data), "--out", str(out)],
+                       capture_output=True, text=True)
+    print(r.stderr)
+    if r.returncode != 0:
+        fail(f"plot.py exited {r.returncode} on the committed data")
+    check_files(out, COMMITTED_FIGURES)
+    if (out / "tflops_vs_size.png").exists():
+        fail("tflops_vs_size is replaced by best_vs_size and must no longer be drawn")
+    all_rows = rd.load(data)
+    rows = [x for x in rd.canonical(all_rows) if not rd.is_tuning(x.chapter)]
+
+    # The fp32 size sweep: drawn exactly when its rows exist, else skipped with a note (not an error).
+    has_sweep = any(x.chapter == plot.FP32_SWEEP for x in all_rows)
+    if has_sweep != (out / "fp32_sizes.png").is_file():
+        fail(f"fp32_sizes drawn={(out / 'fp32_sizes.png').is_file()} but sweep rows present={has_sweep}")
+    if not has_sweep and "fp32_sizes: skipped" not in r.stderr:
+        fail("without the sweep's CSV plot.py must say it skipped fp32_sizes")
+    if plot.tiles_128(2049, 2049) != 289 or plot.tiles_128(2048, 2048) != 256 or plot.tiles_128(8192, 256) != 128:
+        fail("tiles_128 miscounts the 128×128 tiles")
+
+    # Speedup: every bar at one size, which chapter 01 measured; the baseline is its fastest kernel there.
+    size = plot.speedup_size(rows)
+    best, groups = plot.speedup_bars(rows, size)
+    bars = [x for _, g in groups for x in g]
+    if {(x.m, x.n, x.k) for x in bars} != {(size, size, size)}:
+        fail(f"speedup_vs_cpu mixes sizes: {sorted({x.size_text for x in bars})}")
+    cpu = [x for x in rows if x.number == "01" and x.is_square and x.m == size and x.tflops]
+    if best.tflops != max(x.tflops for x in cpu) or best.kernel == "naive":
+        fail(f"the speedup baseline must be chapter 01's fastest kernel at {size}³, got {best.kernel}")
+    if len(groups) < 4:
+        fail(f"speedup_vs_cpu at {size}³ shows only {[g for g, _ in groups]}")
+    print(f"ok: speedup_vs_cpu: {len(bars)} bars, all at {size}³, baseline {best.kernel}")
+
+    # Roofline: the ceilings are the documented calculation and ch04's cudaMemcpy; every measured point
+    # lies under the lowest roof at its intensity (a wrong tile or ceiling would put one above).
+    roofs, points, at = plot.roofline_data(rows)
+    if abs(roofs["fp32 FMA peak"] - 132 * 128 * 2 * 1.98 / 1e3) > 1e-9 or abs(roofs["L1/shared"] - 132 * 128 * 1.98 / 1e3) > 1e-9:
+        fail(f"roofline ceilings are not the pages' calculation: {roofs}")
+    memcpy = [x.gbps for x in all_rows if x.kernel == "cudaMemcpy" and x.gbps]
+    if roofs["DRAM"] is None or not any(abs(roofs["DRAM"] * 1e3 - g) < 1e-6 for g in memcpy):
+        fail(f"the DRAM roof {roofs['DRAM']} TB/s is not a cudaMemcpy row of chapter 04")
+    chapters = sorted(x.number for x, _, _ in points)
+    if chapters != ["02", "03", "05", "06", "07"]:
+        fail(f"roofline points should be chapters 02, 03, 05, 06, 07, got {chapters}")
+    for x, ai, page in points:
+        roof = min(roofs["fp32 FMA peak"], ai * roofs["L1/shared"])
+        if not (0 < x.tflops <= roof) or (page is not None and x.tflops > page * 1.05):
+            fail(f"{x.chapter} {x.kernel}: {x.tflops} TFLOP/s above its roof {roof:.1f} or page ceiling {page}")
+    if abs(ceilings.intensity(32, 32) - 8.0) > 1e-12 or abs(ceilings.intensity(1, 1) - 0.25) > 1e-12:
+        fail("intensity() does not give chapter 03's 8 (TILE 32) and 0.25 (naive) FLOP/byte")
+    print(f"ok: roofline_fp32: {len(points)} kernels under their roofs at {at}³, DRAM {roofs['DRAM']:.2f} TB/s")
+
+    # best_vs_size draws the summary table's best kernel of each GPU chapter.
+    headline = rd.headline_size(rows)
+    best_k = plot.best_kernels(rows, headline)
+    if best_k.get("10_hopper_persistent") is None or best_k["07_pipelined_simt"].dtype != "fp32":
+        fail(f"best_vs_size's kernels: { {c: r.kernel for c, r in best_k.items()} }")
+    for c, x in best_k.items():
+        at_size = [y for y in rows if y.chapter == c and y.m == headline and y.is_square and y.tflops and not y.is_baseline]
+        if at_size and x.tflops != max(y.tflops for y in at_size):
+            fail(f"best_vs_size: {c}'s {x.kernel} is not its fastest kernel at {headline}³")
+    print(f"ok: best_vs_size: {len(best_k)} chapters, best kernels {sorted(x.kernel for x in best_k.values())}")
 
 
 if __name__ == "__main__":

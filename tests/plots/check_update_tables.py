@@ -1,9 +1,13 @@
 """CTest plots.update_tables: plots/update_tables.py fills marker blocks in a temporary checkout.
 
     python check_update_tables.py REPO_ROOT
+
+Also the side-by-side block `results:summary-gpus`: on synthetic data with a second GPU directory,
+and on the committed READMEs and H200 results, with and without a temporary H100 copy.
 """
 
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,6 +18,9 @@ Intro text that must survive.
 
 <!-- results:summary -->
 stale text
+<!-- /results -->
+
+<!-- results:summary-gpus -->
 <!-- /results -->
 
 Closing text.
@@ -131,6 +138,40 @@ def main() -> None:
         if "stale text" in top:
             fail("the old block content was not replaced")
 
+        # Side by side: the H100 column exists before its data does, "–" in every row.
+        gpus = top.split("<!-- results:summary-gpus -->")[1]
+        for needle, what in [("| H200: best kernel | H200 at 4096³: TFLOP/s (% of cuBLAS) | H100 80GB HBM3: best kernel |",
+                              "one pair of columns per GPU"),
+                             ("| [02 naive_gpu](chapters/02_naive_gpu/README.md) | coalesced | 3.00 (6.0%) | – | – |",
+                              "chapter 02 on the H200, nothing yet on the H100"),
+                             ("`plots/data/h100-80gb-hbm3/` (no CSV yet)", "a GPU without CSVs says so")]:
+            if needle not in gpus:
+                fail(f"summary-gpus: {what}: '{needle}' not found in:\n{gpus}")
+        # An H100 directory appears: the block is stale until updated, then shows its numbers and a "–"
+        # for the chapter it lacks.
+        h100 = root / "plots" / "data" / "h100-80gb-hbm3"
+        h100.mkdir(parents=True)
+        for f in sorted(data.rglob("*.csv")):
+            if f.name in ("ch03_tiled_shared_memory.csv",):
+                continue
+            text = f.read_text(encoding="utf-8").replace(",3,,6,1e-07,", ",2.4,,4.8,1e-07,")
+            (h100 / f.name).write_text(text.replace("Synthetic GPU (test data)", "Synthetic H100 (test data)"),
+                                       encoding="utf-8")
+        if run("--check").returncode != 1:
+            fail("--check should exit 1 once an H100 directory has CSVs the block does not show")
+        if run().returncode != 0 or run("--check").returncode != 0:
+            fail("updating the side-by-side block failed")
+        gpus = (root / "README.md").read_text(encoding="utf-8").split("<!-- results:summary-gpus -->")[1]
+        for needle, what in [("| [02 naive_gpu](chapters/02_naive_gpu/README.md) | coalesced | 3.00 (6.0%) | coalesced | 2.40 (4.8%) |",
+                              "chapter 02 on both GPUs, each its own numbers"),
+                             ("| 03 tiled_shared_memory | tiled | 6.50 (13.0%) | – | – |",
+                              "a chapter the H100 has no CSV of")]:
+            if needle not in gpus:
+                fail(f"summary-gpus with an H100: {what}: '{needle}' not found in:\n{gpus}")
+        if run("--gpus", "no-such-gpu").returncode != 0:
+            fail("--gpus naming a directory without CSVs should fill its column with '–', not fail")
+        run()
+
         # Editing a table by hand makes --check fail again.
         (root / "chapters/02_naive_gpu/README.md").write_text(ch02.replace("6.0%", "60.0%"), encoding="utf-8")
         if run("--check").returncode != 1:
@@ -141,7 +182,54 @@ def main() -> None:
         r = run()
         if r.returncode != 2 or "chapters/09_hopper/README.md" not in r.stderr:
             fail("unpaired markers should exit 2 naming the file")
+        check_committed(repo, script, pathlib.Path(tmp))
     print("PASS")
+
+
+def check_committed(repo: pathlib.Path, script: pathlib.Path, tmp: pathlib.Path) -> None:
+    """The committed READMEs and H200 results: --check passes without an H100 directory (CI's case);
+    with a temporary H100 copy it fails until updated, and the block then shows both."""
+    root = tmp / "committed"
+    for f in [repo / "README.md", *sorted((repo / "chapters").glob("*/README.md"))]:
+        dest = root / f.relative_to(repo)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(f, dest)
+    shutil.copytree(repo / "plots" / "data" / "h200", root / "plots" / "data" / "h200",
+                    ignore=shutil.ignore_patterns("profiles"))
+
+    def run(*args):
+        r = subprocess.run([sys.executable, str(script), "--root", str(root), *args], capture_output=True, text=True)
+        print(f"$ update_tables.py (committed) {' '.join(args)} -> {r.returncode}\n{r.stdout}{r.stderr}")
+        return r
+
+    if "<!-- results:summary-gpus -->" not in (root / "README.md").read_text(encoding="utf-8"):
+        fail("the top README has no 'results:summary-gpus' block")
+    if run("--check").returncode != 0:
+        fail("--check must pass on the committed READMEs and data without an H100 directory")
+    h100 = root / "plots" / "data" / "h100-80gb-hbm3"
+    shutil.copytree(root / "plots" / "data" / "h200", h100)
+    (h100 / "ch10_hopper_persistent.csv").unlink()
+    for f in h100.glob("*.csv"):
+        f.write_text(f.read_text(encoding="utf-8").replace("NVIDIA H200", "NVIDIA H100 80GB HBM3"), encoding="utf-8")
+    if run("--check").returncode != 1:
+        fail("--check must fail once an H100 directory has CSVs the README does not show")
+    if run().returncode != 0 or run("--check").returncode != 0:
+        fail("update with the H100 copy failed")
+    top = (root / "README.md").read_text(encoding="utf-8")
+    block = top.split("<!-- results:summary-gpus -->")[1].split("<!-- /results -->")[0]
+    rows = [line for line in block.splitlines() if line.startswith("| [")]
+    ch10 = [line for line in rows if "10_hopper_persistent" in line]
+    if len(rows) != 10 or not ch10 or not ch10[0].endswith("| – | – |"):
+        fail(f"expected 10 chapter rows, chapter 10 with '–' on the H100 copy:\n{block}")
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if "10_hopper" not in line and (cells[1] != cells[3] or cells[2] != cells[4]):
+            fail(f"the H100 copy of the H200 data must give the same cells: {line}")
+    # The chapter tables are untouched by the second GPU.
+    if top.split("<!-- results:summary -->")[1].split("<!-- /results -->")[0] != \
+            (repo / "README.md").read_text(encoding="utf-8").split("<!-- results:summary -->")[1].split("<!-- /results -->")[0]:
+        fail("the single-GPU summary changed when an H100 directory appeared")
+    print("ok: summary-gpus on the committed data, with and without an H100 copy")
 
 
 if __name__ == "__main__":

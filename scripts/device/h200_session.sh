@@ -111,10 +111,12 @@ for step in "${steps[@]}"; do
     prof ch03 ch03_tiled_shared_memory --kernel-name regex:tiled --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics $banks -- --sizes 4096 --kernel tiled_32,tiled_16
     prof ch04 ch04_copy_and_transpose --kernel-name regex:"copy|transpose" --metrics $banks,dram__bytes_read.sum,dram__bytes_write.sum -- --sizes 4096
     prof ch05 ch05_layout_matmul --kernel-name regex:layout_gemm --section SpeedOfLight --section Occupancy --section WarpStateStats --metrics $banks -- --sizes 4096 --layout RRR,RCR,CRR,CCR
-    prof ch06 ch06_tiled_copy_mma --kernel-name regex:"tiled_gemm|layout_gemm" --section SpeedOfLight --section Occupancy --section WarpStateStats --metrics $banks,$sect -- --sizes 4096
+    # Chapter 06: per kernel the stall reasons (--print-details all prints the whole table), the issue
+    # rate and FMA-pipe use, so the page can say what limits it; sectors, wavefronts and conflicts.
+    pipes=sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,launch__registers_per_thread
+    prof ch06 ch06_tiled_copy_mma --kernel-name regex:"tiled_gemm|layout_gemm" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$sect,$pipes -- --sizes 4096
     # Chapter 07: per kernel the stall reasons, issue and FMA-pipe use, shared-memory wavefronts and
     # conflicts, registers and occupancy; cuBLAS's own kernel profiled the same way beside them.
-    pipes=sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,launch__registers_per_thread
     for order in RRR RCR; do
       prof ch07_$order ch07_pipelined_simt --kernel-name regex:gemm --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$pipes -- --sizes 4096 --layout $order
     done

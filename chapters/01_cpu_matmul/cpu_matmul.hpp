@@ -5,15 +5,19 @@
 /// for every M, N, K ≥ 1, and indexes a row-major matrix X with `cols` columns
 /// as X[row * cols + col]. Plain C++20: the speed comes from the loop order,
 /// the cache blocking and the threads, and from what the compiler does with
-/// them, never from intrinsics.
+/// them, never from intrinsics. The one system call is the optional pinning of
+/// the threaded step's workers to CPUs (cpu_topology.hpp).
 ///
 /// Build and run: `cmake --build build --target ch01_cpu_matmul && build/bin/ch01_cpu_matmul`.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <thread>
 #include <vector>
+
+#include "01_cpu_matmul/cpu_topology.hpp"
 
 namespace mm::ch01 {
 
@@ -96,17 +100,23 @@ void blocked(const float* A, const float* B, float* C, std::int64_t M, std::int6
   blocked_rows<KB, NB>(A, B, C, N, K, 0, M);
 }
 
-/// @brief The default worker count: the hardware threads this process may use (at least 1).
-inline unsigned default_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+/// @brief The default worker count: the logical CPUs this process may use (its affinity mask, at least 1).
+inline unsigned default_threads() { return unsigned(std::max<std::size_t>(1, usable_cpus().size())); }
 
 /// @brief Step 4, threads: rows of C are independent, so each worker runs the blocked step on its own band of rows.
 ///
 /// No locks and no shared writes: worker t owns rows [t·M/T, (t+1)·M/T) of C.
 /// With more workers asked for than rows, only M workers start (one row each).
 /// Every worker reads all of B, so each core's L2 holds its own copy of the panel.
+///
+/// `cpus` empty: the operating system places the workers (and may move them).
+/// Otherwise worker t first pins itself to logical CPU cpus[t % cpus.size()]
+/// (CpuTopology::pin_order() puts one worker per physical core before any SMT
+/// sibling). With one worker nothing starts: the band runs on the caller's thread,
+/// wherever the caller is (chapter 01's main pins itself to cpus[0]).
 template <std::int64_t KB = BlockSizes::kb, std::int64_t NB = BlockSizes::nb>
 void threaded(const float* A, const float* B, float* C, std::int64_t M, std::int64_t N, std::int64_t K,
-              unsigned threads = default_threads()) {
+              unsigned threads = default_threads(), std::span<const int> cpus = {}) {
   const std::int64_t workers = std::clamp<std::int64_t>(threads, 1, M);
   if (workers == 1) {  // no thread to start: run on the caller's thread
     blocked_rows<KB, NB>(A, B, C, N, K, 0, M);
@@ -116,7 +126,11 @@ void threaded(const float* A, const float* B, float* C, std::int64_t M, std::int
   pool.reserve(std::size_t(workers));
   for (std::int64_t t = 0; t < workers; ++t) {
     const std::int64_t begin = t * M / workers, end = (t + 1) * M / workers;  // bands differ by at most one row
-    pool.emplace_back([=] { blocked_rows<KB, NB>(A, B, C, N, K, begin, end); });
+    const int cpu = cpus.empty() ? -1 : cpus[std::size_t(t) % cpus.size()];
+    pool.emplace_back([=] {
+      if (cpu >= 0) pin_current_thread(cpu);  // before any work: the band runs where it was put
+      blocked_rows<KB, NB>(A, B, C, N, K, begin, end);
+    });
   }
 }
 

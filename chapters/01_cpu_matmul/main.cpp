@@ -2,6 +2,11 @@
 // sizes, checks it against the fp64 reference, prints ms, GFLOP/s and the speedup
 // over the naive loop, and writes the shared CSV.
 //
+// How it measures: the main thread and every worker are pinned to logical CPUs,
+// one per physical core before any SMT sibling (cpu_topology.hpp; --no-pin turns
+// that off), and the variants run in interleaved rounds (see time_rounds), so that
+// a slow stretch of the machine cannot land on one variant alone.
+//
 // Build and run:
 //   cmake --build build --target ch01_cpu_matmul && build/bin/ch01_cpu_matmul
 //   build/bin/ch01_cpu_matmul --sizes 1024 --kernel ikj,threaded --thread-sweep --csv ch01.csv
@@ -13,6 +18,7 @@
 #include <iostream>
 #include <limits>
 #include <new>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,7 +26,6 @@
 
 #include "01_cpu_matmul/ch01_cli.hpp"
 #include "01_cpu_matmul/cpu_matmul.hpp"
-#include "harness/device_info.hpp"
 #include "harness/problem.hpp"
 #include "harness/random.hpp"
 #include "harness/reference.hpp"
@@ -37,47 +42,62 @@ struct Variant {
 };
 
 // The variants to run, in the order of the ladder; a sweep adds threaded_<t> rows.
-std::vector<Variant> variants(const mm::ch01::Options& o) {
+// `cpus` (empty with --no-pin) is the pin order the threaded workers take their CPUs from.
+std::vector<Variant> variants(const mm::ch01::Options& o, const mm::ch01::CpuTopology& topo,
+                              const std::vector<int>& cpus) {
   using namespace mm::ch01;
+  const std::span<const int> pin(cpus);
   std::vector<Variant> v;
   for (const std::string& name : o.cli.kernels) {
     if (name == "naive") v.push_back({name, naive_ijk});
     if (name == "ikj") v.push_back({name, reordered_ikj});
     if (name == "blocked") v.push_back({name, [](auto... args) { blocked(args...); }});
     if (name == "threaded")
-      v.push_back({name, [t = o.threads](auto... args) { threaded(args..., t); }});
+      v.push_back({name, [t = o.threads, pin](auto... args) { threaded(args..., t, pin); }});
   }
-  if (o.thread_sweep) {
-    std::vector<unsigned> counts;
-    for (unsigned t = 1; t < o.threads; t *= 2) counts.push_back(t);
-    counts.push_back(o.threads);  // the requested count itself, power of two or not
-    for (unsigned t : counts)
-      v.push_back({"threaded_" + std::to_string(t), [t](auto... args) { mm::ch01::threaded(args..., t); }});
-  }
+  if (o.thread_sweep)
+    for (unsigned t : sweep_counts(o.threads, topo.physical()))
+      v.push_back({"threaded_" + std::to_string(t), [t, pin](auto... args) { threaded(args..., t, pin); }});
   return v;
 }
 
 struct Timing {
-  double median_ms, min_ms;
+  double median_ms, min_ms, max_ms;
 };
 
-// Warm-up, then `reps` timed runs with C poisoned (NaN) before each, outside the timed region:
-// a run that skips an element leaves a NaN behind and fails the check.
-Timing time_kernel(const Kernel& run, const std::vector<float>& a, const std::vector<float>& b, std::vector<float>& c,
-                   const mm::GemmProblem& p, int warmup, int reps) {
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (int w = 0; w < warmup; ++w) run(a.data(), b.data(), c.data(), p.m, p.n, p.k);
-  std::vector<double> ms;
-  for (int r = 0; r < reps; ++r) {
-    std::fill(c.begin(), c.end(), nan);
-    const auto t0 = Clock::now();
-    run(a.data(), b.data(), c.data(), p.m, p.n, p.k);
-    const auto t1 = Clock::now();
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
+Timing summarize(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   const std::size_t n = ms.size();
-  return {n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]), ms.front()};
+  return {n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]), ms.front(), ms.back()};
+}
+
+// `warmup` untimed rounds, then `reps` timed rounds; a round runs every variant once,
+// starting one variant later each round (round r begins with variant r mod V), so
+// each variant is timed at every stage of the run and after varied predecessors.
+// Before each timed run C is poisoned (NaN), outside the timed region: a run that
+// skips an element leaves a NaN behind. `after_last(v)` sees C after variant v's
+// last timed run (the check).
+std::vector<Timing> time_rounds(const std::vector<Variant>& vs, const std::vector<float>& a,
+                                const std::vector<float>& b, std::vector<float>& c, const mm::GemmProblem& p,
+                                int warmup, int reps, const std::function<void(std::size_t)>& after_last) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::size_t nv = vs.size();
+  std::vector<std::vector<double>> ms(nv);
+  for (int w = 0; w < warmup; ++w)
+    for (const Variant& v : vs) v.run(a.data(), b.data(), c.data(), p.m, p.n, p.k);
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t i = 0; i < nv; ++i) {
+      const std::size_t v = (i + std::size_t(r)) % nv;
+      std::fill(c.begin(), c.end(), nan);
+      const auto t0 = Clock::now();
+      vs[v].run(a.data(), b.data(), c.data(), p.m, p.n, p.k);
+      const auto t1 = Clock::now();
+      ms[v].push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      if (r == reps - 1) after_last(v);
+    }
+  std::vector<Timing> out;
+  for (auto& m : ms) out.push_back(summarize(std::move(m)));
+  return out;
 }
 
 // Refuses (one line, exit 2) a size whose matrices would not fit in this machine's memory,
@@ -99,12 +119,26 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// "0-7,16-23": a list of logical CPUs, short.
+std::string cpu_ranges(const std::vector<int>& cpus) {
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(cpus[i]) + (j > i ? "-" + std::to_string(cpus[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const mm::ch01::CpuTopology topo = mm::ch01::machine_topology();
   mm::ch01::Options o;
   try {
-    o = mm::ch01::parse_options(argc, argv);
+    o = mm::ch01::parse_options(argc, argv, topo);
   } catch (const mm::CliError& e) {
     if (e.exit_code == 0) {
       std::cout << e.what();
@@ -116,33 +150,68 @@ int main(int argc, char** argv) {
 
   for (const mm::ProblemSize& s : o.cli.sizes) require_fits({s.m, s.n, s.k}, o.cli.check);
 
-  const std::string cpu = mm::cpu_name();
+  // Pinned: the main thread (which runs every single-threaded variant and threaded_1) on
+  // the first CPU of the pin order, the workers of the threaded kernel on the order from there.
+  const std::vector<int> order = o.pin ? topo.pin_order() : std::vector<int>{};
+  if (o.pin && !mm::ch01::pin_current_thread(order.front())) {
+    std::fprintf(stderr, "ch01_cpu_matmul: error: could not pin the main thread to CPU %d (--no-pin runs unpinned)\n",
+                 order.front());
+    return 2;
+  }
+  // What goes into the CSV's `gpu` column for this CPU chapter: model, cores, SMT, pinning.
+  const std::string machine =
+      mm::ch01::machine_cpu_model() + "; " + topo.describe() + (o.pin ? "; pinned" : "; not pinned");
   const std::string when = mm::utc_timestamp();
-  std::printf("ch01_cpu_matmul on %s: %u hardware threads, threaded kernel uses %u; %d warm-up + %d timed runs%s\n\n",
-              cpu.c_str(), std::thread::hardware_concurrency(), o.threads, o.cli.warmup, o.cli.reps,
-              o.cli.check ? "" : " (no check)");
-  std::printf("%-14s %16s %12s %12s %10s %12s  %s\n", "kernel", "M x N x K", "median ms", "min ms", "GFLOP/s",
-              "vs naive", "check");
+  std::printf("ch01_cpu_matmul on %s\n", mm::ch01::machine_cpu_model().c_str());
+  std::printf("  %s; SMT siblings %s\n", topo.describe().c_str(),
+              !topo.known ? "unknown (no sysfs topology)"
+                          : topo.max_threads_per_core() > 1 ? "present (thread_siblings_list)" : "none");
+  if (o.pin) {
+    const std::vector<int> firsts(order.begin(), order.begin() + std::ptrdiff_t(std::min(order.size(), topo.physical())));
+    std::printf("  pinned: main thread on CPU %d; workers on CPUs in the order %s (one per physical core first: %s)\n",
+                order.front(), cpu_ranges(order).c_str(), cpu_ranges(firsts).c_str());
+  } else {
+    std::printf("  not pinned (--no-pin): the operating system places and moves the threads\n");
+  }
+  std::printf("  threaded uses %u workers; %d warm-up + %d timed rounds, every variant once per round%s\n\n",
+              o.threads, o.cli.warmup, o.cli.reps, o.cli.check ? "" : " (no check)");
 
-  const std::vector<Variant> vs = variants(o);
+  const std::vector<Variant> vs = variants(o, topo, order);
   std::vector<mm::ResultRow> rows;
   bool all_ok = true;
   for (const mm::ProblemSize& s : o.cli.sizes) {
     const mm::GemmProblem p{s.m, s.n, s.k};
+    const std::string size = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
     const auto a = mm::random_host<float>(std::size_t(p.m * p.k), o.cli.seed);      // (M,K) row-major
     const auto b = mm::random_host<float>(std::size_t(p.k * p.n), o.cli.seed + 1);  // (K,N) row-major
     std::vector<float> c(std::size_t(p.m * p.n));                                   // (M,N) row-major
     mm::Reference ref;
     if (o.cli.check) ref = mm::reference_gemm_host(p, a, b);
 
-    double naive_ms = mm::not_measured;
-    for (const Variant& v : vs) {
-      const Timing t = time_kernel(v.run, a, b, c, p, o.cli.warmup, o.cli.reps);
-      if (v.name == "naive") naive_ms = t.median_ms;
+    std::printf("%s: %zu variants x (%d + %d) rounds ...\n", size.c_str(), vs.size(), o.cli.warmup, o.cli.reps);
+    std::fflush(stdout);
+    std::vector<std::string> verdict(vs.size(), "not checked");
+    std::vector<double> rel(vs.size(), mm::not_measured);
+    const auto t_size = Clock::now();
+    const std::vector<Timing> ts = time_rounds(vs, a, b, c, p, o.cli.warmup, o.cli.reps, [&](std::size_t v) {
+      if (!o.cli.check) return;
+      const mm::CheckResult r = mm::check_gemm(ref, c, mm::Order::row, mm::elementwise_tolerance(mm::DType::f32));
+      rel[v] = r.rel_frobenius;
+      verdict[v] = r.summary;
+      all_ok = all_ok && r.ok;
+    });
+    const double size_s = std::chrono::duration<double>(Clock::now() - t_size).count();
 
+    std::printf("%-14s %16s %12s %12s %12s %10s %12s  %s\n", "kernel", "M x N x K", "median ms", "min ms", "max ms",
+                "GFLOP/s", "vs naive", "check");
+    double naive_ms = mm::not_measured;
+    for (std::size_t v = 0; v < vs.size(); ++v)
+      if (vs[v].name == "naive") naive_ms = ts[v].median_ms;
+    for (std::size_t v = 0; v < vs.size(); ++v) {
+      const Timing& t = ts[v];
       mm::ResultRow row;
       row.chapter = "01_cpu_matmul";
-      row.kernel = v.name;
+      row.kernel = vs[v].name;
       row.dtype = "fp32";
       row.layout = p.layout_tag();
       row.m = p.m;
@@ -151,34 +220,28 @@ int main(int argc, char** argv) {
       row.median_ms = t.median_ms;
       row.min_ms = t.min_ms;
       row.tflops = p.flops() / (t.median_ms * 1e-3) / 1e12;
-      row.gpu = cpu;
+      row.rel_error = rel[v];
+      row.gpu = machine;
       row.cuda_version = "n/a (CPU)";
       row.timestamp = when;
-      std::string verdict = "not checked";
-      if (o.cli.check) {
-        const mm::CheckResult r = mm::check_gemm(ref, c, mm::Order::row, mm::elementwise_tolerance(mm::DType::f32));
-        row.rel_error = r.rel_frobenius;
-        verdict = r.summary;
-        all_ok = all_ok && r.ok;
-      }
       rows.push_back(row);
-
-      const std::string size = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
-      std::printf("%-14s %16s %12s %12s %10s %12s  %s\n", v.name.c_str(), size.c_str(),
-                  fmt("%.3f", t.median_ms).c_str(), fmt("%.3f", t.min_ms).c_str(),
+      std::printf("%-14s %16s %12s %12s %12s %10s %12s  %s\n", vs[v].name.c_str(), size.c_str(),
+                  fmt("%.3f", t.median_ms).c_str(), fmt("%.3f", t.min_ms).c_str(), fmt("%.3f", t.max_ms).c_str(),
                   fmt("%.2f", row.tflops * 1e3).c_str(), fmt("%.1fx", naive_ms / t.median_ms).c_str(),
-                  verdict.c_str());
-      std::fflush(stdout);
+                  verdict[v].c_str());
     }
+    std::printf("(%s took %.1f s)\n\n", size.c_str(), size_s);
+    std::fflush(stdout);
   }
 
   // The shared table, as every chapter prints it (its "% of cuBLAS" stays empty: there is no cuBLAS on the CPU).
-  std::printf("\n");
   mm::print_table(std::cout, rows);
   if (!o.cli.csv.empty()) {
     mm::write_csv(o.cli.csv, rows);
     std::printf("\nwrote %zu rows to %s\n", rows.size(), o.cli.csv.c_str());
   }
+  if (const int failed = mm::ch01::pin_failures().load(); failed > 0)
+    std::fprintf(stderr, "ch01_cpu_matmul: warning: %d worker(s) could not be pinned to their CPU\n", failed);
   if (!all_ok) {
     std::fprintf(stderr, "ch01_cpu_matmul: a kernel FAILED the check against the fp64 reference\n");
     return 1;

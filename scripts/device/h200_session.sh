@@ -58,6 +58,15 @@ for step in "${steps[@]}"; do
     say "ctest rc=$? ($((SECONDS - start)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/ctest.log" | tail -1)"
     grep -E '\(Failed\)|\(Skipped\)|Not Run' "$OUT/logs/ctest.log" | head -20 | tee -a "$summary"
     ;;
+  gtest)
+    # GTESTS: test binaries run directly, one process each (faster than ctest's process per test when
+    # only a few chapters changed), e.g. GTESTS="ch05 ch06".
+    for t in ${GTESTS:-ch05 ch06}; do
+      start=$SECONDS
+      "$BUILD/tests/$t/test_$t" --gtest_brief=1 >"$OUT/logs/gtest_$t.log" 2>&1
+      say "gtest $t rc=$? ($((SECONDS - start)) s): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \]' "$OUT/logs/gtest_$t.log" | tr '\n' ' ')"
+    done
+    ;;
   chapters)
     # CHAPTERS: space-separated name prefixes ("ch04 ch07"), default every chapter.
     for exe in $(for prefix in ${CHAPTERS:-ch0}; do ls "$bin"/"$prefix"* 2>/dev/null; done); do

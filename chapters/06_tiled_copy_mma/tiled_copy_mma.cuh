@@ -5,6 +5,9 @@
 // vectors) and how the tile lies in shared memory; the four storage orders RRR, RCR, CRR, CCR are four
 // sets of those layouts and one kernel. The TiledMMA gives every thread an 8×8 block of C made of
 // 2×2 runs of 4 consecutive rows/columns, so the inner loop reads shared memory with 128-bit loads.
+// A configuration (TiledConfig) picks the shared padding, the TiledMMA and prefetch: the chapter's
+// steps from chapter 05 (128-bit global loads, then a pad of 4, then the permuted TiledMMA) and its
+// variants are configurations of this one kernel.
 //
 // Build: cmake --build build --target ch06_tiled_copy_mma      Run: build/bin/ch06_tiled_copy_mma
 #pragma once
@@ -34,12 +37,15 @@ using ch05::ceil_div;
 
 // ---- Shared memory: one layout for every storage order ----
 //
-// (BM,BK):(1,BM+4). The compute threads read 4 consecutive M (or N) values of one k with a 128-bit
-// load, so M is the contiguous mode. The +4 pad keeps every column 16-byte aligned (an odd pad would
-// break the 128-bit loads) and shifts each column by 4 banks, so that a copy writing 4 different k
-// of 16 rows (a K-major operand) hits 32 different banks.
-using SmemLayoutA = decltype(make_layout(make_shape(BM{}, BK{}), make_stride(_1{}, Int<BM::value + 4>{})));  // (BM,BK)
-using SmemLayoutB = decltype(make_layout(make_shape(BN{}, BK{}), make_stride(_1{}, Int<BN::value + 4>{})));  // (BN,BK)
+// (MN,BK):(1,MN+pad). The compute threads read 4 consecutive M (or N) values of one k with a 128-bit
+// load, so M is the contiguous mode. A pad of 4 keeps every column 16-byte aligned (an odd pad would
+// break the 128-bit loads and stores) and shifts each column by 4 banks, so that a copy writing 4
+// different k of 16 rows (a K-major operand) hits 32 different banks. The chapter's first step keeps
+// chapter 05's pad of 1, which only scalar shared loads and stores can use.
+template <class MN, int kPad>
+using SmemLayoutPadded = decltype(make_layout(make_shape(MN{}, BK{}), make_stride(_1{}, Int<MN::value + kPad>{})));  // (MN,BK)
+using SmemLayoutA = SmemLayoutPadded<BM, 4>;  // (BM,BK): tiled_vec128's and every later kernel's
+using SmemLayoutB = SmemLayoutPadded<BN, 4>;  // (BN,BK)
 
 // ---- TiledCopy: 256 threads, 4 floats (one 128-bit vector) each, 1024 floats = one (128,8) tile ----
 //
@@ -70,10 +76,40 @@ using ThrKMajorStrided = Layout<Shape<_128, _2>, Stride<_1, _128>>;  // (MN, K/4
 // Without a permutation thread t would own rows t, t+16, t+32, ... (stride 16: scalar shared loads).
 // The permutation (16,4):(4,1) renumbers each 64 rows so that the 16 threads × 4 values become
 // 4 consecutive rows per thread: thread t owns rows 4t..4t+3 and 64+4t..64+4t+3, the same for N.
-using MmaAtomLayout = Layout<Shape<_16, _16, _1>>;                // (ThrM,ThrN,ThrK) -> thread, M fastest
-using MmaPermMN = Layout<Shape<_16, _4>, Stride<_4, _1>>;         // logical row -> actual row, per 64
+//
+// The atom layout numbers the threads, and so decides which lanes read the same 16-byte vector. A
+// warp's LDS.128 costs 2 wavefronts when lanes 2i and 2i+1 read the same address, 4 otherwise
+// (chapter 03's wavefront rule). M fastest (thread = tm + 16·tn): the two lanes of a pair have
+// different tm and one tn, they share their vector of B, not of A. N fastest (16·tm + tn): they
+// share A, not B. No numbering shares both: that would be the same element of C.
+using MmaAtomLayout = Layout<Shape<_16, _16, _1>>;                                  // (ThrM,ThrN,ThrK) -> thread, M fastest
+using MmaAtomLayoutNFastest = Layout<Shape<_16, _16, _1>, Stride<_16, _1, _256>>;  // (ThrM,ThrN,ThrK) -> thread, N fastest
+using MmaPermMN = Layout<Shape<_16, _4>, Stride<_4, _1>>;                           // logical row -> actual row, per 64
+/// Permuted, M fastest: runs of 4 rows (LDS.128), lane pairs share B. The chapter's TiledMMA.
 using TiledMmaT = decltype(make_tiled_mma(UniversalFMA<float, float, float, float>{}, MmaAtomLayout{},
                                           Tile<MmaPermMN, MmaPermMN, Underscore>{}));
+/// Not permuted: thread (tm, tn) owns rows tm + 16i and columns tn + 16j (chapter 05's partition): scalar LDS.
+using TiledMmaUnpermuted = decltype(make_tiled_mma(UniversalFMA<float, float, float, float>{}, MmaAtomLayout{}));
+/// Permuted, N fastest: the same runs of 4 rows and columns, lane pairs share A.
+using TiledMmaPairsShareA = decltype(make_tiled_mma(UniversalFMA<float, float, float, float>{},
+                                                    MmaAtomLayoutNFastest{}, Tile<MmaPermMN, MmaPermMN, Underscore>{}));
+
+// ---- A configuration: what one kernel of the chapter chooses ----
+
+/// Everything that tells the chapter's kernels apart, besides the storage order (the host's strides):
+/// the shared padding, the TiledMMA (and with it the shared-load width and lane order), register
+/// prefetch, and the coalesced or strided thread order of the TiledCopies.
+template <int kPad_, class TiledMma_, bool kPrefetch_, bool kStridedCopy_ = false>
+struct TiledConfig {
+  static constexpr int kPad = kPad_;                   ///< floats after each column of sA and sB
+  static constexpr bool kPrefetch = kPrefetch_;        ///< load K step k+1 while step k is multiplied
+  static constexpr bool kStridedCopy = kStridedCopy_;  ///< the uncoalesced thread order of the copies
+  using TiledMma = TiledMma_;                          ///< 16×16 threads, 8×8 of C each
+  using SmemLayoutA = SmemLayoutPadded<BM, kPad>;      ///< (BM,BK)
+  using SmemLayoutB = SmemLayoutPadded<BN, kPad>;      ///< (BN,BK)
+  static_assert(std::is_same_v<TiledMma, TiledMmaUnpermuted> || kPad % 4 == 0,
+                "(BM + pad) % 4: the permuted TiledMMA's 128-bit shared loads need 16-byte aligned columns");
+};
 
 // ---- The kernel ----
 
@@ -129,15 +165,18 @@ struct BlockBarrier {
 };
 
 /// What thread `tid` of block (block_m, block_n) does: C = A·B for any storage orders, A seen as an
-/// (M,K) tensor, B as (N,K), C as (M,N). kPrefetch: load the next K step into registers while this
-/// one is multiplied. smem_a, smem_b: the block's shared tiles; sync_threads: the block's barrier.
-template <bool kPrefetch, class Args, class Barrier>
+/// (M,K) tensor, B as (N,K), C as (M,N). Cfg (a TiledConfig): the shared layouts, the TiledMMA, and
+/// kPrefetch: load the next K step into registers while this one is multiplied. smem_a, smem_b: the
+/// block's shared tiles, Cfg's layouts' cosizes; sync_threads: the block's barrier.
+template <class Cfg, class Args, class Barrier>
 MM_HD void tiled_gemm_block(Args const& args, int block_m, int block_n, int tid, float* smem_a, float* smem_b,
                             Barrier const& sync_threads) {
   using CopyA = std::remove_cvref_t<decltype(args.copy_a)>;
   using CopyB = std::remove_cvref_t<decltype(args.copy_b)>;
+  using TiledMma = typename Cfg::TiledMma;
   using TileMK = decltype(make_shape(BM{}, BK{}));
-  static_assert(TiledMmaT::size() == kThreads, "one MMA thread per thread of the block (16×16)");
+  constexpr bool kPrefetch = Cfg::kPrefetch;
+  static_assert(TiledMma::size() == kThreads, "one MMA thread per thread of the block (16×16)");
   static_assert(CopyA::size() == kThreads && CopyB::size() == kThreads, "one copy thread per thread of the block");
   static_assert(std::is_same_v<decltype(CopyA::tiler()), TileMK> && std::is_same_v<decltype(CopyB::tiler()), TileMK>,
                 "one pass of a tiled copy moves one (128,8) tile: THR × VAL = (BM,BK)");
@@ -145,7 +184,7 @@ MM_HD void tiled_gemm_block(Args const& args, int block_m, int block_n, int tid,
   const int M = args.m, N = args.n, K = args.k;
   auto const& copy_a = args.copy_a;
   auto const& copy_b = args.copy_b;
-  TiledMmaT mma;
+  TiledMma mma;
   CtaTiler cta_tiler;
 
   // Whole matrices, and their coordinates (for predication) with the same shapes.
@@ -164,8 +203,8 @@ MM_HD void tiled_gemm_block(Args const& args, int block_m, int block_n, int tid,
   auto kA = local_tile(cA, cta_tiler, cta_coord, Step<_1, X, _1>{});   // (BM,BK,k) -> (m,k)
   auto kB = local_tile(cB, cta_tiler, cta_coord, Step<X, _1, _1>{});   // (BN,BK,k) -> (n,k)
   auto kC = local_tile(cC, cta_tiler, cta_coord, Step<_1, _1, X>{});   // (BM,BN)   -> (m,n)
-  auto sA = make_tensor(make_smem_ptr(smem_a), SmemLayoutA{});          // (BM,BK)
-  auto sB = make_tensor(make_smem_ptr(smem_b), SmemLayoutB{});          // (BN,BK)
+  auto sA = make_tensor(make_smem_ptr(smem_a), typename Cfg::SmemLayoutA{});  // (BM,BK)
+  auto sB = make_tensor(make_smem_ptr(smem_b), typename Cfg::SmemLayoutB{});  // (BN,BK)
 
   // Copy partitions: what this thread moves, global -> registers -> shared.
   auto thr_copy_a = copy_a.get_slice(tid);
@@ -221,8 +260,8 @@ MM_HD void tiled_gemm_block(Args const& args, int block_m, int block_n, int tid,
     }
 #pragma unroll
     for (int kk = 0; kk < BK{}; ++kk) {
-      copy(tCsA(_, _, kk), tCrA(_, _, 0));  // (MMA,MMA_M): 8 floats, two runs of 4 -> 2 LDS.128
-      copy(tCsB(_, _, kk), tCrB(_, _, 0));  // (MMA,MMA_N): 2 LDS.128
+      copy(tCsA(_, _, kk), tCrA(_, _, 0));  // (MMA,MMA_M): 8 floats, two runs of 4 -> 2 LDS.128 (unpermuted: 8 LDS)
+      copy(tCsB(_, _, kk), tCrB(_, _, 0));  // (MMA,MMA_N): 2 LDS.128 (unpermuted: 8 LDS)
       gemm(mma, tCrA, tCrB, tCrC);          // (MMA,MMA_M,MMA_N) += outer product: 64 FFMA
     }
   }
@@ -235,22 +274,40 @@ MM_HD void tiled_gemm_block(Args const& args, int block_m, int block_n, int tid,
 
 /// The kernel: one block per 128×128 tile of C, blockIdx.x along M, blockIdx.y along N.
 /// __launch_bounds__(256, 2): two blocks per SM, so at most 128 registers per thread.
-template <bool kPrefetch, class Args>
+template <class Cfg, class Args>
 __global__ void __launch_bounds__(kThreads, 2) tiled_gemm_kernel(Args args) {
-  __shared__ alignas(16) float smem_a[cosize_v<SmemLayoutA>];  // (BM,BK)
-  __shared__ alignas(16) float smem_b[cosize_v<SmemLayoutB>];  // (BN,BK)
-  tiled_gemm_block<kPrefetch>(args, int(blockIdx.x), int(blockIdx.y), int(threadIdx.x), smem_a, smem_b,
-                              BlockBarrier{});
+  __shared__ alignas(16) float smem_a[cosize_v<typename Cfg::SmemLayoutA>];  // (BM,BK)
+  __shared__ alignas(16) float smem_b[cosize_v<typename Cfg::SmemLayoutB>];  // (BN,BK)
+  tiled_gemm_block<Cfg>(args, int(blockIdx.x), int(blockIdx.y), int(threadIdx.x), smem_a, smem_b, BlockBarrier{});
 }
 
 // ---- Host: one set of layouts per storage order ----
 
-/// The three kernels of the chapter.
+/// The kernels of the chapter. The first three are the steps from chapter 05's layout_padded, one idea each.
 enum class Variant {
-  vec128,              ///< coalesced 128-bit loads, load then multiply (no overlap)
-  vec128_uncoalesced,  ///< the same vectors, lanes spread so every lane is alone in its 32-byte sector
-  prefetch,            ///< coalesced 128-bit loads of the next K step in flight while this one is multiplied
+  ldg128,                  ///< coalesced 128-bit global loads; chapter 05's pad of 1 and unpermuted threads: scalar STS, LDS
+  ldg128_pad4,             ///< + a pad of 4: 16-byte aligned columns (STS.128 of an MN-major copy), conflict-free stores
+  vec128,                  ///< + the permuted TiledMMA: 4 LDS.128 per k instead of 16 LDS
+  vec128_uncoalesced,      ///< the same vectors, lanes spread so every lane is alone in its 32-byte sector
+  prefetch,                ///< coalesced 128-bit loads of the next K step in flight while this one is multiplied
+  prefetch_pairs_share_a,  ///< prefetch with the threads numbered N fastest: lane pairs share A instead of B
 };
+
+/// Each variant's configuration: one row of the chapter's table of kernels.
+template <Variant V>
+struct VariantConfig;
+template <>
+struct VariantConfig<Variant::ldg128> : TiledConfig<1, TiledMmaUnpermuted, false> {};
+template <>
+struct VariantConfig<Variant::ldg128_pad4> : TiledConfig<4, TiledMmaUnpermuted, false> {};
+template <>
+struct VariantConfig<Variant::vec128> : TiledConfig<4, TiledMmaT, false> {};
+template <>
+struct VariantConfig<Variant::vec128_uncoalesced> : TiledConfig<4, TiledMmaT, false, true> {};
+template <>
+struct VariantConfig<Variant::prefetch> : TiledConfig<4, TiledMmaT, true> {};
+template <>
+struct VariantConfig<Variant::prefetch_pairs_share_a> : TiledConfig<4, TiledMmaPairsShareA, true> {};
 
 /// The TiledCopy for an operand tile (MN,BK): K-major when K is the contiguous dimension in memory.
 template <bool kKMajor, bool kStrided>
@@ -299,8 +356,10 @@ void with_strides(const GemmProblem& p, const float* A, AStride dA, const float*
 
 /// Calls f(args) with the layouts for p's storage orders: the only place where they appear.
 /// A as (M,K): row-major (K,1), column-major (1,M).  B as (N,K): row-major K×N is (1,N), column-major (K,1).
-template <bool kStrided, class F>
+/// Cfg (a TiledConfig) chooses the coalesced or the strided TiledCopies.
+template <class Cfg, class F>
 void with_tiled_gemm_args(const GemmProblem& p, const float* A, const float* B, float* C, F&& f) {
+  constexpr bool kStrided = Cfg::kStridedCopy;
   const int m = int(p.m), n = int(p.n), k = int(p.k);
   auto a_row = make_stride(k, _1{});
   auto a_col = make_stride(_1{}, m);
@@ -316,12 +375,26 @@ void with_tiled_gemm_args(const GemmProblem& p, const float* A, const float* B, 
 template <Variant V>
 void launch_tiled(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream) {
   if (std::string why = tiled_rejects(p); !why.empty()) throw std::invalid_argument("tiled_copy_mma: " + why);
-  with_tiled_gemm_args<V == Variant::vec128_uncoalesced>(p, A, B, C, [&](auto const& args) {
-    tiled_gemm_kernel<V == Variant::prefetch><<<tiled_grid(p), kThreads, 0, stream>>>(args);
+  using Cfg = VariantConfig<V>;
+  with_tiled_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) {
+    tiled_gemm_kernel<Cfg><<<tiled_grid(p), kThreads, 0, stream>>>(args);
   });
 }
 
-/// Coalesced 128-bit global loads; load, store to shared memory, multiply, in turn.
+/// Step 1 from chapter 05: its computation with coalesced 128-bit global loads (TiledCopy), its pad of
+/// 1 and its unpermuted thread grid, so shared memory is still written and read with scalar STS, LDS.
+inline void launch_tiled_ldg128(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t s) {
+  launch_tiled<Variant::ldg128>(p, A, B, C, s);
+}
+/// Step 2: the pad of 4. Columns 16-byte aligned (an MN-major copy stores one STS.128) and the K-major
+/// copy's stores conflict-free; the inner loop still reads scalars.
+inline void launch_tiled_ldg128_pad4(const GemmProblem& p, const float* A, const float* B, float* C,
+                                     cudaStream_t s) {
+  launch_tiled<Variant::ldg128_pad4>(p, A, B, C, s);
+}
+
+/// Step 3, the chapter's kernel: + the permuted TiledMMA, 4 LDS.128 per k. Coalesced 128-bit global
+/// loads; load, store to shared memory, multiply, in turn.
 inline void launch_tiled_vec128(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t s) {
   launch_tiled<Variant::vec128>(p, A, B, C, s);
 }
@@ -334,6 +407,12 @@ inline void launch_tiled_vec128_uncoalesced(const GemmProblem& p, const float* A
 inline void launch_tiled_prefetch(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t s) {
   launch_tiled<Variant::prefetch>(p, A, B, C, s);
 }
+/// tiled_prefetch with the other lane order: lane pairs share their vector of A, not of B. Still 12
+/// wavefronts per k (A 2 + B 4 per load pair instead of A 4 + B 2): the rule's minimum of 8 is out of reach.
+inline void launch_tiled_prefetch_pairs_share_a(const GemmProblem& p, const float* A, const float* B, float* C,
+                                                cudaStream_t s) {
+  launch_tiled<Variant::prefetch_pairs_share_a>(p, A, B, C, s);
+}
 
 }  // namespace mm::ch06
 
@@ -342,8 +421,13 @@ inline void launch_tiled_prefetch(const GemmProblem& p, const float* A, const fl
 // Each variant's launch (every storage order) is instantiated once, in kernels.cu, and linked into
 // the chapter binary, its tests and chapter 07's binary, instead of being compiled again in each.
 namespace mm::ch06 {
+extern template void launch_tiled<Variant::ldg128>(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+extern template void launch_tiled<Variant::ldg128_pad4>(const GemmProblem&, const float*, const float*, float*,
+                                                        cudaStream_t);
 extern template void launch_tiled<Variant::vec128>(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
 extern template void launch_tiled<Variant::vec128_uncoalesced>(const GemmProblem&, const float*, const float*, float*,
                                                                 cudaStream_t);
 extern template void launch_tiled<Variant::prefetch>(const GemmProblem&, const float*, const float*, float*, cudaStream_t);
+extern template void launch_tiled<Variant::prefetch_pairs_share_a>(const GemmProblem&, const float*, const float*,
+                                                                   float*, cudaStream_t);
 }  // namespace mm::ch06

@@ -1,6 +1,7 @@
 // Chapter 06: the TiledCopy/TiledMMA kernels against the fp64 reference in every storage order (GPU),
 // and the partitions themselves on the CPU: every element owned once, float4s contiguous, warps
-// coalesced (or, for the counter-example, not), 8 rows of A per thread in two runs of 4.
+// coalesced (or, for the counter-example, not), 8 rows of A per thread in two runs of 4 (or, unpermuted,
+// 16 apart), and the shared-memory wavefronts that each step's layouts predict.
 // Every test name starts with "ch06", so that `ctest -R ch06` selects this chapter.
 #include <gtest/gtest.h>
 
@@ -14,8 +15,10 @@
 #include <numeric>
 #include <ostream>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "06_tiled_copy_mma/tiled_copy_mma.cuh"
@@ -23,17 +26,47 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/gemm_runner.hpp"
+#include "lds_wavefronts.hpp"
 
 namespace {
 
+namespace ch06 = mm::ch06;
+using ch06::Variant;
 using mm::GemmProblem;
-using mm::test::NamedKernel;
 
-const NamedKernel kKernels[] = {
-    {"tiled_vec128", mm::ch06::launch_tiled_vec128},
-    {"tiled_vec128_uncoalesced", mm::ch06::launch_tiled_vec128_uncoalesced},
-    {"tiled_prefetch", mm::ch06::launch_tiled_prefetch},
+// Runs variant V's block function on host threads for p (A and B `shift` floats past a 16-byte
+// boundary) and compares with a double-precision product: empty when every element matches.
+template <Variant V>
+std::string emulate_and_check(const GemmProblem& p, int shift);
+
+/// A kernel of the chapter: the name ctest shows, its launcher (GPU tests) and its block function run
+/// by host threads (CPU tests).
+struct Kernel {
+  const char* name;                                          ///< "tiled_prefetch"
+  mm::test::GemmLaunchFn launch;                             ///< the chapter's host launch function
+  std::string (*emulate_and_check)(const GemmProblem&, int);  ///< the CPU emulation, checked
 };
+
+/// gtest prints a Kernel parameter as its name.
+void PrintTo(const Kernel& k, std::ostream* os) { *os << k.name; }
+
+// In main.cu's order: the steps from chapter 05, the chapter's kernels, the other lane order.
+const Kernel kKernels[] = {
+    {"tiled_ldg128", ch06::launch_tiled_ldg128, emulate_and_check<Variant::ldg128>},
+    {"tiled_ldg128_pad4", ch06::launch_tiled_ldg128_pad4, emulate_and_check<Variant::ldg128_pad4>},
+    {"tiled_vec128", ch06::launch_tiled_vec128, emulate_and_check<Variant::vec128>},
+    {"tiled_vec128_uncoalesced", ch06::launch_tiled_vec128_uncoalesced,
+     emulate_and_check<Variant::vec128_uncoalesced>},
+    {"tiled_prefetch", ch06::launch_tiled_prefetch, emulate_and_check<Variant::prefetch>},
+    {"tiled_prefetch_pairs_share_a", ch06::launch_tiled_prefetch_pairs_share_a,
+     emulate_and_check<Variant::prefetch_pairs_share_a>},
+};
+
+const Kernel& kernel_named(const std::string& name) {
+  for (const Kernel& k : kKernels)
+    if (name == k.name) return k;
+  throw std::invalid_argument("no kernel " + name);
+}
 
 using mm::test::problem;
 using mm::test::Size;
@@ -53,7 +86,7 @@ const std::vector<Size> kSizes = [] {
 // The four storage orders of the chapter, and two with a column-major C.
 const char* const kLayouts[] = {"RRR", "RCR", "CRR", "CCR", "RRC", "CCC"};
 
-using Param = std::tuple<NamedKernel, const char*, Size>;
+using Param = std::tuple<Kernel, const char*, Size>;
 
 // ---- GPU: every kernel, every storage order, every size, against the fp64 reference ----
 //
@@ -75,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(ch06, TiledCopyMmaGemm,
 // A second seed, at a size with partial tiles in M and N and whole K steps.
 TEST(ch06_TiledCopyMmaGemm, AnotherSeed) {
   MM_REQUIRE_GPU();
-  for (const NamedKernel& kernel : kKernels)
+  for (const Kernel& kernel : kKernels)
     for (const char* tag : {"RRR", "RCR"}) mm::test::expect_matches_fp64(kernel, problem({300, 260, 72}, tag), 7);
 }
 
@@ -83,13 +116,13 @@ TEST(ch06_TiledCopyMmaGemm, AnotherSeed) {
 // (N on grid y: 7813 tiles of 128).
 TEST(ch06_TiledCopyMmaGemm, TallAndWideMatricesPassTheCheck) {
   MM_REQUIRE_GPU();
-  for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
-  mm::test::expect_matches_fp64(kKernels[2], problem(mm::test::wide_size, "RCR"));
+  for (const Kernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
+  mm::test::expect_matches_fp64(kernel_named("tiled_prefetch"), problem(mm::test::wide_size, "RCR"));
 }
 
 TEST(ch06_TiledCopyMmaGemm, MisalignedPointerTakesTheScalarPath) {
   MM_REQUIRE_GPU();
-  for (const NamedKernel& kernel : kKernels) {
+  for (const Kernel& kernel : kKernels) {
     // A and B one float past a 16-byte boundary: the kernel must see it and take the scalar path for
     // every tile; a 128-bit load there would fault.
     const mm::CheckResult r = mm::check_gemm_kernel<float, float>(
@@ -105,11 +138,11 @@ TEST(ch06_TiledCopyMmaGemm, MisalignedPointerTakesTheScalarPath) {
 // vector/scalar decisions, same 128-bit copies (as 16-byte host loads): a GPU-free check of every
 // storage order and the ragged and unaligned paths.
 
-template <bool kPrefetch, class Args>
+template <class Cfg, class Args>
 void emulate_grid(const Args& args, const GemmProblem& p) {
-  struct alignas(16) Smem {
-    float a[mm::cosize_v<mm::ch06::SmemLayoutA>];
-    float b[mm::cosize_v<mm::ch06::SmemLayoutB>];
+  struct Smem {  // as the kernel's: two arrays, each 16-byte aligned
+    alignas(16) float a[mm::cosize_v<typename Cfg::SmemLayoutA>];
+    alignas(16) float b[mm::cosize_v<typename Cfg::SmemLayoutB>];
   };
   const dim3 grid = mm::ch06::tiled_grid(p);
   for (unsigned by = 0; by < grid.y; ++by)
@@ -120,22 +153,17 @@ void emulate_grid(const Args& args, const GemmProblem& p) {
       std::vector<std::thread> threads;
       for (int t = 0; t < mm::ch06::kThreads; ++t)
         threads.emplace_back([&, t] {
-          mm::ch06::tiled_gemm_block<kPrefetch>(args, int(bx), int(by), t, smem->a, smem->b, sync_threads);
+          ch06::tiled_gemm_block<Cfg>(args, int(bx), int(by), t, smem->a, smem->b, sync_threads);
         });
       for (std::thread& th : threads) th.join();
     }
 }
 
-// Runs `kernel` on the CPU for p (A and B shifted by `shift` floats from a 16-byte boundary) and
-// compares with a double-precision product. Returns an empty string when every element matches.
-std::string emulate_and_check(const std::string& kernel, const GemmProblem& p, int shift) {
+template <Variant V>
+std::string emulate_and_check(const GemmProblem& p, int shift) {
+  using Cfg = ch06::VariantConfig<V>;
   return mm::test::run_on_host_and_check(p, shift, [&](const float* A, const float* B, float* C) {
-    auto run = [&](auto const& args) {
-      if (kernel == "tiled_prefetch") emulate_grid<true>(args, p);
-      else emulate_grid<false>(args, p);
-    };
-    if (kernel == "tiled_vec128_uncoalesced") mm::ch06::with_tiled_gemm_args<true>(p, A, B, C, run);
-    else mm::ch06::with_tiled_gemm_args<false>(p, A, B, C, run);
+    ch06::with_tiled_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) { emulate_grid<Cfg>(args, p); });
   });
 }
 
@@ -143,12 +171,12 @@ std::string emulate_and_check(const std::string& kernel, const GemmProblem& p, i
 // ragged edges, K = 4k+1 (no 16-byte aligned rows of a row-major A), aligned full tiles.
 const Size kEmulatedSizes[] = {{1, 1, 1}, {17, 33, 9}, {129, 257, 33}, {64, 64, 13}, {130, 66, 18}, {128, 256, 24}};
 
-class TiledCopyMmaEmulated : public ::testing::TestWithParam<std::tuple<NamedKernel, const char*>> {};
+class TiledCopyMmaEmulated : public ::testing::TestWithParam<std::tuple<Kernel, const char*>> {};
 
 TEST_P(TiledCopyMmaEmulated, MatchesDoubleOnTheCpu) {
   const auto& [kernel, tag] = GetParam();
   for (const Size& size : kEmulatedSizes) {
-    const std::string err = emulate_and_check(kernel.name, problem(size, tag), 0);
+    const std::string err = kernel.emulate_and_check(problem(size, tag), 0);
     EXPECT_EQ(err, "") << kernel.name << " " << tag << " at " << size_name(size);
   }
 }
@@ -156,7 +184,7 @@ TEST_P(TiledCopyMmaEmulated, MatchesDoubleOnTheCpu) {
 // A and B one float past a 16-byte boundary: the kernel must see it and take the scalar path.
 TEST_P(TiledCopyMmaEmulated, MisalignedPointersTakeTheScalarPath) {
   const auto& [kernel, tag] = GetParam();
-  const std::string err = emulate_and_check(kernel.name, problem({128, 128, 16}, tag), 1);
+  const std::string err = kernel.emulate_and_check(problem({128, 128, 16}, tag), 1);
   EXPECT_EQ(err, "") << kernel.name << " " << tag;
 }
 
@@ -240,11 +268,12 @@ TEST(ch06_TiledCopy, ValuesAreContiguousFloat4sAndWarpsCoalesce) {
   expect_float4s_and_sectors<true, true>(32);
 }
 
-TEST(ch06_TiledMma, EveryElementOfCIsOwnedExactlyOnce) {
-  const mm::ch06::TiledMmaT mma;
+template <class TiledMma>
+void expect_every_element_of_c_owned_once() {
+  const TiledMma mma;
   auto tile = mm::make_identity_tensor(mm::make_shape(mm::_128{}, mm::_128{}));  // (BM,BN) -> (m,n)
   std::vector<int> hits(128 * 128, 0);
-  for (int t = 0; t < mm::ch06::kThreads; ++t) {
+  for (int t = 0; t < ch06::kThreads; ++t) {
     auto part = mma.get_slice(t).partition_C(tile);  // (MMA,MMA_M,MMA_N) -> (m,n)
     ASSERT_EQ(int(mm::size(part)), 64) << "thread " << t;
     for (int i = 0; i < 64; ++i) {
@@ -258,16 +287,30 @@ TEST(ch06_TiledMma, EveryElementOfCIsOwnedExactlyOnce) {
   EXPECT_EQ(twice, 0);
 }
 
-// For each k, thread (tm, tn) reads rows 4tm..4tm+3 and 64+4tm..64+4tm+3 of sA (two LDS.128), and the
-// same columns of sB; in shared memory (stride 1 along M) each run is one aligned float4.
-TEST(ch06_TiledMma, EachThreadReadsTwoRunsOfFourRowsOfAAndOfB) {
-  const mm::ch06::TiledMmaT mma;
-  std::vector<int> offset(static_cast<std::size_t>(mm::cosize_v<mm::ch06::SmemLayoutA>));
+TEST(ch06_TiledMma, EveryElementOfCIsOwnedExactlyOnce) {
+  expect_every_element_of_c_owned_once<ch06::TiledMmaT>();
+  expect_every_element_of_c_owned_once<ch06::TiledMmaUnpermuted>();
+  expect_every_element_of_c_owned_once<ch06::TiledMmaPairsShareA>();
+}
+
+// Row i (0..7) of thread index x along M (or N): permuted, 4x..4x+3 and 64+4x..64+4x+3; unpermuted,
+// x + 16i.
+int owned_row(bool permuted, int x, int i) {
+  if (!permuted) return x + 16 * i;
+  return i < 4 ? 4 * x + i : 64 + 4 * x + i - 4;
+}
+
+// Thread t is (tm, tn) = (t % 16, t / 16) with M fastest, (t / 16, t % 16) with N fastest; for each k
+// it reads rows owned_row(tm, ·) of sA and columns owned_row(tn, ·) of sB, `pitch` floats per k.
+template <class TiledMma, class SmemLayout>
+void expect_thread_reads(bool n_fastest, bool permuted, int pitch) {
+  const TiledMma mma;
+  std::vector<int> offset(static_cast<std::size_t>(mm::cosize_v<SmemLayout>));
   std::iota(offset.begin(), offset.end(), 0);
-  auto sA = mm::make_tensor(offset.data(), mm::ch06::SmemLayoutA{});  // (BM,BK) -> offset
-  auto sB = mm::make_tensor(offset.data(), mm::ch06::SmemLayoutB{});  // (BN,BK) -> offset
-  for (int t = 0; t < mm::ch06::kThreads; ++t) {
-    const int tm = t % 16, tn = t / 16;
+  auto sA = mm::make_tensor(offset.data(), SmemLayout{});  // (BM,BK) -> offset
+  auto sB = mm::make_tensor(offset.data(), SmemLayout{});  // (BN,BK) -> offset
+  for (int t = 0; t < ch06::kThreads; ++t) {
+    const int tm = n_fastest ? t / 16 : t % 16, tn = n_fastest ? t % 16 : t / 16;
     auto tCsA = mma.get_slice(t).partition_A(sA);  // (MMA,MMA_M,MMA_K)
     auto tCsB = mma.get_slice(t).partition_B(sB);  // (MMA,MMA_N,MMA_K)
     ASSERT_EQ(int(mm::size(tCsA)), 64) << "thread " << t;
@@ -276,14 +319,159 @@ TEST(ch06_TiledMma, EachThreadReadsTwoRunsOfFourRowsOfAAndOfB) {
       auto a = tCsA(mm::_, mm::_, k);  // (MMA,MMA_M)
       auto b = tCsB(mm::_, mm::_, k);  // (MMA,MMA_N)
       for (int i = 0; i < 8; ++i) {
-        const int row = (i < 4 ? 4 * tm + i : 64 + 4 * tm + i - 4);
-        const int col = (i < 4 ? 4 * tn + i : 64 + 4 * tn + i - 4);
-        EXPECT_EQ(a(i), row + 132 * k) << "thread " << t << " k " << k << " value " << i;
-        EXPECT_EQ(b(i), col + 132 * k) << "thread " << t << " k " << k << " value " << i;
+        EXPECT_EQ(a(i), owned_row(permuted, tm, i) + pitch * k) << "thread " << t << " k " << k << " value " << i;
+        EXPECT_EQ(b(i), owned_row(permuted, tn, i) + pitch * k) << "thread " << t << " k " << k << " value " << i;
       }
-      EXPECT_EQ(a(0) % 4, 0);
-      EXPECT_EQ(a(4) % 4, 0);
     }
+  }
+}
+
+// For each k, thread (tm, tn) reads rows 4tm..4tm+3 and 64+4tm..64+4tm+3 of sA (two LDS.128), and the
+// same columns of sB; in shared memory (stride 1 along M, 132 per k) each run is one aligned float4.
+TEST(ch06_TiledMma, EachThreadReadsTwoRunsOfFourRowsOfAAndOfB) {
+  expect_thread_reads<ch06::TiledMmaT, ch06::SmemLayoutA>(false, true, 132);
+  expect_thread_reads<ch06::TiledMmaPairsShareA, ch06::SmemLayoutA>(true, true, 132);
+}
+
+// The first two steps: thread (tm, tn) reads rows tm + 16i: 8 scalar loads per operand and k, with
+// chapter 05's pitch of 129 (tiled_ldg128) or 132 (tiled_ldg128_pad4).
+TEST(ch06_TiledMma, UnpermutedThreadsReadRowsSixteenApart) {
+  expect_thread_reads<ch06::TiledMmaUnpermuted, ch06::SmemLayoutPadded<ch06::BM, 1>>(false, false, 129);
+  expect_thread_reads<ch06::TiledMmaUnpermuted, ch06::SmemLayoutPadded<ch06::BM, 4>>(false, false, 132);
+}
+
+// A lane pair (2i, 2i+1) reads the same A (or B) of every k when the two threads have the same tm (tn).
+// M fastest, the pair shares B and never A; N fastest, A and never B. Both at once would be two
+// threads owning the same elements of C, which EveryElementOfCIsOwnedExactlyOnce rules out.
+template <class TiledMma>
+std::pair<bool, bool> every_pair_shares_a_b() {
+  const TiledMma mma;
+  std::vector<int> offset(static_cast<std::size_t>(mm::cosize_v<ch06::SmemLayoutA>));
+  std::iota(offset.begin(), offset.end(), 0);
+  auto sA = mm::make_tensor(offset.data(), ch06::SmemLayoutA{});  // (BM,BK) -> offset, also (BN,BK)
+  bool share_a = true, share_b = true;
+  for (int t = 0; t < ch06::kThreads; t += 2) {
+    auto a0 = mma.get_slice(t).partition_A(sA), a1 = mma.get_slice(t + 1).partition_A(sA);
+    auto b0 = mma.get_slice(t).partition_B(sA), b1 = mma.get_slice(t + 1).partition_B(sA);
+    for (int i = 0; i < int(mm::size(a0)); ++i) {
+      share_a = share_a && a0(i) == a1(i);
+      share_b = share_b && b0(i) == b1(i);
+    }
+  }
+  return {share_a, share_b};
+}
+
+TEST(ch06_TiledMma, ALanePairSharesItsBOrItsA) {
+  EXPECT_EQ(every_pair_shares_a_b<ch06::TiledMmaT>(), std::make_pair(false, true));
+  EXPECT_EQ(every_pair_shares_a_b<ch06::TiledMmaPairsShareA>(), std::make_pair(true, false));
+}
+
+// ---- CPU: shared-memory wavefronts, by the rules of lds_wavefronts.hpp ----
+
+/// One k of the inner loop for one warp: how many shared loads of A and of B each lane issues, and
+/// what they cost in wavefronts.
+struct InnerLoopK {
+  int loads_a = 0, loads_b = 0;            ///< shared-load instructions per lane
+  int wavefronts_a = 0, wavefronts_b = 0;  ///< their wavefronts for the warp
+};
+
+// The values of one k that lane `lane` of warp w reads of A (or B), as offsets into SmemLayout; a load
+// is kWidth consecutive values (4: an LDS.128, 1: an LDS), costed by the 128-bit rule or the bank rule.
+template <class TiledMma, class SmemLayout, int kWidth>
+InnerLoopK inner_loop_k(int w, int k) {
+  static_assert(kWidth == 1 || kWidth == 4, "LDS or LDS.128");
+  const TiledMma mma;
+  std::vector<int> offset(static_cast<std::size_t>(mm::cosize_v<SmemLayout>));
+  std::iota(offset.begin(), offset.end(), 0);
+  auto s = mm::make_tensor(offset.data(), SmemLayout{});  // (MN,BK) -> offset, for A and B alike
+  InnerLoopK r;
+  for (bool operand_a : {true, false}) {
+    std::vector<std::vector<int>> values(32);  // lane -> its 8 offsets of this k
+    for (int lane = 0; lane < 32; ++lane) {
+      auto thr = mma.get_slice(32 * w + lane);
+      auto push = [&](auto const& part) {  // (MMA,MMA_MN)
+        for (int i = 0; i < 8; ++i) values[std::size_t(lane)].push_back(part(i));
+      };
+      if (operand_a) push(thr.partition_A(s)(mm::_, mm::_, k));
+      else push(thr.partition_B(s)(mm::_, mm::_, k));
+    }
+    for (int i = 0; i < 8; i += kWidth) {
+      std::vector<int> starts;
+      for (const std::vector<int>& v : values) {
+        for (int j = 1; j < kWidth; ++j) EXPECT_EQ(v[std::size_t(i + j)], v[std::size_t(i)] + j) << "not a float4";
+        starts.push_back(v[std::size_t(i)]);
+      }
+      const int wavefronts = kWidth == 4 ? mm::test::lds128_wavefronts(starts) : mm::test::lds32_wavefronts(starts);
+      (operand_a ? r.loads_a : r.loads_b) += 1;
+      (operand_a ? r.wavefronts_a : r.wavefronts_b) += wavefronts;
+    }
+  }
+  return r;
+}
+
+// Chapter 03's wavefront rule, per k and warp. Unpermuted (tiled_ldg128, tiled_ldg128_pad4): 8 + 8 LDS,
+// one wavefront each, with either pad: 16. Permuted, 2 + 2 LDS.128: pairs sharing B cost A 4 + 4,
+// B 2 + 2; pairs sharing A cost A 2 + 2, B 4 + 4: 12 either way, never the 8 of both sharing.
+TEST(ch06_Wavefronts, SixteenScalarOrTwelvePerKWhicheverOperandThePairsShare) {
+  using ch06::BM;
+  for (int w = 0; w < 8; ++w)
+    for (int k : {0, 3, 7}) {
+      const InnerLoopK pad1 = inner_loop_k<ch06::TiledMmaUnpermuted, ch06::SmemLayoutPadded<BM, 1>, 1>(w, k);
+      const InnerLoopK pad4 = inner_loop_k<ch06::TiledMmaUnpermuted, ch06::SmemLayoutPadded<BM, 4>, 1>(w, k);
+      const InnerLoopK share_b = inner_loop_k<ch06::TiledMmaT, ch06::SmemLayoutA, 4>(w, k);
+      const InnerLoopK share_a = inner_loop_k<ch06::TiledMmaPairsShareA, ch06::SmemLayoutA, 4>(w, k);
+      for (const InnerLoopK& scalar : {pad1, pad4}) {
+        EXPECT_EQ(scalar.loads_a + scalar.loads_b, 16) << "warp " << w << " k " << k;
+        EXPECT_EQ(scalar.wavefronts_a + scalar.wavefronts_b, 16) << "warp " << w << " k " << k;
+      }
+      EXPECT_EQ(share_b.loads_a, 2);
+      EXPECT_EQ(share_b.loads_b, 2);
+      EXPECT_EQ(share_b.wavefronts_a, 8) << "warp " << w << " k " << k;
+      EXPECT_EQ(share_b.wavefronts_b, 4) << "warp " << w << " k " << k;
+      EXPECT_EQ(share_a.loads_a, 2);
+      EXPECT_EQ(share_a.loads_b, 2);
+      EXPECT_EQ(share_a.wavefronts_a, 4) << "warp " << w << " k " << k;
+      EXPECT_EQ(share_a.wavefronts_b, 8) << "warp " << w << " k " << k;
+    }
+}
+
+// Wavefronts of warp w's stores of one K step into a (128,8) tile with a pad of kPad. An MN-major
+// copy's float4 on a 16-byte aligned column start is one STS.128 (the 128-bit rule: 4 when its 32
+// vectors are distinct and conflict-free); otherwise the thread stores its 4 values with 4 STS, each
+// costed by the bank rule.
+template <bool kKMajor, int kPad>
+int copy_store_wavefronts(int w) {
+  using Smem = ch06::SmemLayoutPadded<ch06::BM, kPad>;
+  std::vector<int> offset(static_cast<std::size_t>(mm::cosize_v<Smem>));
+  std::iota(offset.begin(), offset.end(), 0);
+  auto s = mm::make_tensor(offset.data(), Smem{});  // (MN,BK) -> offset
+  const auto tiled_copy = ch06::operand_copy<kKMajor, false>();
+  auto lane_value = [&](int lane, int v) { return int(tiled_copy.get_slice(32 * w + lane).partition_D(s)(v)); };
+  if constexpr (!kKMajor && kPad % 4 == 0) {
+    std::vector<int> starts;
+    for (int lane = 0; lane < 32; ++lane) starts.push_back(lane_value(lane, 0));
+    return mm::test::lds128_wavefronts(starts);
+  } else {
+    int total = 0;
+    for (int v = 0; v < 4; ++v) {
+      std::vector<int> words;
+      for (int lane = 0; lane < 32; ++lane) words.push_back(lane_value(lane, v));
+      total += mm::test::lds32_wavefronts(words);
+    }
+    return total;
+  }
+}
+
+// tiled_ldg128 keeps chapter 05's pad of 1 under the 128-bit copies: a K-major copy (16 rows × k 0-3
+// and 4-7) meets itself 2-way, an MN-major one (4 floats apart per lane) 4-way: 8 and 16 wavefronts
+// for 4 STS. The pad of 4 makes the K-major stores conflict-free and the MN-major float4 one
+// STS.128: 4 wavefronts each.
+TEST(ch06_SharedMemory, CopyStoresConflictWithAPadOfOneNotFour) {
+  for (int w = 0; w < 8; ++w) {
+    EXPECT_EQ((copy_store_wavefronts<true, 1>(w)), 8) << "warp " << w;
+    EXPECT_EQ((copy_store_wavefronts<false, 1>(w)), 16) << "warp " << w;
+    EXPECT_EQ((copy_store_wavefronts<true, 4>(w)), 4) << "warp " << w;
+    EXPECT_EQ((copy_store_wavefronts<false, 4>(w)), 4) << "warp " << w;
   }
 }
 

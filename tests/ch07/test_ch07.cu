@@ -21,6 +21,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/gemm_runner.hpp"
+#include "lds_wavefronts.hpp"
 
 namespace {
 
@@ -167,27 +168,16 @@ std::pair<std::vector<int>, std::vector<int>> vector_starts(int t, int k) {
 }
 
 // Wavefronts of one LDS.128 instruction (run `run` of every lane of warp `w`, operand A or B), by the
-// rule chapter 07 measured with ncu (README, "Wavefronts"): a wavefront returns 128 bytes, 8 lanes'
-// 16-byte vectors, so a warp needs 4 — or 2 when the two lanes of every pair (2i, 2i+1) read the same
-// address. Within a quarter-warp the distinct vectors must sit on distinct bank groups (16 bytes = 4
-// banks, 8 groups), else the conflict adds wavefronts: checked here, and 0 conflicts is what ncu shows.
+// rule chapter 07 measured with ncu (README, "Wavefronts"; tests/lds_wavefronts.hpp): 4 per warp, or 2
+// when the two lanes of every pair (2i, 2i+1) read the same address; no bank conflict allowed.
 template <class Cfg>
 int lds128_wavefronts(int w, int k, bool operand_a, int run) {
-  std::vector<int> vec(32);
+  std::vector<int> starts(32);
   for (int lane = 0; lane < 32; ++lane) {
     auto [a, b] = vector_starts<Cfg>(32 * w + lane, k);
-    const int v = (operand_a ? a : b)[std::size_t(run)];
-    EXPECT_EQ(v % 4, 0) << "a 128-bit load must be 16-byte aligned";
-    vec[std::size_t(lane)] = v / 4;
+    starts[std::size_t(lane)] = (operand_a ? a : b)[std::size_t(run)];
   }
-  for (int q = 0; q < 4; ++q) {
-    std::set<int> vectors(vec.begin() + 8 * q, vec.begin() + 8 * q + 8), groups;
-    for (int v : vectors) groups.insert(v % 8);
-    EXPECT_EQ(groups.size(), vectors.size()) << "bank conflict in quarter-warp " << q;
-  }
-  bool pairs_share = true;
-  for (int i = 0; i < 16; ++i) pairs_share = pairs_share && vec[std::size_t(2 * i)] == vec[std::size_t(2 * i + 1)];
-  return pairs_share ? 2 : 4;
+  return mm::test::lds128_wavefronts(starts);
 }
 
 // Chapter 06's numbering (lane = M position, 16 of them) and the warp numbering (lane = lm + 8·ln) give

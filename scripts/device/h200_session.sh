@@ -32,7 +32,7 @@ for step in "${steps[@]}"; do
     [ -d .carry/cli11 ] && cli11=(-DCLI11_DIR="$PWD/.carry/cli11/share/cmake/CLI11")
     { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a "${cli11[@]}" \
         -DMM_PYTHON="$(command -v python3)" ${CMAKE_ARGS:-} &&
-      cmake --build "$BUILD" -j16 ${TARGETS:+--target $TARGETS}; } >"$OUT/logs/build.log" 2>&1
+      cmake --build "$BUILD" -j16 ${TARGETS:+--target $TARGETS} -- -k 0; } >"$OUT/logs/build.log" 2>&1
     say "build rc=$? ($((SECONDS - start)) s) in $BUILD"
     ;;
   tests)

@@ -22,7 +22,10 @@ as PNG and SVG, into --out:
                     (rows of a chapter named *_sizes other than the fp32 one; only when such rows exist);
   fp32_sizes        TFLOP/s and % of cuBLAS of the fp32 sweep (chapter 06_tiled_copy_mma_sizes,
                     build/bin/ch06_sizes) at non-multiples and rectangular shapes, each problem
-                    labelled with its 128×128 tiles per 132 SMs (only when its rows exist).
+                    labelled with its 128×128 tiles per 132 SMs (only when its rows exist);
+  predicted_vs_measured  every speed prediction of the chapter pages (plots/predictions.py) as its
+                    range, the measured value of each of its CSV rows as a marker, in range or not
+                    (only when the predicted kernels' rows exist).
 
 A figure whose data is missing is skipped with a note; a directory without any
 CSV is an error (exit 2).
@@ -36,6 +39,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import ceilings  # noqa: E402
+import predictions as pr  # noqa: E402
 import results_data as rd  # noqa: E402
 
 try:
@@ -549,6 +553,134 @@ def plot_vs_cublas_sizes(all_rows, out_dir) -> bool:
     return True
 
 
+# --- Predicted against measured (inputs: plots/predictions.py) -------------------------------------
+HIT_COLOR, MISS_COLOR, PARTLY_COLOR = "#2e7d32", "#c62828", "#ef6c00"
+
+
+def find_row(all_rows: list[rd.Row], chapter: str, kernel: str, dtype: str, layout: str, size: int) -> rd.Row | None:
+    """The one row of a kernel at size³ (a copy: size×size) in one storage order, or None (absent or ambiguous)."""
+    found = [r for r in all_rows if r.chapter == chapter and r.kernel == kernel and r.dtype == dtype
+             and r.layout == layout and r.m == r.n == size and (r.k == size or r.is_copy)]
+    return found[0] if len(found) == 1 else None
+
+
+def measured_value(all_rows: list[rd.Row], p: pr.Prediction, layout: str, size: int) -> float | None:
+    """What `p` predicts, measured at one storage order and size: TFLOP/s, % of the baseline, or the
+    speed ratio to p.ref (a time ratio is drawn as the speed ratio it implies). None where a row is missing."""
+    r = find_row(all_rows, p.chapter, p.kernel, p.dtype, layout, size)
+    if r is None:
+        return None
+    if p.metric == pr.TFLOPS:
+        return r.tflops
+    if p.metric == pr.PCT:
+        return rd.pct_of_baseline(all_rows, r)
+    ref = find_row(all_rows, p.ref[0], p.ref[1], p.dtype, p.ref_layout or layout, p.ref_size or size)
+    if ref is None or not r.median_ms or not ref.median_ms:
+        return None
+    # The same problem on both sides (or, for a size ratio, speeds): a ratio of TFLOP/s.
+    return r.tflops / ref.tflops if p.metric == pr.RATIO else ref.median_ms / r.median_ms
+
+
+def prediction_data(all_rows: list[rd.Row]):
+    """[(prediction, [(what, value or None)], status)] for every entry of plots/predictions.py, in its order.
+    status: "hit" (every measurement in the predicted range), "miss" (none), "partly", or None (no row)."""
+    out = []
+    for p in pr.PREDICTIONS:
+        lo, hi = pr.speed_range(p)
+        values = [(f"{layout} {size}", measured_value(all_rows, p, layout, size))
+                  for size in p.sizes for layout in p.layouts]
+        known = [v for _, v in values if v is not None]
+        inside = sum(lo <= v <= hi for v in known)
+        status = None if len(known) < len(values) else "hit" if inside == len(known) else \
+            "miss" if inside == 0 else "partly"
+        out.append((p, values, status))
+    return out
+
+
+def fmt_value(v: float, metric: str) -> str:
+    """A measured value: ratios to three decimals (ranges such as 1.02–1.05× need them), % to one."""
+    if metric in (pr.RATIO, pr.TIME_RATIO):
+        return f"{v:.3f}×"
+    if metric == pr.PCT:
+        return f"{v:.1f}%"
+    return f"{v:.3g}"
+
+
+def fmt_range(lo: float, hi: float, metric: str) -> str:
+    """A predicted range as the page writes it (a time ratio: the speed ratio it implies)."""
+    if metric == pr.TFLOPS:
+        return f"{lo:g}–{hi:g} TFLOP/s"
+    if metric == pr.PCT:
+        return f"{lo:g}–{hi:g}%"
+    return f"{lo:.3g}–{hi:.3g}×"
+
+
+def plot_predictions(all_rows, colors, out_dir) -> bool:
+    """One row per prediction: its range drawn from 0 to 1, each measured value placed on that scale
+    (x = (value − low) / (high − low)), so ranges of TFLOP/s, % and ratios share one axis; the numbers
+    themselves are written beside each row."""
+    name = "predicted_vs_measured"
+    data = [d for d in prediction_data(all_rows) if d[2] is not None]
+    if not data:
+        skip(name, "no CSV row of a kernel that plots/predictions.py lists", out_dir)
+        return False
+    lo_clip, hi_clip = -2.5, 3.5
+    n = len(data)
+    fig, ax = plt.subplots(figsize=(11.5, 0.25 * n + 1.6))
+    chapters_seen: list[str] = []
+    for i, (p, values, status) in enumerate(data):
+        y = n - 1 - i
+        if p.chapter not in chapters_seen:
+            chapters_seen.append(p.chapter)
+        if len(chapters_seen) % 2 == 0:
+            ax.axhspan(y - 0.5, y + 0.5, color="#f2f2f2", zorder=0, linewidth=0)
+        ax.barh(y, 1.0, left=0.0, height=0.55, color="#b0bec5", edgecolor="none", zorder=1)
+        lo, hi = pr.speed_range(p)
+        for _, v in values:
+            x = (v - lo) / (hi - lo)
+            inside = lo <= v <= hi
+            marker = "o" if inside else (">" if x > 1 else "<")
+            ax.plot([min(max(x, lo_clip), hi_clip)], [y], marker=marker, markersize=7, linestyle="none",
+                    color=HIT_COLOR if inside else MISS_COLOR, markeredgecolor="white", markeredgewidth=0.6, zorder=3)
+        pred = fmt_range(lo, hi, p.metric)
+        meas = " / ".join(fmt_value(v, p.metric) for _, v in values)
+        mark = {"hit": "in range", "miss": "missed", "partly": "partly"}[status]
+        color = {"hit": HIT_COLOR, "miss": MISS_COLOR, "partly": PARTLY_COLOR}[status]
+        ax.annotate(f"{pred} → {meas}", (1.0, y), xycoords=("axes fraction", "data"), xytext=(6, 0),
+                    textcoords="offset points", va="center", fontsize=7.5)
+        ax.annotate(mark, (0.0, y), xycoords=("axes fraction", "data"), xytext=(-4, 0), textcoords="offset points",
+                    va="center", ha="right", fontsize=7, color=color, fontweight="bold")
+    ax.set_yticks([n - 1 - i for i in range(n)])
+    what = {pr.TFLOPS: "TFLOP/s", pr.PCT: "% of base", pr.RATIO: "ratio", pr.TIME_RATIO: "time ratio"}
+    ax.set_yticklabels([f"{p.chapter[:2]} {p.label} ({what[p.metric]}){'' if p.sealed else ' *'}"
+                        for p, _, _ in data], fontsize=7.5)
+    for tick, (p, _, _) in zip(ax.get_yticklabels(), data):
+        tick.set_color(colors.get(p.chapter, "black"))
+    ax.tick_params(axis="y", pad=48, length=0)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_xlim(lo_clip - 0.2, hi_clip + 0.2)
+    ax.axvline(0, color="#607d8b", linewidth=0.8, zorder=2)
+    ax.axvline(1, color="#607d8b", linewidth=0.8, zorder=2)
+    ax.set_xticks([-2, -1, 0, 1, 2, 3])
+    ax.set_xticklabels(["−2", "−1", "0\nlow end", "1\nhigh end", "2", "3"])
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("measured value placed on its predicted range (0 = the range's low end, 1 = its high end, "
+                  "in widths of the range;\nbeyond −2.5 or 3.5 drawn at the edge); the numbers: predicted → measured")
+    counts = {s: sum(1 for _, _, st in data if st == s) for s in ("hit", "partly", "miss")}
+    ax.set_title(f"The chapter pages' speed predictions against the measurements on {gpu_name(all_rows)}: "
+                 f"{counts['hit']} of {n} in range, {counts['partly']} partly, {counts['miss']} missed\n"
+                 "% of base: of cuBLAS measured in the same run (chapter 04: of cudaMemcpy); "
+                 "ratio: speed over the kernel after ÷ (time ratio: drawn as a speed ratio); "
+                 "*: an expectation the page says was not committed before the run", fontsize=9.5)
+    ax.legend(handles=[Patch(color="#b0bec5", label="predicted range"),
+                       Line2D([], [], marker="o", linestyle="none", color=HIT_COLOR, label="measured, in range"),
+                       Line2D([], [], marker=">", linestyle="none", color=MISS_COLOR, label="measured, above the range"),
+                       Line2D([], [], marker="<", linestyle="none", color=MISS_COLOR, label="measured, below the range")],
+              fontsize=7.5, frameon=True, framealpha=0.95, edgecolor="none", loc="lower right")
+    save(fig, out_dir, name)
+    return True
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description="Draw gemm-ladder's figures from the chapters' result CSVs.")
     p.add_argument("--data", type=pathlib.Path, default=REPO / "plots" / "data" / "h200",
@@ -580,7 +712,7 @@ def main(argv=None) -> int:
     drawn = [plot_headline(rows, headline, colors, args.out), plot_speedup(rows, colors, args.out),
              plot_best_vs_size(rows, headline, colors, args.out), plot_roofline(rows, colors, args.out),
              plot_copy(rows, colors, args.out), plot_vs_cublas_sizes(all_rows, args.out),
-             plot_fp32_sizes(all_rows, args.out)]
+             plot_fp32_sizes(all_rows, args.out), plot_predictions(all_rows, colors, args.out)]
     if not any(drawn):
         print(f"error: --data: nothing to plot in {args.data}", file=sys.stderr)
         return 2

@@ -5,11 +5,13 @@
 Fails (exit 1) if matplotlib cannot be imported by this Python, if a figure is missing or empty,
 or if a directory without CSVs is not rejected with exit 2. Then draws the committed H200 results
 (plots/data/h200) and checks what the new figures claim: one size in the speedup figure, every
-roofline point under its roofs, the fp32 size sweep skipped cleanly when its CSV is absent.
+roofline point under its roofs, the fp32 size sweep skipped cleanly when its CSV is absent, every
+prediction of plots/predictions.py quoted from its page and found in the CSVs.
 """
 
 import importlib.util
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -17,7 +19,7 @@ import tempfile
 FIGURES = ["gemm_tflops", "speedup_vs_cpu", "best_vs_size", "copy_bandwidth", "vs_cublas_sizes", "fp32_sizes"]
 # Drawn from the committed H200 results (the roofline needs the chapters' real kernel names).
 COMMITTED_FIGURES = ["gemm_tflops", "speedup_vs_cpu", "best_vs_size", "roofline_fp32", "copy_bandwidth",
-                     "vs_cublas_sizes"]
+                     "vs_cublas_sizes", "predicted_vs_measured"]
 
 
 def fail(msg: str) -> None:
@@ -75,6 +77,10 @@ def main() -> None:
         if (tmp / "none").exists():
             fail("plot.py wrote images although there was no data")
         print(f"ok: empty data dir rejected: {lines[0]}")
+        # The synthetic kernels are not the pages' kernels: the predictions figure is skipped, not an error.
+        if (out / "predicted_vs_measured.png").exists():
+            fail("predicted_vs_measured was drawn from synthetic data that has none of the predicted kernels")
+        print("ok: predicted_vs_measured skipped on the synthetic data")
         check_committed(repo, tmp)
     print("PASS")
 
@@ -160,6 +166,55 @@ def check_committed(repo: pathlib.Path, tmp: pathlib.Path) -> None:
         if at_size and x.tflops != max(y.tflops for y in at_size):
             fail(f"best_vs_size: {c}'s {x.kernel} is not its fastest kernel at {headline}³")
     print(f"ok: best_vs_size: {len(best_k)} chapters, best kernels {sorted(x.kernel for x in best_k.values())}")
+    check_predictions(repo, all_rows)
+
+
+def check_predictions(repo: pathlib.Path, all_rows) -> None:
+    """Every prediction is quoted from its page and finds exactly one CSV row per size and storage order
+    (and one for its reference kernel); the drawn range and values are the ones the rows give."""
+    import plot
+    import predictions as pr
+
+    def norm(text: str) -> str:
+        return re.sub(r"\s+", " ", text.replace("**", "")).strip()
+
+    pages = {}
+    for p in pr.PREDICTIONS:
+        if not re.match(r"chapters/(0[2-9]|10)_", p.readme) or p.chapter[:2] != p.readme[9:11]:
+            fail(f"{p.kernel}: {p.readme} is not a GPU chapter page, or not the page of chapter {p.chapter}")
+        if p.metric not in (pr.TFLOPS, pr.PCT, pr.RATIO, pr.TIME_RATIO) or not p.lo < p.hi:
+            fail(f"{p.chapter} {p.kernel}: bad range {p.lo}–{p.hi} of {p.metric}")
+        if (p.ref is None) != (p.metric in (pr.TFLOPS, pr.PCT)):
+            fail(f"{p.chapter} {p.kernel}: a ratio needs a reference kernel, a TFLOP/s or % range none")
+        text = pages.setdefault(p.readme, norm((repo / p.readme).read_text(encoding="utf-8")))
+        if norm(p.quote) not in text:
+            fail(f"{p.readme} no longer says {p.quote!r} ({p.kernel})")
+        for size in p.sizes:
+            for layout in p.layouts:
+                if plot.find_row(all_rows, p.chapter, p.kernel, p.dtype, layout, size) is None:
+                    fail(f"no single CSV row for {p.chapter} {p.kernel} {p.dtype} {layout} {size}")
+                if p.ref and plot.find_row(all_rows, p.ref[0], p.ref[1], p.dtype, p.ref_layout or layout,
+                                           p.ref_size or size) is None:
+                    fail(f"no single CSV row for the reference {p.ref} of {p.kernel} ({layout} {size})")
+    data = plot.prediction_data(all_rows)
+    if len(data) != len(pr.PREDICTIONS) or any(status is None for _, _, status in data):
+        fail("a prediction has no measured value")
+    # Spot checks against the rows themselves: chapter 02's coalesced kernel over the strided one, and
+    # chapter 09's time ratio drawn as a speed ratio (inverse range, inverse value).
+    by = {(p.chapter, p.kernel, p.metric): (p, v, s) for p, v, s in data}
+    p, values, status = by[("02_naive_gpu", "naive_coalesced", pr.RATIO)]
+    a = plot.find_row(all_rows, "02_naive_gpu", "naive_coalesced", "fp32", "RRR", 4096)
+    b = plot.find_row(all_rows, "02_naive_gpu", "naive_strided", "fp32", "RRR", 4096)
+    if abs(values[0][1] - a.tflops / b.tflops) > 1e-9 or status != ("hit" if 6 <= a.tflops / b.tflops <= 12 else "miss"):
+        fail(f"chapter 02's ratio drawn as {values}, {status}")
+    p, values, _ = by[("09_hopper_wgmma_tma", "two_consumers", pr.TIME_RATIO)]
+    a = plot.find_row(all_rows, p.chapter, "two_consumers", "bf16", "RRR", 4096)
+    b = plot.find_row(all_rows, p.chapter, "tma", "bf16", "RRR", 4096)
+    if abs(values[0][1] - b.median_ms / a.median_ms) > 1e-9 or pr.speed_range(p) != (1 / p.hi, 1 / p.lo):
+        fail(f"chapter 09's time ratio is not drawn as the speed ratio: {values}, {pr.speed_range(p)}")
+    counts = {s: sum(1 for *_, st in data if st == s) for s in ("hit", "partly", "miss")}
+    print(f"ok: predicted_vs_measured: {len(data)} predictions quoted from their pages, every one measured: "
+          f"{counts['hit']} in range, {counts['partly']} partly, {counts['miss']} missed")
 
 
 if __name__ == "__main__":

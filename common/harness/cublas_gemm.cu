@@ -1,6 +1,7 @@
 #include "harness/cublas_gemm.hpp"
 
 #include "harness/cuda_check.hpp"
+#include "harness/device_info.hpp"
 
 namespace mm {
 
@@ -42,6 +43,23 @@ void CublasGemm::gemm(const GemmProblem& p, DType compute, const void* a, const 
                                  b, in_type, int(sb.ld()), a, in_type, int(sa.ld()), &beta, c, out_type,
                                  int(p.n), ct, CUBLAS_GEMM_DEFAULT));
   }
+}
+
+// Declared in device_info.hpp; defined here, next to the other cuBLAS calls, so that only a binary
+// that reports results (and so times cuBLAS) loads cuBLAS's libraries.
+std::string cuda_version_string() {
+  int rt = 0, drv = 0, blas = 0;
+  cudaRuntimeGetVersion(&rt);
+  cudaDriverGetVersion(&drv);
+  cublasGetProperty(MAJOR_VERSION, &blas);
+  int blas_minor = 0, blas_patch = 0;
+  cublasGetProperty(MINOR_VERSION, &blas_minor);
+  cublasGetProperty(PATCH_LEVEL, &blas_patch);
+  auto v = [](int x) { return std::to_string(x / 1000) + "." + std::to_string((x % 1000) / 10); };
+  std::string s = "runtime " + v(rt);
+  if (drv > 0) s += " driver " + v(drv);
+  s += " cuBLAS " + std::to_string(blas) + "." + std::to_string(blas_minor) + "." + std::to_string(blas_patch);
+  return s;
 }
 
 }  // namespace mm

@@ -1,6 +1,5 @@
 #include "harness/device_info.hpp"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cctype>
@@ -51,21 +50,6 @@ const DeviceInfo& device_info() {
     return d;
   }();
   return info;
-}
-
-std::string cuda_version_string() {
-  int rt = 0, drv = 0, blas = 0;
-  cudaRuntimeGetVersion(&rt);
-  cudaDriverGetVersion(&drv);
-  cublasGetProperty(MAJOR_VERSION, &blas);
-  int blas_minor = 0, blas_patch = 0;
-  cublasGetProperty(MINOR_VERSION, &blas_minor);
-  cublasGetProperty(PATCH_LEVEL, &blas_patch);
-  auto v = [](int x) { return std::to_string(x / 1000) + "." + std::to_string((x % 1000) / 10); };
-  std::string s = "runtime " + v(rt);
-  if (drv > 0) s += " driver " + v(drv);
-  s += " cuBLAS " + std::to_string(blas) + "." + std::to_string(blas_minor) + "." + std::to_string(blas_patch);
-  return s;
 }
 
 std::string cpu_name() {

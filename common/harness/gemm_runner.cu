@@ -18,16 +18,6 @@
 
 namespace mm {
 
-GemmProblem make_problem(const ProblemSize& s, const std::string& tag) {
-  auto order = [&](char ch) {
-    if (ch == 'R') return Order::row;
-    if (ch == 'C') return Order::col;
-    throw CliError("error: --layout: '" + tag + "' is not three letters R or C", 2);
-  };
-  if (tag.size() != 3) throw CliError("error: --layout: '" + tag + "' is not three letters R or C", 2);
-  return GemmProblem{s.m, s.n, s.k, order(tag[0]), order(tag[1]), order(tag[2])};
-}
-
 namespace {
 
 std::string size_text(const GemmProblem& p) {
@@ -235,24 +225,8 @@ int detail::run_gemm_groups(int argc, const char* const* argv, const GemmChapter
   return finish_run(rows, opt, failures, "cuBLAS");
 }
 
-template <class TIn, class TOut>
-CheckResult check_gemm_kernel(const GemmProblem& p, const GemmLaunch<TIn, TOut>& launch, DType dtype,
-                              std::uint64_t seed) {
-  DeviceBuffer<TIn> a(p.m * p.k), b(p.k * p.n);
-  DeviceBuffer<TOut> c(p.m * p.n);
-  fill_random(a, seed);
-  fill_random(b, seed + 1);
-  poison(c);
-  launch(p, a.data(), b.data(), c.data(), nullptr);
-  MM_CHECK_LAUNCH();
-  MM_CUDA_CHECK(cudaDeviceSynchronize());
-  return check_gemm(reference_gemm(p, a, b), c.download(), p.c, gemm_tolerance<TOut>(dtype));
-}
-
-#define MM_INSTANTIATE_RUNNER(TIn, TOut)                                                              \
-  template detail::ErasedGemmGroup detail::erase_group<TIn, TOut>(const GemmKernelGroup<TIn, TOut>&);  \
-  template CheckResult check_gemm_kernel<TIn, TOut>(const GemmProblem&, const GemmLaunch<TIn, TOut>&, \
-                                                    DType, std::uint64_t);
+#define MM_INSTANTIATE_RUNNER(TIn, TOut) \
+  template detail::ErasedGemmGroup detail::erase_group<TIn, TOut>(const GemmKernelGroup<TIn, TOut>&);
 MM_INSTANTIATE_RUNNER(float, float)
 MM_INSTANTIATE_RUNNER(__nv_bfloat16, float)
 MM_INSTANTIATE_RUNNER(__nv_bfloat16, __nv_bfloat16)

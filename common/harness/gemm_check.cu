@@ -1,0 +1,45 @@
+// What the tests need from the GEMM driver, kept out of gemm_runner.cu: a test binary that links only
+// these (and not the driver, which times cuBLAS) does not load cuBLAS, whose libraries cost every
+// process about 0.2 s to start; with one process per test, that was most of the test suite's time.
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/gemm_runner.hpp"
+#include "harness/random.hpp"
+
+namespace mm {
+
+GemmProblem make_problem(const ProblemSize& s, const std::string& tag) {
+  auto order = [&](char ch) {
+    if (ch == 'R') return Order::row;
+    if (ch == 'C') return Order::col;
+    throw CliError("error: --layout: '" + tag + "' is not three letters R or C", 2);
+  };
+  if (tag.size() != 3) throw CliError("error: --layout: '" + tag + "' is not three letters R or C", 2);
+  return GemmProblem{s.m, s.n, s.k, order(tag[0]), order(tag[1]), order(tag[2])};
+}
+
+template <class TIn, class TOut>
+CheckResult check_gemm_kernel(const GemmProblem& p, const GemmLaunch<TIn, TOut>& launch, DType dtype,
+                              std::uint64_t seed) {
+  DeviceBuffer<TIn> a(p.m * p.k), b(p.k * p.n);
+  DeviceBuffer<TOut> c(p.m * p.n);
+  fill_random(a, seed);
+  fill_random(b, seed + 1);
+  poison(c);
+  launch(p, a.data(), b.data(), c.data(), nullptr);
+  MM_CHECK_LAUNCH();
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  return check_gemm(reference_gemm(p, a, b), c.download(), p.c, gemm_tolerance<TOut>(dtype));
+}
+
+#define MM_INSTANTIATE_CHECK(TIn, TOut)                                                              \
+  template CheckResult check_gemm_kernel<TIn, TOut>(const GemmProblem&, const GemmLaunch<TIn, TOut>&, \
+                                                    DType, std::uint64_t);
+MM_INSTANTIATE_CHECK(float, float)
+MM_INSTANTIATE_CHECK(__nv_bfloat16, float)
+MM_INSTANTIATE_CHECK(__nv_bfloat16, __nv_bfloat16)
+MM_INSTANTIATE_CHECK(__half, float)
+MM_INSTANTIATE_CHECK(__half, __half)
+#undef MM_INSTANTIATE_CHECK
+
+}  // namespace mm

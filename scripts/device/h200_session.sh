@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # How the committed H200 results were produced: one call on the GPU machine runs
-#   bash scripts/device/h200_session.sh [tests] [chapters] [sanitize] [ncu] [repeat]
-# over a build made on a CPU machine (configured there as build-lead/, e.g. for sm_90a with
+#   bash scripts/device/h200_session.sh [build] [tests] [gtest] [chapters] [sanitize] [ncu] [repeat]
+# over a build made there (`build`) or on a CPU machine (configured there as build-lead/, e.g. for sm_90a with
 # -DMM_CH07_SWEEP=ON; scripts/device/pack_build.sh copies it without its objects into .carry/; its
-# absolute paths are /work/main/... there as here). CHAPTERS, NCU and SANITIZE select what runs.
+# absolute paths are /work/main/... there as here). CHAPTERS, NCU, SANITIZE and GTESTS
+# select what runs; BUILD names the build directory (build-lead by default), TARGETS what `build` builds.
+# The session of 2026-11-25 ran, on each GPU (kind nvidia-h200, then nvidia-h100-x1):
+#   BUILD=build-dev TARGETS="..." GTESTS="ch05 ch06" CHAPTERS="ch01 ch05 ch06" NCU="ch05 ch06" \
+#     SANITIZE="ch0[56]_[lt]" bash scripts/device/h200_session.sh build gtest chapters ncu sanitize
 # Everything it makes goes under $OUT as one tarball (at most 8 files come back) plus a summary.
 # The same script serves the H100 runs (plots/data/h100-80gb-hbm3/): the step `build` configures and
 # builds the whole project on the GPU machine instead (its 16 cores take about 80 s), with CLI11's

@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 
 #include <cctype>
-#include <fstream>
 
 namespace mm {
 
@@ -50,23 +49,6 @@ const DeviceInfo& device_info() {
     return d;
   }();
   return info;
-}
-
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto pos = line.find(':');
-      if (pos != std::string::npos) {
-        std::string s = line.substr(pos + 1);
-        while (!s.empty() && s.front() == ' ') s.erase(s.begin());
-        for (char& ch : s) if (ch == ',') ch = ' ';
-        return s;
-      }
-    }
-  }
-  return "cpu";
 }
 
 }  // namespace mm

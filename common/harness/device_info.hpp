@@ -28,7 +28,4 @@ std::string gpu_slug(const std::string& name);
 /// @brief CUDA runtime, driver and cuBLAS versions, e.g. "runtime 13.0, driver 13.0, cuBLAS 13.1.0".
 std::string cuda_version_string();
 
-/// @brief The CPU model name from /proc/cpuinfo (for the CPU chapter's rows), or "cpu".
-std::string cpu_name();
-
 }  // namespace mm

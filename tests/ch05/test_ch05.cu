@@ -17,6 +17,7 @@
 
 #include "05_layout_matmul/layout_matmul.cuh"
 #include "gpu_test.hpp"
+#include "lds_wavefronts.hpp"
 #include "harness/gemm_runner.hpp"
 
 namespace {
@@ -498,15 +499,8 @@ INSTANTIATE_TEST_SUITE_P(ch05, LayoutGemmOnCpu, ::testing::ValuesIn(kCpuSizes), 
 
 // ---- CPU: shared-memory bank conflicts ----
 
-// Wavefronts one warp request needs: 32 banks of 4-byte words; lanes reading the same word share it
-// (broadcast), different words in the same bank are served one after another.
-int wavefronts(const std::vector<int>& word_offsets) {
-  std::map<int, std::set<int>> words_per_bank;
-  for (int w : word_offsets) words_per_bank[w % 32].insert(w);
-  int worst = 0;
-  for (const auto& [bank, words] : words_per_bank) worst = std::max(worst, int(words.size()));
-  return worst;
-}
+// Wavefronts one warp request needs: the 32-bit bank rule of tests/lds_wavefronts.hpp.
+int wavefronts(const std::vector<int>& word_offsets) { return mm::test::lds32_wavefronts(word_offsets); }
 
 // The words a warp request reads: 1 is a broadcast, 32 one word per lane.
 int distinct_words(const std::vector<int>& word_offsets) {

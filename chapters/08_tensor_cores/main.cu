@@ -44,6 +44,12 @@ int main(int argc, char** argv) {
                           ch08::tensor_core_rejects<ch08::DeepKCfg>),
               bf16_kernel("stage_in_pointer", ch08::launch_tensor_core<ch08::StageInPointerCfg, bf16>,
                           ch08::tensor_core_rejects<ch08::StageInPointerCfg>),
+              bf16_kernel("zfill_edges", ch08::launch_tensor_core<ch08::ZfillEdgesCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::ZfillEdgesCfg>),
+              bf16_kernel("hoisted_swizzle", ch08::launch_tensor_core<ch08::HoistedSwizzleCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::HoistedSwizzleCfg>),
+              bf16_kernel("two_blocks_per_sm", ch08::launch_tensor_core<ch08::TwoBlocksCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::TwoBlocksCfg>),
           }},
       mm::GemmKernelGroup<float, float>{
           .baseline = mm::DType::tf32,
@@ -56,5 +62,9 @@ int main(int argc, char** argv) {
                           ch08::tensor_core_rejects<ch08::Tf32BigTileCfg>),
               tf32_kernel("tf32_stage_in_pointer", ch08::launch_tensor_core<ch08::Tf32StageInPointerCfg, float>,
                           ch08::tensor_core_rejects<ch08::Tf32StageInPointerCfg>),
+              tf32_kernel("tf32_zfill_edges", ch08::launch_tensor_core<ch08::Tf32ZfillEdgesCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32ZfillEdgesCfg>),
+              tf32_kernel("tf32_hoisted_swizzle", ch08::launch_tensor_core<ch08::Tf32HoistedSwizzleCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32HoistedSwizzleCfg>),
           }});
 }

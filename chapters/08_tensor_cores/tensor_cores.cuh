@@ -12,6 +12,9 @@
 //   register_pipelined  fragments loaded one k-block ahead, across K steps too
 //   deep_k              K steps of 64
 //   stage_in_pointer    a stage's start in the pointer, outside the swizzle
+//   zfill_edges         the K loop's copies only 16-byte cp.async, zero-filled at the edges
+//   hoisted_swizzle     each lane's ldmatrix addresses swizzled once, outside the K loop
+//   two_blocks_per_sm   128×128 tiles, 64×32 warp tiles, under 128 registers: four warps per scheduler
 //   tf32_*              the same steps with the tf32 atom
 // C = A·B with A (M×K) row-major, B row-major (RRR) or column-major (RCR, C = A·Bᵀ for a B stored N×K),
 // C row-major, by layouts alone; any M, N, K: partial or misaligned tiles take an element-wise,
@@ -49,8 +52,11 @@ constexpr int log2_exact(int x) { return x == 1 ? 0 : 1 + log2_exact(x / 2); }
 
 /// A block tile of BM×BN, K steps of BK, a ring of Stages shared tiles, WarpsM×WarpsN warps each
 /// multiplying with the atom `Op`; `kSwizzle` XOR-swizzles the shared tiles (else they are plain).
+/// `Fallback_` (not void): the K loop copies with 16-byte cp.async only, zero-filled past the edges,
+/// and the configuration `Fallback_` takes the problems whose vectors are not whole (kZfillEdges).
 template <class Op_, int BM_, int BN_, int BK_, int Stages_, int WarpsM, int WarpsN, FragLoad kFragLoad_,
-          bool kSwizzle_, int MinBlocks_ = 1, bool kFragmentPipeline_ = false, bool kStageInPointer_ = false>
+          bool kSwizzle_, int MinBlocks_ = 1, bool kFragmentPipeline_ = false, bool kStageInPointer_ = false,
+          class Fallback_ = void, bool kHoistSwizzle_ = false>
 struct Config {
   using Op = Op_;                                       ///< the mma.sync atom
   using T = typename MMA_Traits<Op>::ValTypeA;          ///< element type in memory (bf16, or fp32 for tf32)
@@ -66,6 +72,17 @@ struct Config {
   static constexpr bool kFragmentPipeline = kFragmentPipeline_;
   /// A stage's start goes into the pointer, not into the swizzled layout's offset (see the kernel).
   static constexpr bool kStageInPointer = kStageInPointer_;
+  /// The K loop holds one kind of copy, 16-byte cp.async, predicated at the edges (cp.async's zero
+  /// fill): every 16-byte vector of A and B must lie wholly inside or wholly outside the matrix, and be
+  /// aligned. Problems where they are not (a pointer or a leading dimension off 16 bytes) go to Fallback,
+  /// whose element-wise edge copy takes anything; that copy's code then stays out of this kernel.
+  static constexpr bool kZfillEdges = !std::is_void_v<Fallback_>;
+  using Fallback = Fallback_;  ///< the configuration for problems the zero-fill kernel cannot take
+  /// Each lane's ldmatrix addresses swizzled once (hoist_swizzle): in the K loop an address is a stage's
+  /// start, an XOR with a constant and an immediate offset.
+  static constexpr bool kHoistSwizzle = kHoistSwizzle_;
+  static_assert(!kHoistSwizzle_ || (kSwizzle_ && kStageInPointer_ && kFragLoad_ == FragLoad::ldmatrix),
+                "kHoistSwizzle: ldmatrix from swizzled tiles, a stage's start in the pointer");
   static constexpr int kThreads = 32 * WarpsM * WarpsN;
   static constexpr int kVec = 16 / int(sizeof(T));  ///< elements in one 16-byte copy: 8 bf16, 4 fp32
   using AtomMNK = typename MMA_Traits<Op>::Shape_MNK;
@@ -155,6 +172,17 @@ using RegisterPipelinedCfg = Config<Bf16Atom, 128, 256, 32, 4, 2, 4, FragLoad::l
 using DeepKCfg = Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true>;
 /// stage_in_pointer: deep_k with each stage's start in the pointer, outside the swizzle.
 using StageInPointerCfg = Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true, true>;
+/// zfill_edges: stage_in_pointer whose K loop holds only 16-byte cp.async (zero-filled at the edges);
+/// problems with vectors that are not whole go to stage_in_pointer.
+using ZfillEdgesCfg = Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true, true, StageInPointerCfg>;
+/// hoisted_swizzle: zfill_edges with each lane's ldmatrix addresses swizzled once, outside the K loop.
+using HoistedSwizzleCfg =
+    Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true, true, StageInPointerCfg, true>;
+/// two_blocks_per_sm: hoisted_swizzle at 128×128 block tiles of 8 warps of 64×32, fragments loaded just
+/// before their multiply (no register pipeline), 3 stages (96 KB): under 128 registers, so two blocks
+/// fit an SM and four warps share each scheduler instead of two.
+using TwoBlocksCfg =
+    Config<Bf16Atom, 128, 128, 64, 3, 2, 4, FragLoad::ldmatrix, true, 2, false, true, StageInPointerCfg, true>;
 /// tf32_fragments: mma_fragments with tf32 (K steps of 16 fp32: 64-byte rows).
 using Tf32FragmentsCfg = Config<Tf32Atom, 128, 128, 16, 3, 2, 2, FragLoad::elementwise, false>;
 /// tf32_swizzled: ldmatrix (K-major operands) from swizzled tiles, tf32.
@@ -163,6 +191,12 @@ using Tf32SwizzledCfg = Config<Tf32Atom, 128, 128, 16, 3, 2, 2, FragLoad::ldmatr
 using Tf32BigTileCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true>;
 /// tf32_stage_in_pointer: tf32_big_tile with each stage's start in the pointer.
 using Tf32StageInPointerCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true>;
+/// tf32_zfill_edges: tf32_stage_in_pointer whose K loop holds only 16-byte cp.async.
+using Tf32ZfillEdgesCfg =
+    Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true, Tf32StageInPointerCfg>;
+/// tf32_hoisted_swizzle: tf32_zfill_edges with the ldmatrix addresses swizzled once.
+using Tf32HoistedSwizzleCfg =
+    Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true, Tf32StageInPointerCfg, true>;
 
 // ---- The kernel ----
 
@@ -172,9 +206,8 @@ using Tf32StageInPointerCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::
 template <class T, class TOut, class AStride, class CopyA, class SmemA, class BStride, class CopyB, class SmemB,
           class CStride>
 struct GemmArgs {
-  // The shared layouts are compile-time: carried as types, not members. (A swizzled layout holds its
-  // inner layout [[no_unique_address]], which the host compiler honours and the device compiler does
-  // not: as a member, it gave the kernel's parameter block a different layout on each side.)
+  // The shared layouts are compile-time: carried as types, not members. (As members they once gave the
+  // kernel's parameter block a different layout on each side: swizzle.hpp, ComposedLayout::layout_.)
   using SmemLayoutA = SmemA;  ///< (BM,BK,Stages) in shared memory
   using SmemLayoutB = SmemB;  ///< (BN,BK,Stages) in shared memory
   /// B is K-major (RCR): its shared tile is K-contiguous too.
@@ -199,11 +232,18 @@ namespace detail {
 /// 16-byte cp.async. Otherwise (an edge, a misaligned matrix): element by element, zero where the
 /// coordinate lies outside the matrix, so that a partial tile adds nothing to C. The plain stores
 /// land before the barrier that precedes the stage's use, like the cp.async copies.
+/// With kZfill (Config::kZfillEdges: the vectors are whole and aligned), an edge tile takes the same
+/// 16-byte cp.async, each vector predicated on its first element and zero-filled outside the matrix.
 ///   src: (CPY,CPY_MN,CPY_K,k)   crd: the coordinates of src   dst: (CPY,CPY_MN,CPY_K)
-template <class TiledCopy, class Src, class Crd, class Dst, class Extent>
+template <bool kZfill, class TiledCopy, class Src, class Crd, class Dst, class Extent>
 __device__ void issue_k_tile(TiledCopy const& tiled_copy, Src const& src, Crd const& crd, Dst& dst,
                              Extent const& extent, bool vec, int kt) {
   using T = std::remove_cvref_t<decltype(dst(0))>;
+  if constexpr (kZfill) {
+    if (vec) copy(tiled_copy, src(_, _, _, kt), dst);
+    else copy_if(tiled_copy, make_predicate(crd(_, _, _, kt), extent), src(_, _, _, kt), dst);
+    return;
+  }
   if (vec) {
     copy(tiled_copy, src(_, _, _, kt), dst);
   } else {
@@ -345,12 +385,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     // MN-major cannot use it (the transposing ldmatrix moves 16-bit elements): element by element.
     constexpr bool a_ldsm = Cfg::kFragLoad == FragLoad::ldmatrix;
     constexpr bool b_ldsm = Cfg::kFragLoad == FragLoad::ldmatrix && (Args::kBKMajor || !Cfg::kTf32);
+    // A lane's ldmatrix sources in a stage, (CPY,CPY_MN,KB). With kHoistSwizzle the swizzle of the lane's
+    // offset is computed once: the stage is in the pointer, so that offset does not change in the loop
+    // and the compiler keeps Sw(t) (and hoist_swizzle's check) out of it.
+    auto ldsm_source = [](auto const& partition) {
+      if constexpr (Cfg::kHoistSwizzle) return hoist_swizzle(partition);
+      else return partition;
+    };
     // k-block kk of a stage into register slot kk % 2.
     auto load_a = [&](auto const& sA_stage, int kk) {  // sA_stage: (BM,BK)
       if constexpr (a_ldsm) {
         auto s2r = make_tiled_copy_A(Copy_Atom<typename Cfg::template LdsmFor<true>, T>{}, mma);
         auto thr = s2r.get_slice(tid);
-        copy(s2r, thr.partition_S(sA_stage)(_, _, kk), thr.retile_D(tCrA)(_, _, kk % 2));  // (CPY,CPY_M)
+        copy(s2r, ldsm_source(thr.partition_S(sA_stage))(_, _, kk), thr.retile_D(tCrA)(_, _, kk % 2));  // (CPY,CPY_M)
         if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrA(_, _, kk % 2));
       } else {
         detail::load_fragment<Cfg>(thr_mma.partition_A(sA_stage)(_, _, kk), tCrA(_, _, kk % 2));  // (MMA,MMA_M)
@@ -360,7 +407,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
       if constexpr (b_ldsm) {
         auto s2r = make_tiled_copy_B(Copy_Atom<typename Cfg::template LdsmFor<Args::kBKMajor>, T>{}, mma);
         auto thr = s2r.get_slice(tid);
-        copy(s2r, thr.partition_S(sB_stage)(_, _, kk), thr.retile_D(tCrB)(_, _, kk % 2));  // (CPY,CPY_N)
+        copy(s2r, ldsm_source(thr.partition_S(sB_stage))(_, _, kk), thr.retile_D(tCrB)(_, _, kk % 2));  // (CPY,CPY_N)
         if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrB(_, _, kk % 2));
       } else {
         detail::load_fragment<Cfg>(thr_mma.partition_B(sB_stage)(_, _, kk), tCrB(_, _, kk % 2));  // (MMA,MMA_N)
@@ -375,8 +422,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
       const int stage = kt % S;
       auto tAsA = thr_copy_a.partition_D(stage_of(sA, stage));  // (CPY,CPY_M,CPY_K)
       auto tBsB = thr_copy_b.partition_D(stage_of(sB, stage));  // (CPY,CPY_N,CPY_K)
-      detail::issue_k_tile(args.copy_a, tAgA, tAcA, tAsA, shape(mA), a_rows && k_inside, kt);
-      detail::issue_k_tile(args.copy_b, tBgB, tBcB, tBsB, shape(mB), b_rows && k_inside, kt);
+      detail::issue_k_tile<Cfg::kZfillEdges>(args.copy_a, tAgA, tAcA, tAsA, shape(mA), a_rows && k_inside, kt);
+      detail::issue_k_tile<Cfg::kZfillEdges>(args.copy_b, tBgB, tBcB, tBsB, shape(mB), b_rows && k_inside, kt);
     };
 
     // Prologue: S-1 K steps in flight. Every K step commits one group (empty past the last), so
@@ -483,6 +530,11 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
   if (std::string why = tensor_core_rejects<Cfg>(p); !why.empty()) throw std::invalid_argument("tensor_cores: " + why);
   with_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) {
     using Args = std::remove_cvref_t<decltype(args)>;
+    if constexpr (Cfg::kZfillEdges) {
+      // A or B with vectors that are not whole (a pointer or leading dimension off 16 bytes): the
+      // fallback, whose edge copy goes element by element.
+      if (!args.a_vec || !args.b_vec) return launch_tensor_core<typename Cfg::Fallback, TOut>(p, A, B, C, stream);
+    }
     constexpr int smem_bytes =
         int(sizeof(typename Cfg::T)) * (cosize_v<typename Args::SmemLayoutA> + cosize_v<typename Args::SmemLayoutB>);
     auto kernel = tensor_core_gemm_kernel<Cfg, Args>;
@@ -502,9 +554,11 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
 #define MM_CH08_BF16_LADDER(X) \
   X(FragmentsCfg, __nv_bfloat16) X(LdmatrixCfg, __nv_bfloat16) X(SwizzledCfg, __nv_bfloat16) \
   X(BigTileCfg, __nv_bfloat16) X(RegisterPipelinedCfg, __nv_bfloat16) X(DeepKCfg, __nv_bfloat16)       \
-  X(StageInPointerCfg, __nv_bfloat16)
+  X(StageInPointerCfg, __nv_bfloat16) X(ZfillEdgesCfg, __nv_bfloat16) \
+  X(HoistedSwizzleCfg, __nv_bfloat16) X(TwoBlocksCfg, __nv_bfloat16)
 #define MM_CH08_TF32_LADDER(X) \
-  X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float) X(Tf32StageInPointerCfg, float)
+  X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float) X(Tf32StageInPointerCfg, float) \
+  X(Tf32ZfillEdgesCfg, float) X(Tf32HoistedSwizzleCfg, float)
 #define MM_CH08_DECLARE(Cfg, TOut)                                                                              \
   extern template void launch_tensor_core<Cfg, TOut>(const GemmProblem&, const typename Cfg::T*, const typename Cfg::T*, \
                                                      TOut*, cudaStream_t);

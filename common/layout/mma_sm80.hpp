@@ -150,6 +150,26 @@ MM_HD std::uint32_t pack_bf16x2(__nv_bfloat16 lo, __nv_bfloat16 hi) {
   std::memcpy(&h, &hi, 2);
   return std::uint32_t(l) | (std::uint32_t(h) << 16);
 }
+/// Register j of a bf16 fragment: its values 2j (low half) and 2j+1 (high half). Where the fragment
+/// keeps the two as neighbours in one static layout (a register fragment, as make_fragment_A/B build
+/// it), the 32-bit word is read whole: the compiler then hands mma.sync the very register ldmatrix
+/// wrote. Packing the halves one by one (pack_bf16x2) gives the same bits, but nvcc then rebuilds each
+/// register with a PRMT or MOV before every group of mma.sync (64 per K step in chapter 08's kernels).
+template <int J, class Frag>
+MM_HD std::uint32_t bf16_register(Frag const& t) {
+  using L = std::remove_cvref_t<decltype(t.layout())>;
+  using Ref = decltype(t(0));
+  if constexpr (is_static_v<L> && std::is_lvalue_reference_v<Ref>) {
+    constexpr int lo = int(decltype(L{}(Int<2 * J>{}))::value);
+    constexpr int hi = int(decltype(L{}(Int<2 * J + 1>{}))::value);
+    if constexpr (hi == lo + 1) {
+      std::uint32_t u;
+      std::memcpy(&u, &t(2 * J), sizeof u);
+      return u;
+    }
+  }
+  return pack_bf16x2(t(2 * J), t(2 * J + 1));
+}
 /// The bits of an fp32 (tf32) value, as mma.sync's .tf32 operand takes them.
 MM_HD std::uint32_t tf32_bits(float x) {
   std::uint32_t u;
@@ -187,10 +207,10 @@ struct MMA_Traits<SM80_16x8x16_F32BF16BF16F32_TN> {
   /// D = A·B + C on this lane's fragments: d, c (4 floats), a (8 bf16), b (4 bf16), in value order.
   template <class TD, class TA, class TB, class TC>
   MM_HD static void call(TD&& d, TA const& a, TB const& b, TC const& c) {
-    using detail::pack_bf16x2;
-    SM80_16x8x16_F32BF16BF16F32_TN::fma(d(0), d(1), d(2), d(3), pack_bf16x2(a(0), a(1)), pack_bf16x2(a(2), a(3)),
-                                        pack_bf16x2(a(4), a(5)), pack_bf16x2(a(6), a(7)), pack_bf16x2(b(0), b(1)),
-                                        pack_bf16x2(b(2), b(3)), c(0), c(1), c(2), c(3));
+    using detail::bf16_register;
+    SM80_16x8x16_F32BF16BF16F32_TN::fma(d(0), d(1), d(2), d(3), bf16_register<0>(a), bf16_register<1>(a),
+                                        bf16_register<2>(a), bf16_register<3>(a), bf16_register<0>(b),
+                                        bf16_register<1>(b), c(0), c(1), c(2), c(3));
   }
 };
 

@@ -283,6 +283,71 @@ MM_HD constexpr auto cosize(ComposedLayout<Fn, O, L> const& c) {
     return cosize(c.layout_);
   }
 }
+// ---- Swizzling once per thread ----
+//
+// A thread's partition of a swizzled tile is ptr + Sw(t + L(v)): t is the thread's run-time offset,
+// L(v) the compile-time offset of its value v, and every access computes Sw anew from a run-time sum.
+// The swizzle is linear over XOR (Sw(x ^ y) = Sw(x) ^ Sw(y)), and where t and L(v) share no bit
+// their sum is their XOR, so
+//     Sw(t + L(v)) = Sw(t) ^ Sw(L(v)):
+// Sw(t) once per thread, Sw(L(v)) a constant. Only the swizzle's target bits (zzz) of Sw(L(v)) can
+// meet bits of Sw(t); the rest is added, which a load folds into its immediate offset:
+//     Sw(t + L(v)) = (Sw(t) ^ (Sw(L(v)) & zzz)) + (Sw(L(v)) & ~zzz).
+// For ldmatrix from a 128-byte-row tile, a value's k-block picks one of four XOR constants and its
+// m repetition is an immediate offset.
+
+/// The pointer of a hoisted swizzled partition (hoist_swizzle): the tile's start and `base_` = Sw(t),
+/// the thread's run-time offset t swizzled once. The layout beside it, Sw ∘ L, gives a value's offset
+/// Sw(v); element v is ptr_[(base_ ^ (Sw(v) & zzz)) + (Sw(v) & ~zzz)], which is Sw(t + v) when t and v
+/// share no bit. It moves by nothing: a swizzled layout keeps a slice's offset inside (before Sw).
+/// (The state is in the pointer, a tensor's plain member. Kept in the layout's function instead, inside
+/// Tensor's [[no_unique_address]] layout, nvcc 13.0's device code lost it once the tensor was returned
+/// from a function: every ldmatrix of chapter 08's kernel read one address, as its PTX shows.)
+template <class T, int B, int M, int S>
+struct HoistedSwizzlePtr {
+  T* ptr_;    ///< The tile's start.
+  int base_;  ///< Sw(t): the thread's run-time offset, swizzled once.
+  /// The element at swizzled offset `sv` = Sw(v) of a value v.
+  MM_HD T& operator[](int sv) const {
+    constexpr int zzz = Swizzle<B, M, S>::zzz_mask;
+    return ptr_[(base_ ^ (sv & zzz)) + (sv & ~zzz)];
+  }
+  /// Moving it is refused: an offset would have to go through the swizzle (slices of a swizzled
+  /// layout add nothing to the pointer, `_0`).
+  template <class O>
+  MM_HD constexpr HoistedSwizzlePtr operator+(O const&) const {
+    static_assert(is_constant_value_v<0, O>, "HoistedSwizzlePtr: only a zero offset can be added");
+    return *this;
+  }
+};
+
+/// Every bit any offset of the static layout L sets: the OR of L(i) over its domain.
+template <class L>
+MM_HD constexpr int offset_bits() {
+  static_assert(is_static_v<L>, "offset_bits: needs a compile-time layout");
+  int bits = 0;
+  for (int i = 0; i < size_v<L>; ++i) bits |= int(L{}(i));
+  return bits;
+}
+
+/// A thread's partition of a swizzled tile, Sw ∘ (t + L) with a run-time offset t and a static L, as
+/// the same tensor with the swizzle of t computed once (HoistedSwizzlePtr, layout Sw ∘ L): each access
+/// then costs at most an XOR with a constant and an immediate offset. Needs t and every offset of L to share no bit (so
+/// that t + L(v) = t ^ L(v)), which holds when a partition's thread modes and value modes step through
+/// different bits of the tile, as TV layouts of power-of-two strides do; checked here (layout_check:
+/// a trap on the device; the compiler keeps the check out of a loop) rather than assumed.
+///   auto tXsA = hoist_swizzle(s2r.get_slice(tid).partition_S(sA));   // (CPY,CPY_M,CPY_K)
+template <class E, int B, int M, int S, class O, class L>
+MM_HD constexpr auto hoist_swizzle(Tensor<E, ComposedLayout<Swizzle<B, M, S>, O, L>> const& t) {
+  constexpr int bits = offset_bits<L>();
+  const int o = int(t.layout().offset_);
+  layout_check((o & bits) == 0,
+               "hoist_swizzle: the thread's offset and the values' offsets share bits (t + L(v) is not t ^ L(v))");
+  using T = std::remove_reference_t<decltype(*t.data())>;
+  return make_tensor(HoistedSwizzlePtr<T, B, M, S>{t.data(), int(Swizzle<B, M, S>{}(o))},
+                     make_composed_layout(Swizzle<B, M, S>{}, _0{}, t.layout().layout_));
+}
+
 /// Tensor with a swizzle composed onto its layout.
 template <class E, class L, int B, int M, int S>
 MM_HD constexpr auto composition(Swizzle<B, M, S> const& sw, Tensor<E, L> const& t) {

@@ -95,7 +95,10 @@ for step in "${steps[@]}"; do
       name=$(basename "$exe")
       # Chapter 09 takes K (and N in RRR) in multiples of 8 only (TMA's 16-byte pitch): its own odd sizes.
       # Chapter 10 also at a size where every persistent block (cluster) loops over several tiles.
-      case $name in ch04*) sizes="33x4097,67x45" ;; ch09*) sizes="67x136x48,129x264x72" ;;
+      # Chapter 08's zero-fill kernels take their own path only where N and K are multiples of 8 (else
+      # their fallback runs): one size of each kind.
+      case $name in ch04*) sizes="33x4097,67x45" ;; ch08_t*) sizes="67x131x45,129x264x72" ;;
+        ch09*) sizes="67x136x48,129x264x72" ;;
         ch10*) sizes="67x136x48,129x264x72,2048x4096x64" ;; *) sizes="67x131x45,129x257x33" ;; esac
       for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --sizes "$sizes" --reps 1 --warmup 0 --layout all \

@@ -44,21 +44,28 @@ const Bf16Kernel kBf16Kernels[] = {
     {"register_pipelined", mm::DType::bf16, ch08::launch_tensor_core<ch08::RegisterPipelinedCfg, bf16>},
     {"deep_k", mm::DType::bf16, ch08::launch_tensor_core<ch08::DeepKCfg, bf16>},
     {"stage_in_pointer", mm::DType::bf16, ch08::launch_tensor_core<ch08::StageInPointerCfg, bf16>},
+    {"zfill_edges", mm::DType::bf16, ch08::launch_tensor_core<ch08::ZfillEdgesCfg, bf16>},
+    {"hoisted_swizzle", mm::DType::bf16, ch08::launch_tensor_core<ch08::HoistedSwizzleCfg, bf16>},
+    {"two_blocks_per_sm", mm::DType::bf16, ch08::launch_tensor_core<ch08::TwoBlocksCfg, bf16>},
 };
 const Tf32Kernel kTf32Kernels[] = {
     {"tf32_fragments", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32FragmentsCfg, float>},
     {"tf32_swizzled", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32SwizzledCfg, float>},
     {"tf32_big_tile", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32BigTileCfg, float>},
     {"tf32_stage_in_pointer", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32StageInPointerCfg, float>},
+    {"tf32_zfill_edges", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32ZfillEdgesCfg, float>},
+    {"tf32_hoisted_swizzle", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32HoistedSwizzleCfg, float>},
 };
 
 // Degenerate, smaller than a tile in every direction (K not a multiple of 8: no 16-byte rows, the
 // element-wise path), one short of a tile, exactly one 128×128×32 tile, one past it in every
 // direction, one past the 128×256 tile and the tf32 K step of 16, a few tiles, many blocks, tall and
-// skinny, wide and short.
+// skinny, wide and short. The last three keep N and K multiples of 8 with every edge partial, so
+// that the zero-fill kernels (zfill_edges) take their predicated 16-byte path rather than the fallback.
 const std::vector<Size> kSizes = {
     {1, 1, 1},      {17, 33, 9},        {127, 129, 65}, {128, 128, 32}, {129, 129, 33}, {129, 257, 17},
     {256, 256, 64}, {1024, 1024, 1024}, {3000, 7, 129}, {5, 2000, 300}, {1, 300, 257},
+    {1, 8, 8},      {129, 264, 72},     {200, 1000, 136},
 };
 const char* const kLayouts[] = {"RRR", "RCR"};
 
@@ -208,6 +215,45 @@ TEST(ch08_SharedMemory, PlainTilesCostFourOrEightWavefronts) {
   EXPECT_EQ((worst_wavefronts<ch08::LdmatrixCfg, 128, true>()), 4);
   // 256-byte MN-major rows: all 8 k-rows of a matrix on one bank group (8-way).
   EXPECT_EQ((worst_wavefronts<ch08::LdmatrixCfg, 128, false>()), 8);
+}
+
+// hoist_swizzle's rule (t + L(v) = t ^ L(v): the thread's and the values' offset bits apart) holds for
+// every lane of the chapter's ldmatrix partitions, and the hoisted view gives every value the address
+// the plain partition gives it.
+template <class Cfg, int MN, bool kKMajor, class S2R>
+void expect_hoisted_addresses_match(S2R const& s2r) {
+  using T = typename Cfg::T;
+  std::vector<T> buf(std::size_t(MN) * Cfg::BK::value * Cfg::kStages);
+  auto smem = [] {
+    if constexpr (kKMajor) return Cfg::template k_major_smem<MN>();
+    else return Cfg::template mn_major_smem<MN>();
+  }();  // (MN,BK,S)
+  auto ring = mm::make_tensor(buf.data(), smem);
+  for (int stage = 0; stage < Cfg::kStages; ++stage) {
+    // As the kernel sees a stage: its start in the pointer, the layout of stage 0.
+    auto s = mm::make_tensor(buf.data() + stage * MN * Cfg::BK::value, ring(mm::_, mm::_, 0).layout());
+    for (int t = 0; t < Cfg::kThreads; ++t) {
+      auto plain = s2r.get_slice(t).partition_S(s);  // (CPY,CPY_MN,KB)
+      auto hoisted = mm::hoist_swizzle(plain);
+      for (int i = 0; i < int(mm::size(plain)); ++i)
+        ASSERT_EQ(&hoisted(i), &plain(i)) << "stage " << stage << " thread " << t << " value " << i;
+    }
+  }
+}
+TEST(ch08_SharedMemory, HoistedSwizzleGivesEveryLaneTheSameAddresses) {
+  using H = ch08::HoistedSwizzleCfg;
+  typename H::TiledMma mma;
+  expect_hoisted_addresses_match<H, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<H::LdsmFor<true>, bf16>{}, mma));
+  expect_hoisted_addresses_match<H, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<H::LdsmFor<true>, bf16>{}, mma));
+  expect_hoisted_addresses_match<H, 256, false>(mm::make_tiled_copy_B(mm::Copy_Atom<H::LdsmFor<false>, bf16>{}, mma));
+  using W = ch08::TwoBlocksCfg;
+  typename W::TiledMma mma2;
+  expect_hoisted_addresses_match<W, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<W::LdsmFor<true>, bf16>{}, mma2));
+  expect_hoisted_addresses_match<W, 128, false>(mm::make_tiled_copy_B(mm::Copy_Atom<W::LdsmFor<false>, bf16>{}, mma2));
+  using F = ch08::Tf32HoistedSwizzleCfg;
+  typename F::TiledMma mma3;
+  expect_hoisted_addresses_match<F, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<F::LdsmFor<true>, float>{}, mma3));
+  expect_hoisted_addresses_match<F, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<F::LdsmFor<true>, float>{}, mma3));
 }
 
 TEST(ch08_Launch, Rejects) {

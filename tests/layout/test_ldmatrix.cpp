@@ -387,6 +387,26 @@ TEST(LdmatrixTiledCopy, Tf32KMajorOperandsLoadWithLdmatrixInFp32Units) {
                make_tiled_copy_B(Copy_Atom<SM75_U32x4_LDSM_N, float>{}, mma), tA, tB);
 }
 
+TEST(Recast, Bf16RegisterReadsAPairWholeOnlyWhereItsValuesAreNeighbours) {
+  // detail::bf16_register<j> hands mma.sync register j of a fragment: the 32-bit word at values 2j,
+  // 2j+1 where the fragment's static layout keeps them side by side, else the two packed. Either way
+  // the bits are pack_bf16x2's, the lower value in the lower half.
+  Bf16Mma mma;
+  std::vector<bf16> buf(64 * 32);
+  auto sA = make_tensor(buf.data(), make_layout(make_shape(_64{}, _32{}), LayoutRight{}));  // (M,K)
+  auto tCrA = mma.get_slice(0).partition_fragment_A(sA);  // (MMA,MMA_M,MMA_K): a register fragment
+  auto vals = distinct_elements<bf16>(int(size(tCrA)));
+  for (int i = 0; i < int(size(tCrA)); ++i) tCrA(i) = vals[i];
+  auto frag = tCrA(_, 1, 1);  // one atom's 8 values, neighbours in pairs
+  EXPECT_EQ(detail::bf16_register<0>(frag), detail::pack_bf16x2(frag(0), frag(1)));
+  EXPECT_EQ(detail::bf16_register<3>(frag), detail::pack_bf16x2(frag(6), frag(7)));
+  // A view whose pairs are not neighbours (every other element of a row) takes the packing path.
+  auto strided = make_tensor(buf.data(), Layout<_8, _2>{});
+  for (int i = 0; i < 16; ++i) buf[std::size_t(i)] = vals[std::size_t(i)];
+  EXPECT_EQ(detail::bf16_register<1>(strided), detail::pack_bf16x2(buf[4], buf[6]));
+  EXPECT_NE(detail::bf16_register<1>(strided), detail::pack_bf16x2(buf[4], buf[5]));
+}
+
 TEST(Recast, Bf16FragmentAsTheRegistersOfAnMma) {
   // An A fragment of m16n8k16 holds 8 bf16 per atom; the instruction takes them as 4 registers, two
   // bf16 each, the lower value in the lower half (mma_sm80.hpp's pack_bf16x2).

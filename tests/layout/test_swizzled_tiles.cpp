@@ -238,3 +238,27 @@ TEST(SwizzledTileDeath, AVectorAtARunTimeStartThatStraddlesUnitsStops) {
   vec4.call(at(8), make_tensor(regs.data(), Layout<_4, _1>{}));  // a whole unit: fine
   EXPECT_DEATH(vec4.call(at(2), make_tensor(regs.data(), Layout<_4, _1>{})), "must start at a multiple of NumVal");
 }
+
+TEST(SwizzledTile, HoistedSwizzleAddsWhatTheThreadAndTheValueDoNotShare) {
+  // Sw<3,2,5> o (128,8,3): thread t takes the float4 at m = 4 (t % 32), k = t / 32; its values are the
+  // 4 floats of the unit and the 3 stages. t's bits (2..6 and 7..9) and the values' (0..1, 10..11)
+  // are apart, so Sw(t + v) = Sw(t) ^ Sw(v) for every value.
+  std::vector<float> buf(3072);
+  auto sA = make_tensor(buf.data(), SmemLayout{});
+  auto copy = tile_copy<UniversalCopy<mm::uint128_t>>();
+  for (int t = 0; t < 256; ++t) {
+    auto plain = copy.get_slice(t).partition_D(sA);  // (CPY,CPY_M,CPY_K,S)
+    auto hoisted = hoist_swizzle(plain);
+    EXPECT_EQ(hoisted.data().base_, swizzled_index(4 * (t % 32), t / 32, 0));
+    for (int i = 0; i < int(size(plain)); ++i) ASSERT_EQ(&hoisted(i), &plain(i)) << "thread " << t << " value " << i;
+  }
+}
+
+TEST(SwizzledTileDeath, HoistedSwizzleRefusesAThreadOffsetThatSharesBitsWithTheValues) {
+  // Four floats from m = 1: the run-time offset 1 and the values' offsets 0..3 share bit 0 (1 + 1 is
+  // not 1 ^ 1), so the swizzle cannot be split.
+  std::vector<float> buf(3072);
+  int m = 1;
+  auto row = make_tensor(buf.data(), make_composed_layout(Swizzle<3, 2, 5>{}, m, Layout<_4, _1>{}));
+  EXPECT_DEATH((void)hoist_swizzle(row), "share bits");
+}

@@ -184,6 +184,8 @@ PREDICTIONS: list[Prediction] = [
                ref=(_08, "stage_in_pointer"), sealed=False),
     Prediction(_08, "hoisted_swizzle", RATIO, 1.05, 1.10, CH08, "`hoisted_swizzle` | +5–10% over `zfill_edges`",
                dtype="bf16", ref=(_08, "zfill_edges"), sealed=False),
+    Prediction(_08, "one_copy_path", RATIO, 1.05, 1.10, CH08, "`one_copy_path` | +5–10% over `hoisted_swizzle`",
+               dtype="bf16", ref=(_08, "hoisted_swizzle"), sealed=False),
     Prediction(_08, "two_blocks_per_sm", RATIO, 0.90, 1.10, CH08, "within ±10% of `hoisted_swizzle`",
                dtype="bf16", ref=(_08, "hoisted_swizzle"), sealed=False),
     # --- 09: the one prediction of time among the counters (both storage orders the page profiles)

@@ -14,6 +14,7 @@
 //   stage_in_pointer    a stage's start in the pointer, outside the swizzle
 //   zfill_edges         the K loop's copies only 16-byte cp.async, zero-filled at the edges
 //   hoisted_swizzle     each lane's ldmatrix addresses swizzled once, outside the K loop
+//   one_copy_path       every K step takes the predicated copy, its shared destinations hoisted too
 //   two_blocks_per_sm   128×128 tiles, 64×32 warp tiles, under 128 registers: four warps per scheduler
 //   tf32_*              the same steps with the tf32 atom
 // C = A·B with A (M×K) row-major, B row-major (RRR) or column-major (RCR, C = A·Bᵀ for a B stored N×K),
@@ -56,7 +57,7 @@ constexpr int log2_exact(int x) { return x == 1 ? 0 : 1 + log2_exact(x / 2); }
 /// and the configuration `Fallback_` takes the problems whose vectors are not whole (kZfillEdges).
 template <class Op_, int BM_, int BN_, int BK_, int Stages_, int WarpsM, int WarpsN, FragLoad kFragLoad_,
           bool kSwizzle_, int MinBlocks_ = 1, bool kFragmentPipeline_ = false, bool kStageInPointer_ = false,
-          class Fallback_ = void, bool kHoistSwizzle_ = false>
+          class Fallback_ = void, bool kHoistSwizzle_ = false, bool kOneCopyPath_ = false>
 struct Config {
   using Op = Op_;                                       ///< the mma.sync atom
   using T = typename MMA_Traits<Op>::ValTypeA;          ///< element type in memory (bf16, or fp32 for tf32)
@@ -81,6 +82,10 @@ struct Config {
   /// Each lane's ldmatrix addresses swizzled once (hoist_swizzle): in the K loop an address is a stage's
   /// start, an XOR with a constant and an immediate offset.
   static constexpr bool kHoistSwizzle = kHoistSwizzle_;
+  /// Every K step takes the predicated copy (no whole-tile branch beside it), its shared destinations
+  /// swizzled once like the ldmatrix sources.
+  static constexpr bool kOneCopyPath = kOneCopyPath_;
+  static_assert(!kOneCopyPath_ || (kHoistSwizzle_ && !std::is_void_v<Fallback_>), "kOneCopyPath: on a zero-fill kernel");
   static_assert(!kHoistSwizzle_ || (kSwizzle_ && kStageInPointer_ && kFragLoad_ == FragLoad::ldmatrix),
                 "kHoistSwizzle: ldmatrix from swizzled tiles, a stage's start in the pointer");
   static constexpr int kThreads = 32 * WarpsM * WarpsN;
@@ -178,6 +183,10 @@ using ZfillEdgesCfg = Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix
 /// hoisted_swizzle: zfill_edges with each lane's ldmatrix addresses swizzled once, outside the K loop.
 using HoistedSwizzleCfg =
     Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true, true, StageInPointerCfg, true>;
+/// one_copy_path: hoisted_swizzle whose K steps all take the predicated 16-byte copy, its shared
+/// destinations swizzled once.
+using OneCopyPathCfg =
+    Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true, true, StageInPointerCfg, true, true>;
 /// two_blocks_per_sm: hoisted_swizzle at 128×128 block tiles of 8 warps of 64×32, fragments loaded just
 /// before their multiply (no register pipeline), 3 stages (96 KB): under 128 registers, so two blocks
 /// fit an SM and four warps share each scheduler instead of two.
@@ -234,11 +243,17 @@ namespace detail {
 /// land before the barrier that precedes the stage's use, like the cp.async copies.
 /// With kZfill (Config::kZfillEdges: the vectors are whole and aligned), an edge tile takes the same
 /// 16-byte cp.async, each vector predicated on its first element and zero-filled outside the matrix.
+/// With kOnePath every tile does (Config::kOneCopyPath): nvcc turns two paths into one block of
+/// predicated instructions, so a branch between them costs both.
 ///   src: (CPY,CPY_MN,CPY_K,k)   crd: the coordinates of src   dst: (CPY,CPY_MN,CPY_K)
-template <bool kZfill, class TiledCopy, class Src, class Crd, class Dst, class Extent>
-__device__ void issue_k_tile(TiledCopy const& tiled_copy, Src const& src, Crd const& crd, Dst& dst,
+template <bool kZfill, bool kOnePath = false, class TiledCopy, class Src, class Crd, class Dst, class Extent>
+__device__ void issue_k_tile(TiledCopy const& tiled_copy, Src const& src, Crd const& crd, Dst&& dst,
                              Extent const& extent, bool vec, int kt) {
   using T = std::remove_cvref_t<decltype(dst(0))>;
+  if constexpr (kOnePath) {
+    copy_if(tiled_copy, make_predicate(crd(_, _, _, kt), extent), src(_, _, _, kt), dst);
+    return;
+  }
   if constexpr (kZfill) {
     if (vec) copy(tiled_copy, src(_, _, _, kt), dst);
     else copy_if(tiled_copy, make_predicate(crd(_, _, _, kt), extent), src(_, _, _, kt), dst);
@@ -420,10 +435,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     auto issue = [&](int kt) {
       const bool k_inside = (kt + 1) * BK{} <= K;
       const int stage = kt % S;
-      auto tAsA = thr_copy_a.partition_D(stage_of(sA, stage));  // (CPY,CPY_M,CPY_K)
-      auto tBsB = thr_copy_b.partition_D(stage_of(sB, stage));  // (CPY,CPY_N,CPY_K)
-      detail::issue_k_tile<Cfg::kZfillEdges>(args.copy_a, tAgA, tAcA, tAsA, shape(mA), a_rows && k_inside, kt);
-      detail::issue_k_tile<Cfg::kZfillEdges>(args.copy_b, tBgB, tBcB, tBsB, shape(mB), b_rows && k_inside, kt);
+      auto dst = [](auto const& partition) {  // (CPY,CPY_MN,CPY_K)
+        if constexpr (Cfg::kOneCopyPath) return hoist_swizzle(partition);
+        else return partition;
+      };
+      constexpr bool one = Cfg::kOneCopyPath;
+      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_a, tAgA, tAcA, dst(thr_copy_a.partition_D(stage_of(sA, stage))),
+                                                  shape(mA), a_rows && k_inside, kt);
+      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_b, tBgB, tBcB, dst(thr_copy_b.partition_D(stage_of(sB, stage))),
+                                                  shape(mB), b_rows && k_inside, kt);
     };
 
     // Prologue: S-1 K steps in flight. Every K step commits one group (empty past the last), so
@@ -555,7 +575,8 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
   X(FragmentsCfg, __nv_bfloat16) X(LdmatrixCfg, __nv_bfloat16) X(SwizzledCfg, __nv_bfloat16) \
   X(BigTileCfg, __nv_bfloat16) X(RegisterPipelinedCfg, __nv_bfloat16) X(DeepKCfg, __nv_bfloat16)       \
   X(StageInPointerCfg, __nv_bfloat16) X(ZfillEdgesCfg, __nv_bfloat16) \
-  X(HoistedSwizzleCfg, __nv_bfloat16) X(TwoBlocksCfg, __nv_bfloat16)
+  X(HoistedSwizzleCfg, __nv_bfloat16) X(OneCopyPathCfg, __nv_bfloat16) \
+  X(TwoBlocksCfg, __nv_bfloat16)
 #define MM_CH08_TF32_LADDER(X) \
   X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float) X(Tf32StageInPointerCfg, float) \
   X(Tf32ZfillEdgesCfg, float) X(Tf32HoistedSwizzleCfg, float)

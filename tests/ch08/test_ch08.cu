@@ -46,6 +46,7 @@ const Bf16Kernel kBf16Kernels[] = {
     {"stage_in_pointer", mm::DType::bf16, ch08::launch_tensor_core<ch08::StageInPointerCfg, bf16>},
     {"zfill_edges", mm::DType::bf16, ch08::launch_tensor_core<ch08::ZfillEdgesCfg, bf16>},
     {"hoisted_swizzle", mm::DType::bf16, ch08::launch_tensor_core<ch08::HoistedSwizzleCfg, bf16>},
+    {"one_copy_path", mm::DType::bf16, ch08::launch_tensor_core<ch08::OneCopyPathCfg, bf16>},
     {"two_blocks_per_sm", mm::DType::bf16, ch08::launch_tensor_core<ch08::TwoBlocksCfg, bf16>},
 };
 const Tf32Kernel kTf32Kernels[] = {
@@ -218,9 +219,9 @@ TEST(ch08_SharedMemory, PlainTilesCostFourOrEightWavefronts) {
 }
 
 // hoist_swizzle's rule (t + L(v) = t ^ L(v): the thread's and the values' offset bits apart) holds for
-// every lane of the chapter's ldmatrix partitions, and the hoisted view gives every value the address
-// the plain partition gives it.
-template <class Cfg, int MN, bool kKMajor, class S2R>
+// every lane of the chapter's ldmatrix and cp.async partitions, and the hoisted view gives every value
+// the address the plain partition gives it.
+template <class Cfg, int MN, bool kKMajor, bool kSource = true, class S2R>
 void expect_hoisted_addresses_match(S2R const& s2r) {
   using T = typename Cfg::T;
   std::vector<T> buf(std::size_t(MN) * Cfg::BK::value * Cfg::kStages);
@@ -233,7 +234,10 @@ void expect_hoisted_addresses_match(S2R const& s2r) {
     // As the kernel sees a stage: its start in the pointer, the layout of stage 0.
     auto s = mm::make_tensor(buf.data() + stage * MN * Cfg::BK::value, ring(mm::_, mm::_, 0).layout());
     for (int t = 0; t < Cfg::kThreads; ++t) {
-      auto plain = s2r.get_slice(t).partition_S(s);  // (CPY,CPY_MN,KB)
+      auto plain = [&] {  // (CPY,CPY_MN,KB): ldmatrix sources; (CPY,CPY_MN,CPY_K): cp.async destinations
+        if constexpr (kSource) return s2r.get_slice(t).partition_S(s);
+        else return s2r.get_slice(t).partition_D(s);
+      }();
       auto hoisted = mm::hoist_swizzle(plain);
       for (int i = 0; i < int(mm::size(plain)); ++i)
         ASSERT_EQ(&hoisted(i), &plain(i)) << "stage " << stage << " thread " << t << " value " << i;
@@ -250,6 +254,11 @@ TEST(ch08_SharedMemory, HoistedSwizzleGivesEveryLaneTheSameAddresses) {
   typename W::TiledMma mma2;
   expect_hoisted_addresses_match<W, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<W::LdsmFor<true>, bf16>{}, mma2));
   expect_hoisted_addresses_match<W, 128, false>(mm::make_tiled_copy_B(mm::Copy_Atom<W::LdsmFor<false>, bf16>{}, mma2));
+  // one_copy_path hoists the cp.async destinations too: A, B of RCR (K-major), B of RRR (N-major).
+  using O = ch08::OneCopyPathCfg;
+  expect_hoisted_addresses_match<O, 128, true, false>(O::k_major_copy<128>());
+  expect_hoisted_addresses_match<O, 256, true, false>(O::k_major_copy<256>());
+  expect_hoisted_addresses_match<O, 256, false, false>(O::mn_major_copy<256>());
   using F = ch08::Tf32HoistedSwizzleCfg;
   typename F::TiledMma mma3;
   expect_hoisted_addresses_match<F, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<F::LdsmFor<true>, float>{}, mma3));

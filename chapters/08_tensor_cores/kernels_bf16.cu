@@ -1,9 +1,6 @@
 // Chapter 08's bf16 kernels, compiled once for the chapter binary and its tests (tensor_cores.cuh).
 #include "08_tensor_cores/tensor_cores.cuh"
 
-#define MM_CH08_INSTANTIATE(Cfg, TOut)                                                                   \
-  template void launch_tensor_core<Cfg, TOut>(const GemmProblem&, const typename Cfg::T*, const typename Cfg::T*, \
-                                              TOut*, cudaStream_t);
 namespace mm::ch08 {
 MM_CH08_BF16_LADDER(MM_CH08_INSTANTIATE)
 }  // namespace mm::ch08

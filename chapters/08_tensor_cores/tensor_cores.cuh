@@ -568,14 +568,16 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
 
 // ---- Where the ladder's kernels are compiled ----
 //
-// Each (configuration, output type) of the ladder is instantiated once, in kernels_bf16.cu or
-// kernels_tf32.cu, and linked into the chapter binary and its tests: the two translation units
-// compile in parallel, and nothing compiles the kernels twice.
+// Each (configuration, output type) of the ladder is instantiated once, in kernels_bf16.cu,
+// kernels_bf16_late.cu (the steps after stage_in_pointer) or kernels_tf32.cu, and linked into the
+// chapter binary and its tests: the translation units compile in parallel, and nothing compiles the
+// kernels twice.
 #define MM_CH08_BF16_LADDER(X) \
   X(FragmentsCfg, __nv_bfloat16) X(LdmatrixCfg, __nv_bfloat16) X(SwizzledCfg, __nv_bfloat16) \
   X(BigTileCfg, __nv_bfloat16) X(RegisterPipelinedCfg, __nv_bfloat16) X(DeepKCfg, __nv_bfloat16)       \
-  X(StageInPointerCfg, __nv_bfloat16) X(ZfillEdgesCfg, __nv_bfloat16) \
-  X(HoistedSwizzleCfg, __nv_bfloat16) X(OneCopyPathCfg, __nv_bfloat16) \
+  X(StageInPointerCfg, __nv_bfloat16)
+#define MM_CH08_BF16_LATE(X) \
+  X(ZfillEdgesCfg, __nv_bfloat16) X(HoistedSwizzleCfg, __nv_bfloat16) X(OneCopyPathCfg, __nv_bfloat16) \
   X(TwoBlocksCfg, __nv_bfloat16)
 #define MM_CH08_TF32_LADDER(X) \
   X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float) X(Tf32StageInPointerCfg, float) \
@@ -585,6 +587,11 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
                                                      TOut*, cudaStream_t);
 namespace mm::ch08 {
 MM_CH08_BF16_LADDER(MM_CH08_DECLARE)
+MM_CH08_BF16_LATE(MM_CH08_DECLARE)
 MM_CH08_TF32_LADDER(MM_CH08_DECLARE)
 }  // namespace mm::ch08
 #undef MM_CH08_DECLARE
+/// The explicit instantiation of one (configuration, output type): kernels_bf16*.cu, kernels_tf32.cu.
+#define MM_CH08_INSTANTIATE(Cfg, TOut)                                                                           \
+  template void launch_tensor_core<Cfg, TOut>(const GemmProblem&, const typename Cfg::T*, const typename Cfg::T*, \
+                                              TOut*, cudaStream_t);

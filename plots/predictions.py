@@ -186,6 +186,8 @@ PREDICTIONS: list[Prediction] = [
                dtype="bf16", ref=(_08, "zfill_edges"), sealed=False),
     Prediction(_08, "one_copy_path", RATIO, 1.05, 1.10, CH08, "`one_copy_path` | +5–10% over `hoisted_swizzle`",
                dtype="bf16", ref=(_08, "hoisted_swizzle"), sealed=False),
+    Prediction(_08, "no_copy_branch", RATIO, 1.03, 1.08, CH08, "`no_copy_branch` | +3–8% over `one_copy_path`",
+               dtype="bf16", ref=(_08, "one_copy_path"), sealed=False),
     Prediction(_08, "two_blocks_per_sm", RATIO, 0.90, 1.10, CH08, "within ±10% of `hoisted_swizzle`",
                dtype="bf16", ref=(_08, "hoisted_swizzle"), sealed=False),
     # --- 09: the one prediction of time among the counters (both storage orders the page profiles)

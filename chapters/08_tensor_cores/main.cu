@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
                           ch08::tensor_core_rejects<ch08::HoistedSwizzleCfg>),
               bf16_kernel("one_copy_path", ch08::launch_tensor_core<ch08::OneCopyPathCfg, bf16>,
                           ch08::tensor_core_rejects<ch08::OneCopyPathCfg>),
+              bf16_kernel("no_copy_branch", ch08::launch_tensor_core<ch08::NoCopyBranchCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::NoCopyBranchCfg>),
               bf16_kernel("two_blocks_per_sm", ch08::launch_tensor_core<ch08::TwoBlocksCfg, bf16>,
                           ch08::tensor_core_rejects<ch08::TwoBlocksCfg>),
           }},

@@ -15,6 +15,7 @@
 //   zfill_edges         the K loop's copies only 16-byte cp.async, zero-filled at the edges
 //   hoisted_swizzle     each lane's ldmatrix addresses swizzled once, outside the K loop
 //   one_copy_path       every K step takes the predicated copy, its shared destinations hoisted too
+//   no_copy_branch      the copy issued on every K step, no branch: one block, copies among the mma.sync
 //   two_blocks_per_sm   128×128 tiles, 64×32 warp tiles, under 128 registers: four warps per scheduler
 //   tf32_*              the same steps with the tf32 atom
 // C = A·B with A (M×K) row-major, B row-major (RRR) or column-major (RCR, C = A·Bᵀ for a B stored N×K),
@@ -57,7 +58,7 @@ constexpr int log2_exact(int x) { return x == 1 ? 0 : 1 + log2_exact(x / 2); }
 /// and the configuration `Fallback_` takes the problems whose vectors are not whole (kZfillEdges).
 template <class Op_, int BM_, int BN_, int BK_, int Stages_, int WarpsM, int WarpsN, FragLoad kFragLoad_,
           bool kSwizzle_, int MinBlocks_ = 1, bool kFragmentPipeline_ = false, bool kStageInPointer_ = false,
-          class Fallback_ = void, bool kHoistSwizzle_ = false, bool kOneCopyPath_ = false>
+          class Fallback_ = void, bool kHoistSwizzle_ = false, bool kOneCopyPath_ = false, bool kNoCopyBranch_ = false>
 struct Config {
   using Op = Op_;                                       ///< the mma.sync atom
   using T = typename MMA_Traits<Op>::ValTypeA;          ///< element type in memory (bf16, or fp32 for tf32)
@@ -86,6 +87,11 @@ struct Config {
   /// swizzled once like the ldmatrix sources.
   static constexpr bool kOneCopyPath = kOneCopyPath_;
   static_assert(!kOneCopyPath_ || (kHoistSwizzle_ && !std::is_void_v<Fallback_>), "kOneCopyPath: on a zero-fill kernel");
+  /// The K loop's copy is issued on every K step, past the last tile too (its predicates are then all
+  /// false: zeros into a stage nobody reads again), so no branch cuts the step into separate blocks and
+  /// the compiler can interleave the copy's instructions with the mma.sync.
+  static constexpr bool kNoCopyBranch = kNoCopyBranch_;
+  static_assert(!kNoCopyBranch_ || kOneCopyPath_, "kNoCopyBranch: on the one predicated copy path");
   static_assert(!kHoistSwizzle_ || (kSwizzle_ && kStageInPointer_ && kFragLoad_ == FragLoad::ldmatrix),
                 "kHoistSwizzle: ldmatrix from swizzled tiles, a stage's start in the pointer");
   static constexpr int kThreads = 32 * WarpsM * WarpsN;
@@ -187,6 +193,9 @@ using HoistedSwizzleCfg =
 /// destinations swizzled once.
 using OneCopyPathCfg =
     Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true, true, StageInPointerCfg, true, true>;
+/// no_copy_branch: one_copy_path with the copy issued on every K step, with no branch around it.
+using NoCopyBranchCfg = Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
+                               StageInPointerCfg, true, true, true>;
 /// two_blocks_per_sm: hoisted_swizzle at 128×128 block tiles of 8 warps of 64×32, fragments loaded just
 /// before their multiply (no register pipeline), 3 stages (96 KB): under 128 registers, so two blocks
 /// fit an SM and four warps share each scheduler instead of two.
@@ -432,18 +441,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
     const bool a_rows = args.a_vec && (block_m + 1) * BM{} <= M;
     const bool b_rows = args.b_vec && (block_n + 1) * BN{} <= N;
     const int k_tiles = size<3>(tAgA);
+    // kNoCopyBranch: this thread's cp.async destinations in stage 0, swizzled once before the loop and
+    // moved to a stage by the pointer (stages are whole swizzle periods apart; checked below).
+    [[maybe_unused]] const auto tAsA0 = [&] {
+      if constexpr (Cfg::kNoCopyBranch) return hoist_swizzle(thr_copy_a.partition_D(stage_of(sA, 0)));
+      else return 0;
+    }();
+    [[maybe_unused]] const auto tBsB0 = [&] {
+      if constexpr (Cfg::kNoCopyBranch) return hoist_swizzle(thr_copy_b.partition_D(stage_of(sB, 0)));
+      else return 0;
+    }();
     auto issue = [&](int kt) {
       const bool k_inside = (kt + 1) * BK{} <= K;
       const int stage = kt % S;
-      auto dst = [](auto const& partition) {  // (CPY,CPY_MN,CPY_K)
-        if constexpr (Cfg::kOneCopyPath) return hoist_swizzle(partition);
-        else return partition;
+      auto dst = [&](auto const& thr_copy, auto const& ring, auto const& stage0) {  // (CPY,CPY_MN,CPY_K)
+        if constexpr (Cfg::kNoCopyBranch) {
+          using Sw = typename std::remove_cvref_t<decltype(ring.layout())>::fn_type;
+          constexpr int stage_elems = size_v<decltype(ring(_, _, 0).layout().layout())>;
+          static_assert(stage_elems % Sw::block_size() == 0, "kNoCopyBranch: stages a whole number of swizzle periods apart");
+          return make_tensor(stage0.data().shifted(stage * stage_elems), stage0.layout());
+        } else if constexpr (Cfg::kOneCopyPath) {
+          return hoist_swizzle(thr_copy.partition_D(stage_of(ring, stage)));
+        } else {
+          return thr_copy.partition_D(stage_of(ring, stage));
+        }
       };
       constexpr bool one = Cfg::kOneCopyPath;
-      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_a, tAgA, tAcA, dst(thr_copy_a.partition_D(stage_of(sA, stage))),
-                                                  shape(mA), a_rows && k_inside, kt);
-      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_b, tBgB, tBcB, dst(thr_copy_b.partition_D(stage_of(sB, stage))),
-                                                  shape(mB), b_rows && k_inside, kt);
+      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_a, tAgA, tAcA, dst(thr_copy_a, sA, tAsA0), shape(mA),
+                                                  a_rows && k_inside, kt);
+      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_b, tBgB, tBcB, dst(thr_copy_b, sB, tBsB0), shape(mB),
+                                                  b_rows && k_inside, kt);
     };
 
     // Prologue: S-1 K steps in flight. Every K step commits one group (empty past the last), so
@@ -492,7 +519,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
           load_b(stage_of(sB, read_stage), kk_next);
           if (kk == 0) {
             // Refill the stage step kt-1 used: every thread passed the barrier of step kt-1's last k-block.
-            if (kt + S - 1 < k_tiles) issue(kt + S - 1);
+            if (Cfg::kNoCopyBranch || kt + S - 1 < k_tiles) issue(kt + S - 1);
             cp_async_fence();
           }
           gemm(mma, tCrA(_, _, kk % 2), tCrB(_, _, kk % 2), tCrC);
@@ -578,7 +605,7 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
   X(StageInPointerCfg, __nv_bfloat16)
 #define MM_CH08_BF16_LATE(X) \
   X(ZfillEdgesCfg, __nv_bfloat16) X(HoistedSwizzleCfg, __nv_bfloat16) X(OneCopyPathCfg, __nv_bfloat16) \
-  X(TwoBlocksCfg, __nv_bfloat16)
+  X(NoCopyBranchCfg, __nv_bfloat16) X(TwoBlocksCfg, __nv_bfloat16)
 #define MM_CH08_TF32_LADDER(X) \
   X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float) X(Tf32StageInPointerCfg, float) \
   X(Tf32ZfillEdgesCfg, float) X(Tf32HoistedSwizzleCfg, float)

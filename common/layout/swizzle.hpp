@@ -312,8 +312,11 @@ struct HoistedSwizzlePtr {
     constexpr int zzz = Swizzle<B, M, S>::zzz_mask;
     return ptr_[(base_ ^ (sv & zzz)) + (sv & ~zzz)];
   }
-  /// Moving it is refused: an offset would have to go through the swizzle (slices of a swizzled
-  /// layout add nothing to the pointer, `_0`).
+  /// The same lane's pointer `n` elements further, for n a multiple of the swizzle's period
+  /// (2^(B+M+S) elements: another stage of a ring), where Sw(x + n) = Sw(x) + n. The caller checks it.
+  MM_HD constexpr HoistedSwizzlePtr shifted(int n) const { return {ptr_ + n, base_}; }
+  /// Moving it otherwise is refused: an offset would have to go through the swizzle (slices of a
+  /// swizzled layout add nothing to the pointer, `_0`).
   template <class O>
   MM_HD constexpr HoistedSwizzlePtr operator+(O const&) const {
     static_assert(is_constant_value_v<0, O>, "HoistedSwizzlePtr: only a zero offset can be added");

@@ -47,6 +47,7 @@ const Bf16Kernel kBf16Kernels[] = {
     {"zfill_edges", mm::DType::bf16, ch08::launch_tensor_core<ch08::ZfillEdgesCfg, bf16>},
     {"hoisted_swizzle", mm::DType::bf16, ch08::launch_tensor_core<ch08::HoistedSwizzleCfg, bf16>},
     {"one_copy_path", mm::DType::bf16, ch08::launch_tensor_core<ch08::OneCopyPathCfg, bf16>},
+    {"no_copy_branch", mm::DType::bf16, ch08::launch_tensor_core<ch08::NoCopyBranchCfg, bf16>},
     {"two_blocks_per_sm", mm::DType::bf16, ch08::launch_tensor_core<ch08::TwoBlocksCfg, bf16>},
 };
 const Tf32Kernel kTf32Kernels[] = {
@@ -241,6 +242,14 @@ void expect_hoisted_addresses_match(S2R const& s2r) {
       auto hoisted = mm::hoist_swizzle(plain);
       for (int i = 0; i < int(mm::size(plain)); ++i)
         ASSERT_EQ(&hoisted(i), &plain(i)) << "stage " << stage << " thread " << t << " value " << i;
+      if constexpr (!kSource) {
+        // no_copy_branch: stage 0's hoisted destinations moved to this stage by the pointer alone.
+        auto s0 = mm::make_tensor(buf.data(), ring(mm::_, mm::_, 0).layout());
+        auto h0 = mm::hoist_swizzle(s2r.get_slice(t).partition_D(s0));
+        auto moved = mm::make_tensor(h0.data().shifted(stage * MN * Cfg::BK::value), h0.layout());
+        for (int i = 0; i < int(mm::size(plain)); ++i)
+          ASSERT_EQ(&moved(i), &plain(i)) << "shifted to stage " << stage << " thread " << t << " value " << i;
+      }
     }
   }
 }
@@ -255,7 +264,7 @@ TEST(ch08_SharedMemory, HoistedSwizzleGivesEveryLaneTheSameAddresses) {
   expect_hoisted_addresses_match<W, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<W::LdsmFor<true>, bf16>{}, mma2));
   expect_hoisted_addresses_match<W, 128, false>(mm::make_tiled_copy_B(mm::Copy_Atom<W::LdsmFor<false>, bf16>{}, mma2));
   // one_copy_path hoists the cp.async destinations too: A, B of RCR (K-major), B of RRR (N-major).
-  using O = ch08::OneCopyPathCfg;
+  using O = ch08::NoCopyBranchCfg;  // one_copy_path's destinations, and no_copy_branch's moved by stage
   expect_hoisted_addresses_match<O, 128, true, false>(O::k_major_copy<128>());
   expect_hoisted_addresses_match<O, 256, true, false>(O::k_major_copy<256>());
   expect_hoisted_addresses_match<O, 256, false, false>(O::mn_major_copy<256>());

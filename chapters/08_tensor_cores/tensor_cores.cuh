@@ -224,8 +224,9 @@ using Tf32HoistedSwizzleCfg =
 template <class T, class TOut, class AStride, class CopyA, class SmemA, class BStride, class CopyB, class SmemB,
           class CStride>
 struct GemmArgs {
-  // The shared layouts are compile-time: carried as types, not members. (As members they once gave the
-  // kernel's parameter block a different layout on each side: swizzle.hpp, ComposedLayout::layout_.)
+  // The shared layouts are compile-time: carried as types, not members. (A swizzled layout holds its
+  // inner layout [[no_unique_address]], which the host compiler honours and the device compiler does
+  // not: as a member, it gave the kernel's parameter block a different layout on each side.)
   using SmemLayoutA = SmemA;  ///< (BM,BK,Stages) in shared memory
   using SmemLayoutB = SmemB;  ///< (BN,BK,Stages) in shared memory
   /// B is K-major (RCR): its shared tile is K-contiguous too.

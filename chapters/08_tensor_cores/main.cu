@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
                           ch08::tensor_core_rejects<ch08::OneCopyPathCfg>),
               bf16_kernel("no_copy_branch", ch08::launch_tensor_core<ch08::NoCopyBranchCfg, bf16>,
                           ch08::tensor_core_rejects<ch08::NoCopyBranchCfg>),
+              bf16_kernel("four_stages", ch08::launch_tensor_core<ch08::FourStagesCfg, bf16>,
+                          ch08::tensor_core_rejects<ch08::FourStagesCfg>),
               bf16_kernel("two_blocks_per_sm", ch08::launch_tensor_core<ch08::TwoBlocksCfg, bf16>,
                           ch08::tensor_core_rejects<ch08::TwoBlocksCfg>),
           }},
@@ -70,5 +72,11 @@ int main(int argc, char** argv) {
                           ch08::tensor_core_rejects<ch08::Tf32ZfillEdgesCfg>),
               tf32_kernel("tf32_hoisted_swizzle", ch08::launch_tensor_core<ch08::Tf32HoistedSwizzleCfg, float>,
                           ch08::tensor_core_rejects<ch08::Tf32HoistedSwizzleCfg>),
+              tf32_kernel("tf32_no_copy_branch", ch08::launch_tensor_core<ch08::Tf32NoCopyBranchCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32NoCopyBranchCfg>),
+              tf32_kernel("tf32_rounded_once", ch08::launch_tensor_core<ch08::Tf32RoundedOnceCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32RoundedOnceCfg>),
+              tf32_kernel("tf32_deep_k", ch08::launch_tensor_core<ch08::Tf32DeepKCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32DeepKCfg>),
           }});
 }

@@ -58,7 +58,8 @@ constexpr int log2_exact(int x) { return x == 1 ? 0 : 1 + log2_exact(x / 2); }
 /// and the configuration `Fallback_` takes the problems whose vectors are not whole (kZfillEdges).
 template <class Op_, int BM_, int BN_, int BK_, int Stages_, int WarpsM, int WarpsN, FragLoad kFragLoad_,
           bool kSwizzle_, int MinBlocks_ = 1, bool kFragmentPipeline_ = false, bool kStageInPointer_ = false,
-          class Fallback_ = void, bool kHoistSwizzle_ = false, bool kOneCopyPath_ = false, bool kNoCopyBranch_ = false>
+          class Fallback_ = void, bool kHoistSwizzle_ = false, bool kOneCopyPath_ = false, bool kNoCopyBranch_ = false,
+          bool kRoundInSmem_ = false>
 struct Config {
   using Op = Op_;                                       ///< the mma.sync atom
   using T = typename MMA_Traits<Op>::ValTypeA;          ///< element type in memory (bf16, or fp32 for tf32)
@@ -92,6 +93,13 @@ struct Config {
   /// the compiler can interleave the copy's instructions with the mma.sync.
   static constexpr bool kNoCopyBranch = kNoCopyBranch_;
   static_assert(!kNoCopyBranch_ || kOneCopyPath_, "kNoCopyBranch: on the one predicated copy path");
+  /// tf32: each thread rounds the vectors it copied (cvt.rna) in shared memory once they have landed,
+  /// before the barrier that makes the stage readable, instead of every warp rounding the fragment
+  /// registers it loads: an element of A is loaded by WarpsN warps and one of B by WarpsM, and in
+  /// registers each value costs several instructions (sm_90 has no single-instruction cvt.rna.tf32).
+  static constexpr bool kRoundInSmem = kRoundInSmem_;
+  static_assert(!kRoundInSmem_ || (std::is_same_v<typename MMA_Traits<Op_>::ValTypeA, float> && kNoCopyBranch_),
+                "kRoundInSmem: tf32, on the no_copy_branch kernel (every stage's copy issued by the same threads)");
   static_assert(!kHoistSwizzle_ || (kSwizzle_ && kStageInPointer_ && kFragLoad_ == FragLoad::ldmatrix),
                 "kHoistSwizzle: ldmatrix from swizzled tiles, a stage's start in the pointer");
   static constexpr int kThreads = 32 * WarpsM * WarpsN;
@@ -196,6 +204,10 @@ using OneCopyPathCfg =
 /// no_copy_branch: one_copy_path with the copy issued on every K step, with no branch around it.
 using NoCopyBranchCfg = Config<Bf16Atom, 128, 256, 64, 3, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
                                StageInPointerCfg, true, true, true>;
+/// four_stages: no_copy_branch with a fourth stage (192 KB): the copy of a K step is issued three K steps
+/// before its use instead of two.
+using FourStagesCfg = Config<Bf16Atom, 128, 256, 64, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
+                             StageInPointerCfg, true, true, true>;
 /// two_blocks_per_sm: hoisted_swizzle at 128×128 block tiles of 8 warps of 64×32, fragments loaded just
 /// before their multiply (no register pipeline), 3 stages (96 KB): under 128 registers, so two blocks
 /// fit an SM and four warps share each scheduler instead of two.
@@ -215,6 +227,18 @@ using Tf32ZfillEdgesCfg =
 /// tf32_hoisted_swizzle: tf32_zfill_edges with the ldmatrix addresses swizzled once.
 using Tf32HoistedSwizzleCfg =
     Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true, Tf32StageInPointerCfg, true>;
+/// tf32_no_copy_branch: tf32_hoisted_swizzle with bf16's last two copy steps (one predicated copy path, its
+/// destinations hoisted; the copy issued on every K step, no branch).
+using Tf32NoCopyBranchCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
+                                   Tf32StageInPointerCfg, true, true, true>;
+/// tf32_rounded_once: tf32_no_copy_branch with the inputs rounded to tf32 once per element, in shared
+/// memory, by the thread that copied them, instead of in every warp's fragment registers.
+using Tf32RoundedOnceCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
+                                  Tf32StageInPointerCfg, true, true, true, true>;
+/// tf32_deep_k: tf32_rounded_once with K steps of 32 (128-byte rows), 4 stages (192 KB): the per-K-step
+/// work (barrier, copies' addresses, stage turn) spread over twice the mma.sync, as bf16's deep_k.
+using Tf32DeepKCfg = Config<Tf32Atom, 128, 256, 32, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
+                            Tf32StageInPointerCfg, true, true, true, true>;
 
 // ---- The kernel ----
 
@@ -285,7 +309,7 @@ template <class Cfg, class Src, class Dst>
 __device__ void load_fragment(Src const& src, Dst&& dst) {
 #pragma unroll
   for (int i = 0; i < size(dst); ++i) {
-    if constexpr (Cfg::kTf32) dst(i) = to_tf32(src(i));
+    if constexpr (Cfg::kTf32 && !Cfg::kRoundInSmem) dst(i) = to_tf32(src(i));
     else dst(i) = src(i);
   }
 }
@@ -295,6 +319,23 @@ template <class Frag>
 __device__ void round_to_tf32(Frag&& frag) {
 #pragma unroll
   for (int i = 0; i < size(frag); ++i) frag(i) = to_tf32(frag(i));
+}
+
+/// Rounds to tf32 (cvt.rna), in shared memory, the 16-byte vectors of fp32 this thread copied into one
+/// stage, `dst` (CPY,CPY_MN,CPY_K) as its cp.async partition gives them: each vector is read and written
+/// whole. Call it after the thread's copies of the stage have landed and before the barrier that lets
+/// the other warps read it.
+template <class Dst>
+__device__ void round_vectors_to_tf32(Dst const& dst) {
+#pragma unroll
+  for (int j = 0; j < size<2>(dst); ++j)
+#pragma unroll
+    for (int i = 0; i < size<1>(dst); ++i) {
+      float4* p = reinterpret_cast<float4*>(&dst(0, i, j));  // a cp.async vector: 16 contiguous bytes
+      float4 v = *p;
+      v = make_float4(to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w));
+      *p = v;
+    }
 }
 
 /// The epilogue: this thread's accumulators (MMA,MMA_M,MMA_N), converted to C's type, stored where
@@ -423,7 +464,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
         auto s2r = make_tiled_copy_A(Copy_Atom<typename Cfg::template LdsmFor<true>, T>{}, mma);
         auto thr = s2r.get_slice(tid);
         copy(s2r, ldsm_source(thr.partition_S(sA_stage))(_, _, kk), thr.retile_D(tCrA)(_, _, kk % 2));  // (CPY,CPY_M)
-        if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrA(_, _, kk % 2));
+        if constexpr (Cfg::kTf32 && !Cfg::kRoundInSmem) detail::round_to_tf32(tCrA(_, _, kk % 2));
       } else {
         detail::load_fragment<Cfg>(thr_mma.partition_A(sA_stage)(_, _, kk), tCrA(_, _, kk % 2));  // (MMA,MMA_M)
       }
@@ -433,7 +474,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
         auto s2r = make_tiled_copy_B(Copy_Atom<typename Cfg::template LdsmFor<Args::kBKMajor>, T>{}, mma);
         auto thr = s2r.get_slice(tid);
         copy(s2r, ldsm_source(thr.partition_S(sB_stage))(_, _, kk), thr.retile_D(tCrB)(_, _, kk % 2));  // (CPY,CPY_N)
-        if constexpr (Cfg::kTf32) detail::round_to_tf32(tCrB(_, _, kk % 2));
+        if constexpr (Cfg::kTf32 && !Cfg::kRoundInSmem) detail::round_to_tf32(tCrB(_, _, kk % 2));
       } else {
         detail::load_fragment<Cfg>(thr_mma.partition_B(sB_stage)(_, _, kk), tCrB(_, _, kk % 2));  // (MMA,MMA_N)
       }
@@ -452,32 +493,41 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
       if constexpr (Cfg::kNoCopyBranch) return hoist_swizzle(thr_copy_b.partition_D(stage_of(sB, 0)));
       else return 0;
     }();
+    // This thread's cp.async destinations in one stage of a ring, (CPY,CPY_MN,CPY_K).
+    auto copy_dst = [&](auto const& thr_copy, auto const& ring, auto const& stage0, int stage) {
+      if constexpr (Cfg::kNoCopyBranch) {
+        using Sw = typename std::remove_cvref_t<decltype(ring.layout())>::fn_type;
+        constexpr int stage_elems = size_v<decltype(ring(_, _, 0).layout().layout())>;
+        static_assert(stage_elems % Sw::block_size() == 0, "kNoCopyBranch: stages a whole number of swizzle periods apart");
+        return make_tensor(stage0.data().shifted(stage * stage_elems), stage0.layout());
+      } else if constexpr (Cfg::kOneCopyPath) {
+        return hoist_swizzle(thr_copy.partition_D(stage_of(ring, stage)));
+      } else {
+        return thr_copy.partition_D(stage_of(ring, stage));
+      }
+    };
     auto issue = [&](int kt) {
       const bool k_inside = (kt + 1) * BK{} <= K;
       const int stage = kt % S;
-      auto dst = [&](auto const& thr_copy, auto const& ring, auto const& stage0) {  // (CPY,CPY_MN,CPY_K)
-        if constexpr (Cfg::kNoCopyBranch) {
-          using Sw = typename std::remove_cvref_t<decltype(ring.layout())>::fn_type;
-          constexpr int stage_elems = size_v<decltype(ring(_, _, 0).layout().layout())>;
-          static_assert(stage_elems % Sw::block_size() == 0, "kNoCopyBranch: stages a whole number of swizzle periods apart");
-          return make_tensor(stage0.data().shifted(stage * stage_elems), stage0.layout());
-        } else if constexpr (Cfg::kOneCopyPath) {
-          return hoist_swizzle(thr_copy.partition_D(stage_of(ring, stage)));
-        } else {
-          return thr_copy.partition_D(stage_of(ring, stage));
-        }
-      };
       constexpr bool one = Cfg::kOneCopyPath;
-      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_a, tAgA, tAcA, dst(thr_copy_a, sA, tAsA0), shape(mA),
-                                                  a_rows && k_inside, kt);
-      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_b, tBgB, tBcB, dst(thr_copy_b, sB, tBsB0), shape(mB),
-                                                  b_rows && k_inside, kt);
+      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_a, tAgA, tAcA, copy_dst(thr_copy_a, sA, tAsA0, stage),
+                                                  shape(mA), a_rows && k_inside, kt);
+      detail::issue_k_tile<Cfg::kZfillEdges, one>(args.copy_b, tBgB, tBcB, copy_dst(thr_copy_b, sB, tBsB0, stage),
+                                                  shape(mB), b_rows && k_inside, kt);
+    };
+    // kRoundInSmem: once this thread's copies of a stage have landed, it rounds them to tf32 in place.
+    auto round_landed = [&](int stage) {
+      if constexpr (Cfg::kRoundInSmem) {
+        detail::round_vectors_to_tf32(copy_dst(thr_copy_a, sA, tAsA0, stage));
+        detail::round_vectors_to_tf32(copy_dst(thr_copy_b, sB, tBsB0, stage));
+      }
     };
 
     // Prologue: S-1 K steps in flight. Every K step commits one group (empty past the last), so
     // "S-2 groups may still be pending" always means "the oldest has landed".
     for (int s = 0; s < S - 1; ++s) {
-      if (s < k_tiles) issue(s);
+      // kRoundInSmem rounds whole stages, so every stage gets its copy (zeros past the last K step).
+      if (Cfg::kRoundInSmem || s < k_tiles) issue(s);
       cp_async_fence();
     }
     constexpr int KB = Cfg::BK::value / Cfg::kAtomK;  // k-blocks (the atom's K) per K step
@@ -501,6 +551,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
       // its stage readable, before this step's last k-block multiplies).
       static_assert(KB % 2 == 0, "the register pipeline: an even number of k-blocks per K step (slot kk % 2)");
       cp_async_wait<S - 2>();
+      round_landed(0);
       __syncthreads();
       int read_stage = 0;
       load_a(stage_of(sA, read_stage), 0);
@@ -512,8 +563,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
             // Step kt+1 must have landed, and every thread must be done with step kt's stage (its
             // last k-block was loaded one k-block ago) before step kt+S refills it below.
             cp_async_wait<S - 2>();
-            __syncthreads();
             read_stage = read_stage + 1 == S ? 0 : read_stage + 1;
+            round_landed(read_stage);  // step kt+1, which this thread's copies just completed
+            __syncthreads();
           }
           const int kk_next = kk + 1 == KB ? 0 : kk + 1;
           load_a(stage_of(sA, read_stage), kk_next);
@@ -606,10 +658,11 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
   X(StageInPointerCfg, __nv_bfloat16)
 #define MM_CH08_BF16_LATE(X) \
   X(ZfillEdgesCfg, __nv_bfloat16) X(HoistedSwizzleCfg, __nv_bfloat16) X(OneCopyPathCfg, __nv_bfloat16) \
-  X(NoCopyBranchCfg, __nv_bfloat16) X(TwoBlocksCfg, __nv_bfloat16)
+  X(NoCopyBranchCfg, __nv_bfloat16) X(FourStagesCfg, __nv_bfloat16) X(TwoBlocksCfg, __nv_bfloat16)
 #define MM_CH08_TF32_LADDER(X) \
   X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float) X(Tf32StageInPointerCfg, float) \
-  X(Tf32ZfillEdgesCfg, float) X(Tf32HoistedSwizzleCfg, float)
+  X(Tf32ZfillEdgesCfg, float) X(Tf32HoistedSwizzleCfg, float) X(Tf32NoCopyBranchCfg, float)               \
+  X(Tf32RoundedOnceCfg, float) X(Tf32DeepKCfg, float)
 #define MM_CH08_DECLARE(Cfg, TOut)                                                                              \
   extern template void launch_tensor_core<Cfg, TOut>(const GemmProblem&, const typename Cfg::T*, const typename Cfg::T*, \
                                                      TOut*, cudaStream_t);

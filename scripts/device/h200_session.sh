@@ -4,7 +4,8 @@
 # over a build made there (`build`) or on a CPU machine (configured there as build-lead/, e.g. for sm_90a with
 # -DMM_CH07_SWEEP=ON; scripts/device/pack_build.sh copies it without its objects into .carry/; its
 # absolute paths are /work/main/... there as here). CHAPTERS, NCU, SANITIZE and GTESTS
-# select what runs; BUILD names the build directory (build-lead by default), TARGETS what `build` builds.
+# select what runs (SANITIZE_ARGS: more arguments for the sanitized binaries, e.g. --kernel ...);
+# BUILD names the build directory (build-lead by default), TARGETS what `build` builds.
 # The session of 2026-11-25 ran, on each GPU (kind nvidia-h200, then nvidia-h100-x1):
 #   BUILD=build-dev TARGETS="..." GTESTS="ch05 ch06" CHAPTERS="ch01 ch05 ch06" NCU="ch05 ch06" \
 #     SANITIZE="ch0[56]_[lt]" bash scripts/device/h200_session.sh build gtest chapters ncu sanitize
@@ -101,7 +102,7 @@ for step in "${steps[@]}"; do
         ch09*) sizes="67x136x48,129x264x72" ;;
         ch10*) sizes="67x136x48,129x264x72,2048x4096x64" ;; *) sizes="67x131x45,129x257x33" ;; esac
       for tool in memcheck racecheck; do
-        compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --sizes "$sizes" --reps 1 --warmup 0 --layout all \
+        compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --sizes "$sizes" --reps 1 --warmup 0 --layout all ${SANITIZE_ARGS:-} \
           >"$OUT/logs/sanitize_${tool}_$name.log" 2>&1 ||
         compute-sanitizer --tool $tool --error-exitcode 9 "$exe" --sizes "$sizes" --reps 1 --warmup 0 \
           >"$OUT/logs/sanitize_${tool}_$name.log" 2>&1
@@ -136,11 +137,11 @@ for step in "${steps[@]}"; do
     for order in RRR RCR; do
       prof ch07_$order ch07_pipelined_simt --kernel-name regex:gemm --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$pipes -- --sizes 4096 --layout $order
     done
-    # Chapter 08: the same per kernel, with the tensor pipe's activity and the ldmatrix wavefronts
+    # Chapter 08: the same per kernel (CH08_KERNELS: only these, e.g. the steps a session added), with the tensor pipe's activity and the ldmatrix wavefronts
     # and conflicts (plain against swizzled tiles); cuBLAS's kernels (bf16 and tf32) beside them.
     tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_tensor_op_hmma.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
     for order in RRR RCR; do
-      prof ch08_$order ch08_tensor_cores --kernel-name regex:"gemm|xmma|nvjet|sm90|sm80|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$tensor -- --sizes 4096 --layout $order
+      prof ch08_$order ch08_tensor_cores --kernel-name regex:"gemm|xmma|nvjet|sm90|sm80|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$tensor -- --sizes 4096 --layout $order ${CH08_KERNELS:+--kernel $CH08_KERNELS}
     done
     # Chapter 09: wgmma's tensor-pipe activity, stall reasons, shared-memory and L2 throughput per
     # kernel, and cuBLAS's own (wgmma) kernel profiled the same way beside them.

@@ -48,6 +48,7 @@ const Bf16Kernel kBf16Kernels[] = {
     {"hoisted_swizzle", mm::DType::bf16, ch08::launch_tensor_core<ch08::HoistedSwizzleCfg, bf16>},
     {"one_copy_path", mm::DType::bf16, ch08::launch_tensor_core<ch08::OneCopyPathCfg, bf16>},
     {"no_copy_branch", mm::DType::bf16, ch08::launch_tensor_core<ch08::NoCopyBranchCfg, bf16>},
+    {"four_stages", mm::DType::bf16, ch08::launch_tensor_core<ch08::FourStagesCfg, bf16>},
     {"two_blocks_per_sm", mm::DType::bf16, ch08::launch_tensor_core<ch08::TwoBlocksCfg, bf16>},
 };
 const Tf32Kernel kTf32Kernels[] = {
@@ -57,6 +58,9 @@ const Tf32Kernel kTf32Kernels[] = {
     {"tf32_stage_in_pointer", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32StageInPointerCfg, float>},
     {"tf32_zfill_edges", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32ZfillEdgesCfg, float>},
     {"tf32_hoisted_swizzle", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32HoistedSwizzleCfg, float>},
+    {"tf32_no_copy_branch", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32NoCopyBranchCfg, float>},
+    {"tf32_rounded_once", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32RoundedOnceCfg, float>},
+    {"tf32_deep_k", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32DeepKCfg, float>},
 };
 
 // Degenerate, smaller than a tile in every direction (K not a multiple of 8: no 16-byte rows, the
@@ -149,6 +153,30 @@ TEST(ch08_Gemm, AnotherSeedAtALargerSize) {
   }
 }
 
+// Every tf32 kernel rounds its inputs to nearest (cvt.rna), wherever it rounds them (fragment registers,
+// or shared memory: tf32_rounded_once): with every a = 1 + 3·2^-12 and b = 1, rounding gives a = 1 + 2^-10
+// and C = K·(1 + 2^-10) exactly (every partial sum fits fp32), where the tensor core's own truncation
+// would give K. The random-input tests cannot tell the two apart: both pass the tf32 tolerance.
+TEST(ch08_Gemm, Tf32KernelsRoundToNearestNotTruncate) {
+  MM_REQUIRE_ARCH(mm::arch::sm80);
+  for (const char* tag : kLayouts) {
+    const GemmProblem p = problem({130, 260, 64}, tag);
+    const float a = 1.0f + 3.0f / 4096.0f, rounded = 64.0f * (1.0f + 1.0f / 1024.0f);
+    mm::DeviceBuffer<float> dA(std::vector<float>(std::size_t(p.m * p.k), a));
+    mm::DeviceBuffer<float> dB(std::vector<float>(std::size_t(p.k * p.n), 1.0f));
+    for (const auto& k : kTf32Kernels) {
+      mm::DeviceBuffer<float> dC(std::vector<float>(std::size_t(p.m * p.n), -1.0f));  // poisoned
+      k.launch(p, dA.data(), dB.data(), dC.data(), nullptr);
+      MM_CUDA_CHECK(cudaGetLastError());
+      MM_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<float> c = dC.download();
+      const auto wrong = std::count_if(c.begin(), c.end(), [&](float x) { return x != rounded; });
+      EXPECT_EQ(wrong, 0) << k.name << " " << tag << ": C[0] = " << c[0] << ", expected " << rounded
+                          << " (truncated inputs would give 64)";
+    }
+  }
+}
+
 // ---- CPU: the layouts ----
 
 // Every element of the block's C tile has exactly one owner (thread, value) in the TiledMMA.
@@ -211,6 +239,7 @@ TEST(ch08_SharedMemory, SwizzledTilesServeEachLdmatrixMatrixInOneWavefront) {
   EXPECT_EQ((worst_wavefronts<ch08::SwizzledCfg, 128, false>()), 1);   // B of RRR (.trans)
   EXPECT_EQ((worst_wavefronts<ch08::BigTileCfg, 256, false>()), 1);
   EXPECT_EQ((worst_wavefronts<ch08::Tf32SwizzledCfg, 128, true>()), 1);
+  EXPECT_EQ((worst_wavefronts<ch08::Tf32DeepKCfg, 256, true>()), 1);  // 128-byte fp32 rows
 }
 TEST(ch08_SharedMemory, PlainTilesCostFourOrEightWavefronts) {
   // 64-byte K-major rows: rows r and r+2 share bank groups, 8 rows fall on 2 groups (4-way).
@@ -268,6 +297,18 @@ TEST(ch08_SharedMemory, HoistedSwizzleGivesEveryLaneTheSameAddresses) {
   expect_hoisted_addresses_match<O, 128, true, false>(O::k_major_copy<128>());
   expect_hoisted_addresses_match<O, 256, true, false>(O::k_major_copy<256>());
   expect_hoisted_addresses_match<O, 256, false, false>(O::mn_major_copy<256>());
+  // tf32's no_copy_branch steps: the destinations (and deep_k's 128-byte rows, a new swizzle) likewise.
+  using N = ch08::Tf32NoCopyBranchCfg;
+  expect_hoisted_addresses_match<N, 128, true, false>(N::k_major_copy<128>());
+  expect_hoisted_addresses_match<N, 256, true, false>(N::k_major_copy<256>());
+  expect_hoisted_addresses_match<N, 256, false, false>(N::mn_major_copy<256>());
+  using D = ch08::Tf32DeepKCfg;
+  typename D::TiledMma mma4;
+  expect_hoisted_addresses_match<D, 128, true, false>(D::k_major_copy<128>());
+  expect_hoisted_addresses_match<D, 256, true, false>(D::k_major_copy<256>());
+  expect_hoisted_addresses_match<D, 256, false, false>(D::mn_major_copy<256>());
+  expect_hoisted_addresses_match<D, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<D::LdsmFor<true>, float>{}, mma4));
+  expect_hoisted_addresses_match<D, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<D::LdsmFor<true>, float>{}, mma4));
   using F = ch08::Tf32HoistedSwizzleCfg;
   typename F::TiledMma mma3;
   expect_hoisted_addresses_match<F, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<F::LdsmFor<true>, float>{}, mma3));

@@ -59,7 +59,7 @@ constexpr int log2_exact(int x) { return x == 1 ? 0 : 1 + log2_exact(x / 2); }
 template <class Op_, int BM_, int BN_, int BK_, int Stages_, int WarpsM, int WarpsN, FragLoad kFragLoad_,
           bool kSwizzle_, int MinBlocks_ = 1, bool kFragmentPipeline_ = false, bool kStageInPointer_ = false,
           class Fallback_ = void, bool kHoistSwizzle_ = false, bool kOneCopyPath_ = false, bool kNoCopyBranch_ = false,
-          bool kRoundInSmem_ = false>
+          bool kRoundInSmem_ = false, bool kWideUnitSwizzle_ = false>
 struct Config {
   using Op = Op_;                                       ///< the mma.sync atom
   using T = typename MMA_Traits<Op>::ValTypeA;          ///< element type in memory (bf16, or fp32 for tf32)
@@ -102,6 +102,13 @@ struct Config {
                 "kRoundInSmem: tf32, on the no_copy_branch kernel (every stage's copy issued by the same threads)");
   static_assert(!kHoistSwizzle_ || (kSwizzle_ && kStageInPointer_ && kFragLoad_ == FragLoad::ldmatrix),
                 "kHoistSwizzle: ldmatrix from swizzled tiles, a stage's start in the pointer");
+  /// tf32, an MN-major B (RRR): its fragments are read element by element (ldmatrix cannot transpose
+  /// 32-bit elements). A warp's read takes 8 consecutive n at 4 values of k, which the 16-byte-unit
+  /// swizzle leaves 2-way conflicted (k and k^1 XOR neighbouring units into each other); XORing k into
+  /// 32-byte units instead puts the 4 rows on 4 different 32-byte bank groups: one wavefront.
+  static constexpr bool kWideUnitSwizzle = kWideUnitSwizzle_;
+  static_assert(!kWideUnitSwizzle_ || std::is_same_v<typename MMA_Traits<Op_>::ValTypeA, float>,
+                "kWideUnitSwizzle: for tf32's element-wise MN-major B");
   static constexpr int kThreads = 32 * WarpsM * WarpsN;
   static constexpr int kVec = 16 / int(sizeof(T));  ///< elements in one 16-byte copy: 8 bf16, 4 fp32
   using AtomMNK = typename MMA_Traits<Op>::Shape_MNK;
@@ -147,8 +154,9 @@ struct Config {
     static_assert(MN * int(sizeof(T)) >= 128, "MN-major rows of at least 128 bytes");
     auto atom = Layout<Shape<Int<MN>, _8>>{};  // (MN,8): MN contiguous
     auto shape = make_shape(Int<MN>{}, BK{}, Int<Stages_>{});
+    constexpr int unit = log2_exact(kVec) + (kWideUnitSwizzle_ ? 1 : 0);  // log2 of the swizzled unit, in elements
     if constexpr (kSwizzle_)
-      return tile_to_shape(composition(Swizzle<3, log2_exact(kVec), log2_exact(MN) - log2_exact(kVec)>{}, atom), shape);
+      return tile_to_shape(composition(Swizzle<3, unit, log2_exact(MN) - unit>{}, atom), shape);
     else
       return tile_to_shape(atom, shape);
   }
@@ -235,6 +243,10 @@ using Tf32NoCopyBranchCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ld
 /// memory, by the thread that copied them, instead of in every warp's fragment registers.
 using Tf32RoundedOnceCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
                                   Tf32StageInPointerCfg, true, true, true, true>;
+/// tf32_conflict_free_b: tf32_rounded_once whose MN-major B tile (RRR) is swizzled in 32-byte units, so that
+/// the element-wise fragment reads of a warp hit 32 different banks (RCR: the same kernel as before).
+using Tf32ConflictFreeBCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
+                                    Tf32StageInPointerCfg, true, true, true, true, true>;
 /// tf32_deep_k: tf32_rounded_once with K steps of 32 (128-byte rows), 4 stages (192 KB): the per-K-step
 /// work (barrier, copies' addresses, stage turn) spread over twice the mma.sync, as bf16's deep_k.
 using Tf32DeepKCfg = Config<Tf32Atom, 128, 256, 32, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
@@ -562,10 +574,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
           if (kk == KB - 1) {
             // Step kt+1 must have landed, and every thread must be done with step kt's stage (its
             // last k-block was loaded one k-block ago) before step kt+S refills it below.
-            cp_async_wait<S - 2>();
-            read_stage = read_stage + 1 == S ? 0 : read_stage + 1;
-            round_landed(read_stage);  // step kt+1, which this thread's copies just completed
+            if constexpr (!Cfg::kRoundInSmem) cp_async_wait<S - 2>();  // (kRoundInSmem: waited at kk == 0)
             __syncthreads();
+            read_stage = read_stage + 1 == S ? 0 : read_stage + 1;
           }
           const int kk_next = kk + 1 == KB ? 0 : kk + 1;
           load_a(stage_of(sA, read_stage), kk_next);
@@ -574,6 +585,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) tensor_core_ge
             // Refill the stage step kt-1 used: every thread passed the barrier of step kt-1's last k-block.
             if (Cfg::kNoCopyBranch || kt + S - 1 < k_tiles) issue(kt + S - 1);
             cp_async_fence();
+            if constexpr (Cfg::kRoundInSmem) {
+              // Step kt+1 (issued S-1 steps ago) has landed: round it here, among this step's mma.sync,
+              // not just before the barrier that publishes it, where every warp would wait on the
+              // loads and stores of its rounding with nothing else to issue (short-scoreboard stalls).
+              cp_async_wait<S - 2>();
+              round_landed(read_stage + 1 == S ? 0 : read_stage + 1);
+            }
           }
           gemm(mma, tCrA(_, _, kk % 2), tCrB(_, _, kk % 2), tCrC);
         }
@@ -662,7 +680,7 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
 #define MM_CH08_TF32_LADDER(X) \
   X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float) X(Tf32StageInPointerCfg, float) \
   X(Tf32ZfillEdgesCfg, float) X(Tf32HoistedSwizzleCfg, float) X(Tf32NoCopyBranchCfg, float)               \
-  X(Tf32RoundedOnceCfg, float) X(Tf32DeepKCfg, float)
+  X(Tf32RoundedOnceCfg, float) X(Tf32ConflictFreeBCfg, float) X(Tf32DeepKCfg, float)
 #define MM_CH08_DECLARE(Cfg, TOut)                                                                              \
   extern template void launch_tensor_core<Cfg, TOut>(const GemmProblem&, const typename Cfg::T*, const typename Cfg::T*, \
                                                      TOut*, cudaStream_t);

@@ -60,6 +60,7 @@ const Tf32Kernel kTf32Kernels[] = {
     {"tf32_hoisted_swizzle", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32HoistedSwizzleCfg, float>},
     {"tf32_no_copy_branch", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32NoCopyBranchCfg, float>},
     {"tf32_rounded_once", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32RoundedOnceCfg, float>},
+    {"tf32_conflict_free_b", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32ConflictFreeBCfg, float>},
     {"tf32_deep_k", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32DeepKCfg, float>},
 };
 
@@ -248,6 +249,32 @@ TEST(ch08_SharedMemory, PlainTilesCostFourOrEightWavefronts) {
   EXPECT_EQ((worst_wavefronts<ch08::LdmatrixCfg, 128, false>()), 8);
 }
 
+// tf32 in RRR reads B's fragments element by element from the N-major tile: for each value of the MMA's B
+// partition, the 32 lanes of warp 0 read one 32-bit word each. A wavefront serves one word per bank (words
+// at one address are one), so a read costs the most distinct words any bank holds.
+template <class Cfg>
+int worst_elementwise_b_wavefronts() {
+  typename Cfg::TiledMma mma;
+  auto smem = Cfg::template mn_major_smem<Cfg::BN::value>();  // (BN,BK,S)
+  std::vector<float> buf(std::size_t(mm::cosize_v<decltype(smem)>));
+  auto stage = mm::make_tensor(buf.data(), smem)(mm::_, mm::_, 0);  // (BN,BK)
+  const int values = int(mm::size(mma.get_slice(0).partition_B(stage)));
+  int worst = 0;
+  for (int v = 0; v < values; ++v) {
+    std::set<int> words[32];
+    for (int lane = 0; lane < 32; ++lane) {
+      const int word = int(&mma.get_slice(lane).partition_B(stage)(v) - buf.data());  // fp32: a word each
+      words[word % 32].insert(word);
+    }
+    for (const auto& w : words) worst = std::max(worst, int(w.size()));
+  }
+  return worst;
+}
+TEST(ch08_SharedMemory, WideUnitSwizzleServesTf32ElementwiseBInOneWavefront) {
+  EXPECT_EQ(worst_elementwise_b_wavefronts<ch08::Tf32RoundedOnceCfg>(), 2);    // 16-byte units: k, k^1 collide
+  EXPECT_EQ(worst_elementwise_b_wavefronts<ch08::Tf32ConflictFreeBCfg>(), 1);  // 32-byte units
+}
+
 // hoist_swizzle's rule (t + L(v) = t ^ L(v): the thread's and the values' offset bits apart) holds for
 // every lane of the chapter's ldmatrix and cp.async partitions, and the hoisted view gives every value
 // the address the plain partition gives it.
@@ -302,6 +329,8 @@ TEST(ch08_SharedMemory, HoistedSwizzleGivesEveryLaneTheSameAddresses) {
   expect_hoisted_addresses_match<N, 128, true, false>(N::k_major_copy<128>());
   expect_hoisted_addresses_match<N, 256, true, false>(N::k_major_copy<256>());
   expect_hoisted_addresses_match<N, 256, false, false>(N::mn_major_copy<256>());
+  using W32 = ch08::Tf32ConflictFreeBCfg;  // its B destinations under the 32-byte-unit swizzle
+  expect_hoisted_addresses_match<W32, 256, false, false>(W32::mn_major_copy<256>());
   using D = ch08::Tf32DeepKCfg;
   typename D::TiledMma mma4;
   expect_hoisted_addresses_match<D, 128, true, false>(D::k_major_copy<128>());

@@ -74,10 +74,10 @@ int main(int argc, char** argv) {
                           ch08::tensor_core_rejects<ch08::Tf32HoistedSwizzleCfg>),
               tf32_kernel("tf32_no_copy_branch", ch08::launch_tensor_core<ch08::Tf32NoCopyBranchCfg, float>,
                           ch08::tensor_core_rejects<ch08::Tf32NoCopyBranchCfg>),
-              tf32_kernel("tf32_rounded_once", ch08::launch_tensor_core<ch08::Tf32RoundedOnceCfg, float>,
-                          ch08::tensor_core_rejects<ch08::Tf32RoundedOnceCfg>),
               tf32_kernel("tf32_conflict_free_b", ch08::launch_tensor_core<ch08::Tf32ConflictFreeBCfg, float>,
                           ch08::tensor_core_rejects<ch08::Tf32ConflictFreeBCfg>),
+              tf32_kernel("tf32_rounded_once", ch08::launch_tensor_core<ch08::Tf32RoundedOnceCfg, float>,
+                          ch08::tensor_core_rejects<ch08::Tf32RoundedOnceCfg>),
               tf32_kernel("tf32_deep_k", ch08::launch_tensor_core<ch08::Tf32DeepKCfg, float>,
                           ch08::tensor_core_rejects<ch08::Tf32DeepKCfg>),
           }});

@@ -239,18 +239,18 @@ using Tf32HoistedSwizzleCfg =
 /// destinations hoisted; the copy issued on every K step, no branch).
 using Tf32NoCopyBranchCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
                                    Tf32StageInPointerCfg, true, true, true>;
-/// tf32_rounded_once: tf32_no_copy_branch with the inputs rounded to tf32 once per element, in shared
-/// memory, by the thread that copied them, instead of in every warp's fragment registers.
-using Tf32RoundedOnceCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
-                                  Tf32StageInPointerCfg, true, true, true, true>;
-/// tf32_conflict_free_b: tf32_rounded_once whose MN-major B tile (RRR) is swizzled in 32-byte units, so that
+/// tf32_conflict_free_b: tf32_no_copy_branch whose MN-major B tile (RRR) is swizzled in 32-byte units, so that
 /// the element-wise fragment reads of a warp hit 32 different banks (RCR: the same kernel as before).
 using Tf32ConflictFreeBCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
-                                    Tf32StageInPointerCfg, true, true, true, true, true>;
+                                    Tf32StageInPointerCfg, true, true, true, false, true>;
+/// tf32_rounded_once: tf32_conflict_free_b with the inputs rounded to tf32 once per element, in shared
+/// memory, by the thread that copied them, instead of in every warp's fragment registers.
+using Tf32RoundedOnceCfg = Config<Tf32Atom, 128, 256, 16, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
+                                  Tf32StageInPointerCfg, true, true, true, true, true>;
 /// tf32_deep_k: tf32_rounded_once with K steps of 32 (128-byte rows), 4 stages (192 KB): the per-K-step
 /// work (barrier, copies' addresses, stage turn) spread over twice the mma.sync, as bf16's deep_k.
 using Tf32DeepKCfg = Config<Tf32Atom, 128, 256, 32, 4, 2, 4, FragLoad::ldmatrix, true, 1, true, true,
-                            Tf32StageInPointerCfg, true, true, true, true>;
+                            Tf32StageInPointerCfg, true, true, true, true, true>;
 
 // ---- The kernel ----
 
@@ -680,7 +680,7 @@ void launch_tensor_core(const GemmProblem& p, const typename Cfg::T* A, const ty
 #define MM_CH08_TF32_LADDER(X) \
   X(Tf32FragmentsCfg, float) X(Tf32SwizzledCfg, float) X(Tf32BigTileCfg, float) X(Tf32StageInPointerCfg, float) \
   X(Tf32ZfillEdgesCfg, float) X(Tf32HoistedSwizzleCfg, float) X(Tf32NoCopyBranchCfg, float)               \
-  X(Tf32RoundedOnceCfg, float) X(Tf32ConflictFreeBCfg, float) X(Tf32DeepKCfg, float)
+  X(Tf32ConflictFreeBCfg, float) X(Tf32RoundedOnceCfg, float) X(Tf32DeepKCfg, float)
 #define MM_CH08_DECLARE(Cfg, TOut)                                                                              \
   extern template void launch_tensor_core<Cfg, TOut>(const GemmProblem&, const typename Cfg::T*, const typename Cfg::T*, \
                                                      TOut*, cudaStream_t);

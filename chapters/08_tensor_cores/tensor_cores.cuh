@@ -16,8 +16,12 @@
 //   hoisted_swizzle     each lane's ldmatrix addresses swizzled once, outside the K loop
 //   one_copy_path       every K step takes the predicated copy, its shared destinations hoisted too
 //   no_copy_branch      the copy issued on every K step, no branch: one block, copies among the mma.sync
+//   four_stages         a fourth stage: each copy issued three K steps ahead (measured: no faster)
 //   two_blocks_per_sm   128×128 tiles, 64×32 warp tiles, under 128 registers: four warps per scheduler
-//   tf32_*              the same steps with the tf32 atom
+//   tf32_*              the same steps with the tf32 atom, then
+//   tf32_conflict_free_b  RRR's N-major B swizzled in 32-byte units: conflict-free element-wise reads
+//   tf32_rounded_once   inputs rounded to tf32 once, in shared memory (measured: slower)
+//   tf32_deep_k         tf32_rounded_once with K steps of 32
 // C = A·B with A (M×K) row-major, B row-major (RRR) or column-major (RCR, C = A·Bᵀ for a B stored N×K),
 // C row-major, by layouts alone; any M, N, K: partial or misaligned tiles take an element-wise,
 // zero-filling copy.
@@ -96,7 +100,8 @@ struct Config {
   /// tf32: each thread rounds the vectors it copied (cvt.rna) in shared memory once they have landed,
   /// before the barrier that makes the stage readable, instead of every warp rounding the fragment
   /// registers it loads: an element of A is loaded by WarpsN warps and one of B by WarpsM, and in
-  /// registers each value costs several instructions (sm_90 has no single-instruction cvt.rna.tf32).
+  /// registers each value costs two instructions (sm_90's cvt.rna.tf32 is a test for infinity or NaN and
+  /// an integer add). Measured slower (README): the load-round-store chain sits before the barrier.
   static constexpr bool kRoundInSmem = kRoundInSmem_;
   static_assert(!kRoundInSmem_ || (std::is_same_v<typename MMA_Traits<Op_>::ValTypeA, float> && kNoCopyBranch_),
                 "kRoundInSmem: tf32, on the no_copy_branch kernel (every stage's copy issued by the same threads)");

@@ -137,8 +137,9 @@ for step in "${steps[@]}"; do
     for order in RRR RCR; do
       prof ch07_$order ch07_pipelined_simt --kernel-name regex:gemm --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$pipes -- --sizes 4096 --layout $order
     done
-    # Chapter 08: the same per kernel (CH08_KERNELS: only these, e.g. the steps a session added), with the tensor pipe's activity and the ldmatrix wavefronts
-    # and conflicts (plain against swizzled tiles); cuBLAS's kernels (bf16 and tf32) beside them.
+    # Chapter 08: the same per kernel, with the tensor pipe's activity and the ldmatrix wavefronts and
+    # conflicts (plain against swizzled tiles); cuBLAS's kernels (bf16 and tf32) beside them.
+    # CH08_KERNELS: only these kernels of the chapter (e.g. the steps a session added).
     tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_tensor_op_hmma.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
     for order in RRR RCR; do
       prof ch08_$order ch08_tensor_cores --kernel-name regex:"gemm|xmma|nvjet|sm90|sm80|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$tensor -- --sizes 4096 --layout $order ${CH08_KERNELS:+--kernel $CH08_KERNELS}

@@ -15,6 +15,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/gemm_runner.hpp"
+#include "lds_wavefronts.hpp"
 
 namespace {
 
@@ -250,8 +251,8 @@ TEST(ch08_SharedMemory, PlainTilesCostFourOrEightWavefronts) {
 }
 
 // tf32 in RRR reads B's fragments element by element from the N-major tile: for each value of the MMA's B
-// partition, the 32 lanes of warp 0 read one 32-bit word each. A wavefront serves one word per bank (words
-// at one address are one), so a read costs the most distinct words any bank holds.
+// partition, the 32 lanes of warp 0 read one 32-bit word each, costed by the 32-bit bank rule of
+// tests/lds_wavefronts.hpp.
 template <class Cfg>
 int worst_elementwise_b_wavefronts() {
   typename Cfg::TiledMma mma;
@@ -261,12 +262,10 @@ int worst_elementwise_b_wavefronts() {
   const int values = int(mm::size(mma.get_slice(0).partition_B(stage)));
   int worst = 0;
   for (int v = 0; v < values; ++v) {
-    std::set<int> words[32];
-    for (int lane = 0; lane < 32; ++lane) {
-      const int word = int(&mma.get_slice(lane).partition_B(stage)(v) - buf.data());  // fp32: a word each
-      words[word % 32].insert(word);
-    }
-    for (const auto& w : words) worst = std::max(worst, int(w.size()));
+    std::vector<int> words(32);
+    for (int lane = 0; lane < 32; ++lane)
+      words[lane] = int(&mma.get_slice(lane).partition_B(stage)(v) - buf.data());  // fp32: a word each
+    worst = std::max(worst, mm::test::lds32_wavefronts(words));
   }
   return worst;
 }

@@ -21,7 +21,7 @@
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/gemm_runner.hpp"
-#include "harness/problem.hpp"
+#include "gemm/problem.hpp"
 
 /// Skips the current test, with the reason, when this machine has no usable CUDA GPU.
 #define MM_REQUIRE_GPU()                                                              \

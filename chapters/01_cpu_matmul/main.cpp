@@ -26,7 +26,7 @@
 
 #include "01_cpu_matmul/ch01_cli.hpp"
 #include "01_cpu_matmul/cpu_matmul.hpp"
-#include "harness/problem.hpp"
+#include "gemm/problem.hpp"
 #include "harness/random.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"

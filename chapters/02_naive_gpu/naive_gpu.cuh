@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/launch.hpp"
-#include "harness/problem.hpp"
+#include "gemm/launch.hpp"
+#include "gemm/problem.hpp"
 
 namespace mm::ch02 {
 
@@ -26,8 +26,8 @@ enum class Mapping {
 inline constexpr unsigned naive_block_x = 32;
 inline constexpr unsigned naive_block_y = 8;
 
-using launch::ceil_div;    // harness/launch.hpp: blocks that cover an extent
-using launch::max_grid_y;  // harness/launch.hpp: 65535 blocks along grid y
+using launch::ceil_div;    // gemm/launch.hpp: blocks that cover an extent
+using launch::max_grid_y;  // gemm/launch.hpp: 65535 blocks along grid y
 
 /// An element of C: row and column.
 struct RowCol {
@@ -59,7 +59,7 @@ inline std::string naive_rejects(const GemmProblem& p, Mapping map) {
   if (ceil_div(along_y, naive_block_y) > max_grid_y)
     return std::string(map == Mapping::strided ? "needs N" : "needs M") + " <= " +
            std::to_string(max_grid_y * naive_block_y) + " (65535 blocks of 8 along grid y)";
-  // The kernel indexes with 32-bit ints (harness/launch.hpp, the 32-bit rule). Its tile is 1×1×1:
+  // The kernel indexes with 32-bit ints (gemm/launch.hpp, the 32-bit rule). Its tile is 1×1×1:
   // a thread outside C returns before it computes an offset, so the largest offsets are those of
   // the matrices' last elements. (Its row and column, up to the grid's extent rounded to whole
   // blocks of 32 or 8, fit whenever M and N do: 2^31 is a multiple of both.)

@@ -11,13 +11,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/launch.hpp"
-#include "harness/problem.hpp"
+#include "gemm/launch.hpp"
+#include "gemm/problem.hpp"
 
 namespace mm::ch03 {
 
-using launch::ceil_div;    // harness/launch.hpp: blocks that cover an extent
-using launch::max_grid_y;  // harness/launch.hpp: 65535 blocks along grid y
+using launch::ceil_div;    // gemm/launch.hpp: blocks that cover an extent
+using launch::max_grid_y;  // gemm/launch.hpp: 65535 blocks along grid y
 
 /// One block per TILE×TILE tile of C: x counts tile columns (N), y tile rows (M), so that
 /// threadIdx.x walks along a row of C and every global access of a warp is coalesced.
@@ -57,7 +57,7 @@ std::string tiled_rejects(const GemmProblem& p) {
   if (ceil_div(p.m, TILE) > max_grid_y)
     return "needs M <= " + std::to_string(max_grid_y * TILE) + " (65535 tiles of " + std::to_string(TILE) +
            " rows along grid y)";
-  // The kernel indexes with 32-bit ints (harness/launch.hpp, the 32-bit rule). It forms offsets only
+  // The kernel indexes with 32-bit ints (gemm/launch.hpp, the 32-bit rule). It forms offsets only
   // inside the matrices, but its indices run over whole TILE×TILE tiles (k0 steps to the multiple of
   // TILE past K): counting A, B and C rounded up to whole tiles bounds both, a little conservatively.
   return launch::int32_offset_rejects(p, TILE, TILE, TILE);

@@ -22,7 +22,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/launch.hpp"
+#include "gemm/launch.hpp"
 #include "layout/all.hpp"
 
 namespace mm::ch04 {
@@ -55,7 +55,7 @@ MM_HD auto row_major(T* p, int m, int n) {
   return make_tensor(make_gmem_ptr(p), make_shape(m, n), make_stride(std::int64_t(n), _1{}));  // (m,n)
 }
 
-using launch::max_grid_y;  // harness/launch.hpp: 65535 blocks (tiles) along grid y
+using launch::max_grid_y;  // gemm/launch.hpp: 65535 blocks (tiles) along grid y
 
 /// One block per BM×BN tile of the source: x counts tile columns (N), y tile rows (M).
 template <int BM, int BN>
@@ -65,7 +65,7 @@ dim3 tile_grid(std::int64_t m, std::int64_t n) {
 
 /// Empty when a kernel with BM×BM tiles takes an M×N matrix; otherwise the constraint it breaks.
 /// The offsets are 64-bit (row_major's stride), so a matrix may have more than 2^31 elements;
-/// M, N and the coordinates are ints (harness/launch.hpp, the 32-bit rule).
+/// M, N and the coordinates are ints (gemm/launch.hpp, the 32-bit rule).
 template <int BM>
 std::string tile_rejects(std::int64_t m, std::int64_t n) {
   if (m < 1 || n < 1) return "needs M, N >= 1";

@@ -20,8 +20,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/launch.hpp"
-#include "harness/problem.hpp"
+#include "gemm/launch.hpp"
+#include "gemm/problem.hpp"
 #include "layout/all.hpp"
 
 namespace mm::ch05 {
@@ -36,8 +36,8 @@ inline constexpr int kThreads = 256;  ///< threads per block: 16×16 compute thr
 /// The block tile (BM, BN, BK) that local_tile cuts the matrices into.
 using CtaTiler = decltype(make_shape(BM{}, BN{}, BK{}));
 
-using launch::ceil_div;    // harness/launch.hpp: blocks that cover an extent
-using launch::max_grid_y;  // harness/launch.hpp: 65535 blocks along grid y
+using launch::ceil_div;    // gemm/launch.hpp: blocks that cover an extent
+using launch::max_grid_y;  // gemm/launch.hpp: 65535 blocks along grid y
 
 // ---- Which mode of an operand is contiguous in global memory ----
 //
@@ -289,7 +289,7 @@ std::string tile_rejects(const GemmProblem& p) {
     return "needs N <= " + std::to_string(max_grid_y * bn) + " (65535 tiles of " + std::to_string(bn) +
            " columns along grid y)";
   // Offsets are 32-bit ints, also those of the out-of-range elements of a partial tile (computed,
-  // never read): harness/launch.hpp's 32-bit rule, with the block tile.
+  // never read): gemm/launch.hpp's 32-bit rule, with the block tile.
   return launch::int32_offset_rejects(p, bm, bn, bk);
 }
 

@@ -20,7 +20,7 @@
 #include <type_traits>
 
 #include "05_layout_matmul/layout_matmul.cuh"
-#include "harness/problem.hpp"
+#include "gemm/problem.hpp"
 #include "layout/all.hpp"
 
 namespace mm::ch06 {
@@ -327,7 +327,7 @@ constexpr auto operand_copy() {
 inline std::string tiled_rejects(const GemmProblem& p) {
   if (ceil_div(p.n, BN{}) > max_grid_y)
     return "needs N <= " + std::to_string(max_grid_y * BN{}) + " (65535 tiles of 128 columns along grid y)";
-  return launch::int32_offset_rejects(p, BM{}, BN{}, BK{});  // harness/launch.hpp, the 32-bit rule
+  return launch::int32_offset_rejects(p, BM{}, BN{}, BK{});  // gemm/launch.hpp, the 32-bit rule
 }
 
 /// The grid: blockIdx.x walks the tiles of M, blockIdx.y those of N.

@@ -25,9 +25,9 @@
 #include <type_traits>
 
 #include "harness/cuda_check.hpp"
-#include "harness/launch.hpp"
-#include "harness/smem.hpp"
-#include "harness/problem.hpp"
+#include "gemm/launch.hpp"
+#include "gemm/smem.hpp"
+#include "gemm/problem.hpp"
 #include "layout/all.hpp"
 
 namespace mm::ch07 {

@@ -37,9 +37,9 @@
 #include <string>
 #include <type_traits>
 
-#include "harness/launch.hpp"
-#include "harness/problem.hpp"
-#include "harness/smem.hpp"
+#include "gemm/launch.hpp"
+#include "gemm/problem.hpp"
+#include "gemm/smem.hpp"
 #include "layout/all.hpp"
 
 namespace mm::ch08 {

@@ -34,13 +34,13 @@
 #include <type_traits>
 
 #include "harness/gemm_runner.hpp"
-#include "harness/launch.hpp"
-#include "harness/problem.hpp"
-#include "harness/smem.hpp"
-#include "harness/tma_map.hpp"
+#include "gemm/launch.hpp"
+#include "gemm/problem.hpp"
+#include "gemm/smem.hpp"
+#include "layout/copy_sm90_desc.hpp"
 #include "layout/all.hpp"
 #include "layout/copy_sm90_tma.hpp"
-#include "layout/epilogue_sm90.hpp"
+#include "gemm/epilogue_sm90.hpp"
 #include "layout/mbarrier.hpp"
 #include "layout/mma_sm90.hpp"
 

@@ -8,7 +8,7 @@
 //                      gives its registers away (setmaxnreg 40), warpgroups 1 and 2 are consumers
 //                      (setmaxnreg 232) that only wait, multiply and release; one block per tile
 //   persistent         one block per SM, each looping over tiles in a grouped order (the scheduler
-//                      in layout/tile_scheduler.hpp); the producer fills the next tile's stages
+//                      in gemm/tile_scheduler.hpp); the producer fills the next tile's stages
 //                      while the consumers are still storing the last one
 //   tma_store          the epilogue stages each 64×64 piece of C in shared memory (stmatrix) and
 //                      one thread stores it with TMA, two buffers per consumer, so the consumers
@@ -34,21 +34,21 @@
 #include <string>
 
 #include "09_hopper_wgmma_tma/wgmma_tma.cuh"  // chapter 09's tile configuration (shared layouts, atoms)
-#include "harness/cluster_launch.hpp"
+#include "gemm/cluster_launch.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/gemm_runner.hpp"
-#include "harness/launch.hpp"
-#include "harness/problem.hpp"
-#include "harness/smem.hpp"
-#include "harness/tma_map.hpp"
+#include "gemm/launch.hpp"
+#include "gemm/problem.hpp"
+#include "gemm/smem.hpp"
+#include "layout/copy_sm90_desc.hpp"
 #include "layout/all.hpp"
 #include "layout/cluster.hpp"
 #include "layout/copy_sm90_tma.hpp"
-#include "layout/epilogue_sm90.hpp"
+#include "gemm/epilogue_sm90.hpp"
 #include "layout/mma_sm90.hpp"
-#include "layout/pipeline.hpp"
-#include "layout/tile_scheduler.hpp"
-#include "layout/warp_specialization.hpp"
+#include "gemm/pipeline.hpp"
+#include "gemm/tile_scheduler.hpp"
+#include "gemm/warp_specialization.hpp"
 
 namespace mm::ch10 {
 

@@ -9,10 +9,10 @@
 #include <cstdio>
 
 #include "harness/arch_check.hpp"
-#include "harness/cluster_launch.hpp"
+#include "gemm/cluster_launch.hpp"
 #include "harness/device_info.hpp"
 #include "harness/gemm_runner.hpp"
-#include "harness/smem.hpp"
+#include "gemm/smem.hpp"
 
 namespace ch10 = mm::ch10;
 // Config<Persistent, ClusterM, Epilogue, Stages, GroupM>

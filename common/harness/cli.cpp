@@ -113,7 +113,7 @@ CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec) {
   }
   const std::string size_flag = any_mnk ? (spec.has_k ? "--m/--n/--k" : "--m/--n") : "--sizes";
   // Only the extents are limited here; whether a kernel's 32-bit offsets hold a matrix is that
-  // kernel's own `rejects` (the rule is written once, in harness/launch.hpp).
+  // kernel's own `rejects` (the rule is written once, in gemm/launch.hpp).
   for (const ProblemSize& s : o.sizes) {
     const std::int64_t lim = spec.max_extent;
     if (s.m > lim || s.n > lim || (spec.has_k && s.k > lim))

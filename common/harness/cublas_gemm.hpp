@@ -8,7 +8,7 @@
 #include <string>
 
 #include "harness/dtype.hpp"
-#include "harness/problem.hpp"
+#include "gemm/problem.hpp"
 
 namespace mm {
 

@@ -29,7 +29,7 @@
 #include "harness/arch_check.hpp"
 #include "harness/cli.hpp"
 #include "harness/dtype.hpp"
-#include "harness/problem.hpp"
+#include "gemm/problem.hpp"
 #include "harness/reference.hpp"
 
 namespace mm {

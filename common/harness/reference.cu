@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "harness/launch.hpp"
+#include "gemm/launch.hpp"
 
 namespace mm {
 namespace {

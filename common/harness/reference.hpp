@@ -8,7 +8,7 @@
 
 #include "harness/device_buffer.hpp"
 #include "harness/dtype.hpp"
-#include "harness/problem.hpp"
+#include "gemm/problem.hpp"
 
 namespace mm {
 

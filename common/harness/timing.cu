@@ -5,7 +5,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
-#include "harness/launch.hpp"
+#include "gemm/launch.hpp"
 
 namespace mm {
 namespace {

@@ -1,5 +1,5 @@
 // TMA (the tensor memory accelerator, sm_90): bulk copies of a 2-D box between global and shared
-// memory, described by a tensor map (a CUtensorMap built on the host: harness/tma_map.hpp) and
+// memory, described by a tensor map (a CUtensorMap built on the host: layout/copy_sm90_desc.hpp) and
 // issued by one thread. A load completes on an mbarrier (layout/mbarrier.hpp) by transaction
 // count; elements of the box outside the tensor read as zero. A store's out-of-bounds elements are
 // not written. Loads and stores write and read shared memory in the swizzled order the map names.

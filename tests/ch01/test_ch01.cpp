@@ -21,7 +21,7 @@
 #include "01_cpu_matmul/cpu_matmul.hpp"
 #include "01_cpu_matmul/cpu_topology.hpp"
 #include "harness/dtype.hpp"
-#include "harness/problem.hpp"
+#include "gemm/problem.hpp"
 #include "harness/random.hpp"
 #include "harness/reference.hpp"
 

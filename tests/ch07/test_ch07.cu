@@ -274,7 +274,7 @@ TEST(ch07_Launch, GridAndRejects) {
   EXPECT_EQ(ch07::gemm_grid<ch07::BigTileCfg>(GemmProblem{300, 3000, 7}).y, 12u);  // ceil(3000 / 256)
   EXPECT_EQ(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1, 1, 1}), "");
   EXPECT_NE(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1, 65535 * 256 + 1, 1}), "");
-  // The 32-bit rule (harness/launch.hpp): C of 2^20 × 2^12 rounds to 2^32 offsets; 2^18 × 2^12 fits.
+  // The 32-bit rule (gemm/launch.hpp): C of 2^20 × 2^12 rounds to 2^32 offsets; 2^18 × 2^12 fits.
   EXPECT_NE(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1 << 20, 1 << 12, 8}), "");
   EXPECT_EQ(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1 << 18, 1 << 12, 8}), "");
   EXPECT_THROW(ch07::launch_pipelined<ch07::BigTileCfg>(GemmProblem{1, 65535 * 256 + 1, 1}, nullptr, nullptr, nullptr,

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "harness/cli.hpp"
-#include "harness/launch.hpp"
+#include "gemm/launch.hpp"
 
 namespace {
 
@@ -125,7 +125,7 @@ TEST(Cli, HelpExitsZeroWithText) {
   }
 }
 
-// ---- Launch arithmetic and the 32-bit rule (harness/launch.hpp), at their boundaries ----
+// ---- Launch arithmetic and the 32-bit rule (gemm/launch.hpp), at their boundaries ----
 
 using mm::GemmProblem;
 namespace launch = mm::launch;

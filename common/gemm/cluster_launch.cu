@@ -1,5 +1,5 @@
 // Cluster launches and the resident-cluster count of a persistent grid (cluster_launch.hpp).
-#include "harness/cluster_launch.hpp"
+#include "gemm/cluster_launch.hpp"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-// harness/smem.hpp: the shared-memory opt-in and its one-line reason. The message is checked on
+// gemm/smem.hpp: the shared-memory opt-in and its one-line reason. The message is checked on
 // the CPU; the opt-in itself on a GPU (skipped without one).
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
-#include "harness/smem.hpp"
+#include "gemm/smem.hpp"
 
 namespace {
 

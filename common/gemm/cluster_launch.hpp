@@ -33,7 +33,7 @@ cudaLaunchConfig_t cluster_launch_config(dim3 grid, dim3 block, std::size_t smem
 /// shared memory each) of `kernel` the current GPU can run at the same time: the most a
 /// persistent grid should have. For cluster_size 1, the resident blocks (blocks per SM × SMs).
 /// Throws std::runtime_error when not even one fits (the reason in one line), or a query fails.
-/// The kernel must already be opted in to its shared memory (harness/smem.hpp).
+/// The kernel must already be opted in to its shared memory (gemm/smem.hpp).
 template <class... Args>
 int max_resident_clusters(void (*kernel)(Args...), int cluster_size, int threads, std::size_t smem_bytes) {
   return detail::max_resident_clusters(reinterpret_cast<const void*>(kernel), cluster_size, threads, smem_bytes);

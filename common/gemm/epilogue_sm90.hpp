@@ -81,7 +81,7 @@ MM_UNROLL
 ///
 /// The accumulator layout is a sum of a thread part and a value part, in rows and in columns
 /// separately (rows: 16·warp + lane/4 plus 0 or 8; columns: 2·(lane%4) plus 8·(i/4) + i%2;
-/// tests/layout/test_persistent_pieces.cpp checks it): the thread's row and column are computed once,
+/// tests/gemm/test_gemm_pieces.cpp checks it): the thread's row and column are computed once,
 /// and each value adds compile-time constants. (Taking m = idx % 64 of the whole index per value
 /// makes the compiler keep N/4 run-time offsets alive, which a persistent kernel spills.)
 template <class Atom, int NAcc>

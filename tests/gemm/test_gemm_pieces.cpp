@@ -12,9 +12,9 @@
 
 #include "layout/all.hpp"
 #include "layout/cluster.hpp"
-#include "layout/epilogue_sm90.hpp"
-#include "layout/pipeline.hpp"
-#include "layout/tile_scheduler.hpp"
+#include "gemm/epilogue_sm90.hpp"
+#include "gemm/pipeline.hpp"
+#include "gemm/tile_scheduler.hpp"
 
 using namespace mm;
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/problem.hpp"
+#include "gemm/problem.hpp"
 
 /// @brief Launch arithmetic shared by the chapters (a namespace of its own, so that these integer
 /// helpers never compete with the layout library's tuple `mm::ceil_div`).

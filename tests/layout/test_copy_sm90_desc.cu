@@ -1,4 +1,4 @@
-// TMA tensor maps (harness/tma_map.hpp): every rule that keeps a map from describing a matrix is
+// TMA tensor maps (layout/copy_sm90_desc.hpp): every rule that keeps a map from describing a matrix is
 // refused with a line that names it (CPU), and on a Hopper GPU a map the rules accept is encoded by
 // the driver and a box it loads lands where the 128-byte swizzle says (GPU, sm_90a).
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 
 #include "gpu_test.hpp"
 #include "harness/device_buffer.hpp"
-#include "harness/tma_map.hpp"
+#include "layout/copy_sm90_desc.hpp"
 #include "layout/all.hpp"
 #include "layout/copy_sm90_tma.hpp"
 #include "layout/mbarrier.hpp"

@@ -490,7 +490,7 @@ MM_HD constexpr auto block_rake(Layout<SA, DA> const& a, Layout<SB, DB> const& b
     if constexpr (Blocked) return make_layout(make_layout(layout<i>(a2), layout<i>(reps))...);
     else return make_layout(make_layout(layout<i>(reps), layout<i>(a2))...);
   });
-  return coalesce(by_mode_pairs, repeat<R>(_1{}));
+  return by_mode_pairs;  // CuTe's mode structure: no coalescing inside a mode
 }
 }  // namespace detail
 

@@ -181,7 +181,7 @@ TEST(ProductModes, SameShapesAndStridesAsCute) {
   EXPECT_EQ(to_string(zipped_product(block, tiler)), "((_2,_5),(_3,_4)):((_5,_1),(_10,_30))");
   EXPECT_EQ(to_string(tiled_product(block, tiler)), "((_2,_5),_3,_4):((_5,_1),_10,_30)");
   EXPECT_EQ(to_string(flat_product(block, tiler)), "(_2,_5,_3,_4):(_5,_1,_10,_30)");
-  EXPECT_EQ(to_string(blocked_product(block, arrangement)), "(_6,(_5,_4)):(_5,(_1,_30))");  // mode 0 coalesced
+  EXPECT_EQ(to_string(blocked_product(block, arrangement)), "((_2,_3),(_5,_4)):((_5,_10),(_1,_30))");  // CuTe's modes: (block, reps) per mode
   EXPECT_EQ(to_string(raked_product(block, arrangement)), "((_3,_2),(_4,_5)):((_10,_5),(_30,_1))");
   // blocked and raked products compute the same function as the by-mode logical product.
   auto lp = logical_product(block, tiler);

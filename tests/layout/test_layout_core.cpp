@@ -208,8 +208,8 @@ TEST(LayoutAlgebraDocs, Product) {
   EXPECT_EQ(to_string(logical_product(a, Layout<Shape<_4, _2>, Stride<_2, _1>>{})), "((_2,_2),(_4,_2)):((_4,_1),(_8,_2))");
   auto tile = Layout<Shape<_2, _5>, Stride<_5, _1>>{};
   auto reps = Layout<Shape<_3, _4>, Stride<_1, _3>>{};
-  // blocked_product coalesces each mode: (2,3):(5,10) becomes 6:5.
-  EXPECT_EQ(to_string(blocked_product(tile, reps)), "(_6,(_5,_4)):(_5,(_1,_30))");
+  // CuTe's worked example: mode i is (block_i, reps_i), not coalesced ((2,3):(5,10) stays two modes).
+  EXPECT_EQ(to_string(blocked_product(tile, reps)), "((_2,_3),(_5,_4)):((_5,_10),(_1,_30))");
   EXPECT_EQ(to_string(raked_product(tile, reps)), "((_3,_2),(_4,_5)):((_10,_5),(_30,_1))");
 }
 

@@ -189,4 +189,33 @@ struct ParamName {
 };
 inline constexpr ParamName param_name{};
 
+/// A step of a chapter's list (its steps.cu) at `p`: it must take the problem (its `rejects` says
+/// nothing), and its result on random inputs, output poisoned first, must match the fp64 reference
+/// within the tolerance of how it multiplies (the step's dtype). A failure names the step, the
+/// storage orders and the size.
+template <class TIn, class TOut>
+void expect_matches_fp64(const GemmKernel<TIn, TOut>& step, const GemmProblem& p, std::uint64_t seed = 1) {
+  if (step.rejects) ASSERT_EQ(step.rejects(p), "") << step.name << " " << p.layout_tag() << " " << size_name(p);
+  const CheckResult r = check_gemm_kernel<TIn, TOut>(p, step.launch, step.dtype, seed);
+  EXPECT_TRUE(r.ok) << step.name << " " << p.layout_tag() << " at " << size_name(p) << ": " << r.summary;
+}
+
+/// The step called `name` in a chapter's list; fails the test (and returns the first step) when
+/// there is none, so that a renamed step cannot silently drop a test.
+template <class TIn, class TOut>
+GemmKernel<TIn, TOut> step_named(const std::vector<GemmKernel<TIn, TOut>>& steps, const std::string& name) {
+  for (const auto& s : steps)
+    if (s.name == name) return s;
+  ADD_FAILURE() << "no step called " << name;
+  return steps.front();
+}
+
 }  // namespace mm::test
+
+namespace mm {
+/// gtest prints a step (a parameter of the chapters' tests) as its name.
+template <class TIn, class TOut>
+void PrintTo(const GemmKernel<TIn, TOut>& step, std::ostream* os) {
+  *os << step.name;
+}
+}  // namespace mm

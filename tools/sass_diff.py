@@ -2,7 +2,7 @@
 """Compares the SASS of kernels across two builds: is a restructured step the same machine code?
 
     tools/sass_diff.py --list  BUILD_OR_FILE                 # the kernels in a binary, object or library
-    tools/sass_diff.py OLD NEW --pair OLD_PATTERN=NEW_PATTERN [--pair ...] [--show]
+    tools/sass_diff.py OLD NEW --pair OLD_PATTERN=NEW_PATTERN [--pair ...] [--show] [--loose]
 
 OLD and NEW are anything `cuobjdump -sass` reads (an executable, a .o, a static library .a). Each
 --pair names one kernel on each side by a substring of its demangled name (cuobjdump prints the
@@ -10,8 +10,11 @@ mangled name; c++filt demangles it); the pattern must pick exactly one kernel on
 instruction streams are compared after removing what a rename or a move changes but the code does
 not: addresses, the /*offset*/ column, encodings, and the names of functions and constant banks.
 
-Prints, per pair, "same SASS (N instructions)" or the instruction counts and the first lines that
-differ (all of them with --show). Exits 1 when a pair differs or a pattern does not match once.
+Prints, per pair, "same SASS (N instructions)" or the instruction counts, the opcodes whose counts
+differ, and the first lines that differ (all of them with --show). --loose also forgets register
+numbers and constant-bank offsets (a kernel parameter block laid out differently, a register
+allocation that moved): "same up to registers" then means the same instructions in the same order.
+Exits 1 when a pair differs or a pattern does not match once.
 
 cuobjdump comes from the CUDA toolkit (PATH, or $CUDA_HOME/bin) or from NVIDIA's wheels
 nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (tests/requirements.txt), found in site-packages.
@@ -85,6 +88,27 @@ def pick(table, pattern, side):
     return hits[0]
 
 
+def loosen(lines):
+    """The instructions with register numbers and constant-bank offsets replaced by placeholders."""
+    out = []
+    for x in lines:
+        x = re.sub(r"\bU?R\d+\b", "R", x)
+        x = re.sub(r"\bU?P\d\b", "P", x)
+        x = re.sub(r"c\[0x[0-9a-f]+\]\[0x[0-9a-f]+\]", "c[]", x)
+        out.append(x)
+    return out
+
+
+def opcode_counts(lines):
+    """How many times each opcode (predicate and modifiers dropped) occurs."""
+    import collections
+    c = collections.Counter()
+    for x in lines:
+        x = re.sub(r"^@!?U?P(T|\d)\s+", "", x)
+        c[x.split()[0].split(".")[0] if x.split() else ""] += 1
+    return c
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("old")
@@ -92,6 +116,7 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the kernels of OLD and exit")
     ap.add_argument("--pair", action="append", default=[], metavar="OLD=NEW")
     ap.add_argument("--show", action="store_true", help="print every differing line")
+    ap.add_argument("--loose", action="store_true", help="ignore register numbers and constant-bank offsets")
     a = ap.parse_args()
     cuobjdump = find_cuobjdump()
     old = kernels(a.old, cuobjdump)
@@ -113,10 +138,20 @@ def main():
         if so == sn:
             print(f"same SASS ({len(so)} instructions): {po} = {pn or po}")
             continue
+        if a.loose and loosen(so) == loosen(sn):
+            print(f"same SASS up to registers and constant offsets ({len(so)} instructions): {po} = {pn or po}")
+            continue
         status = 1
         diffs = [(i, x, y) for i, (x, y) in enumerate(zip(so, sn)) if x != y]
         print(f"DIFFERENT: {po} ({len(so)} instructions) vs {pn or po} ({len(sn)}), "
               f"{len(diffs)} differing lines in the common prefix")
+        hist = opcode_counts(sn)
+        hist.subtract(opcode_counts(so))
+        moved = {op: n for op, n in sorted(hist.items()) if n != 0}
+        print("  opcode counts new - old:", ", ".join(f"{op} {n:+d}" for op, n in moved.items()) or "none")
+        if a.loose:
+            so, sn = loosen(so), loosen(sn)
+            diffs = [(i, x, y) for i, (x, y) in enumerate(zip(so, sn)) if x != y]
         for i, x, y in diffs[: None if a.show else 8]:
             print(f"  {i:5d}  old: {x}\n         new: {y}")
     return status

@@ -5,13 +5,9 @@
 //
 // Build: cmake --build build --target ch10_hopper_persistent
 // Run:   build/bin/ch10_hopper_persistent [--sizes 4096,8192] [--layout all] [--csv results.csv]   (--help for all flags)
-#include "09_hopper_wgmma_tma/wgmma_tma.cuh"
-#include "10_hopper_persistent/persistent.cuh"
+#include "09_hopper_wgmma_tma/steps.hpp"
+#include "10_hopper_persistent/steps.hpp"
 #include "harness/gemm_runner.hpp"
-
-namespace ch09 = mm::ch09;
-namespace ch10 = mm::ch10;
-using bf16 = __nv_bfloat16;
 
 int main(int argc, char** argv) {
   const mm::GemmChapter chapter{
@@ -22,15 +18,8 @@ int main(int argc, char** argv) {
       .layouts = {"RRR", "RCR"},
       .needs = mm::arch::sm90a,
   };
-  return mm::run_gemm_chapter(
-      argc, argv, chapter,
-      mm::GemmKernelGroup<bf16, bf16>{
-          .kernels = {
-              // Chapter 09's best kernel, the point of departure.
-              ch09::wgmma_kernel<ch09::InFlightCfg>("ch09_wgmma_in_flight"),
-              ch10::persistent_kernel<ch10::WarpSpecializedCfg>("warp_specialized"),
-              ch10::persistent_kernel<ch10::PersistentCfg>("persistent"),
-              ch10::persistent_kernel<ch10::TmaStoreCfg>("tma_store"),
-              ch10::persistent_kernel<ch10::ClusterCfg>("cluster_multicast"),
-          }});
+  // Chapter 09's best kernel first, the point of departure, then this chapter's steps.
+  auto kernels = mm::ch10::steps();
+  kernels.insert(kernels.begin(), mm::ch09::best());
+  return mm::run_gemm_chapter(argc, argv, chapter, mm::GemmKernelGroup<__nv_bfloat16, __nv_bfloat16>{.kernels = kernels});
 }

@@ -6,12 +6,12 @@
 //
 // Build: cmake --build build --target ch10_sizes
 // Run:   build/bin/ch10_sizes --layout all [--csv results.csv]
-#include "09_hopper_wgmma_tma/wgmma_tma.cuh"
-#include "10_hopper_persistent/persistent.cuh"
+#include <string>
+
+#include "09_hopper_wgmma_tma/steps.hpp"
+#include "10_hopper_persistent/steps.hpp"
 #include "harness/gemm_runner.hpp"
 
-namespace ch09 = mm::ch09;
-namespace ch10 = mm::ch10;
 using bf16 = __nv_bfloat16;
 
 int main(int argc, char** argv) {
@@ -38,8 +38,8 @@ int main(int argc, char** argv) {
       argc, argv, chapter,
       mm::GemmKernelGroup<bf16, bf16>{
           .kernels = {
-              ch09::wgmma_kernel<ch09::InFlightCfg>("ch09_wgmma_in_flight"),
-              ch10::persistent_kernel<ch10::TmaStoreCfg>("tma_store"),
-              ch10::persistent_kernel<ch10::ClusterCfg>("cluster_multicast"),
+              mm::ch09::best(),
+              mm::kernel_named(mm::ch10::steps(), "tma_store"),
+              mm::kernel_named(mm::ch10::steps(), "cluster_multicast"),
           }});
 }

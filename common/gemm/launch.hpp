@@ -96,4 +96,22 @@ inline std::string int32_index_rejects(std::int64_t rows, std::int64_t cols, std
   return {};
 }
 
+/// @brief Empty when TMA can describe the bf16 operands of `p`; otherwise the rule it breaks (the
+/// Hopper chapters' size rule). A and C row-major; A's rows (K elements) and, when B is row-major
+/// (K×N), B's rows (N elements) must be a multiple of 16 bytes apart, since a tensor map's row pitch
+/// is; M, N and K must fit TMA's 32-bit coordinates. `elem_bytes`: 2 for bf16.
+inline std::string tma_operand_rejects(const GemmProblem& p, int elem_bytes = 2) {
+  const std::int64_t per16 = 16 / elem_bytes;  // elements in 16 bytes
+  if (p.a != Order::row || p.c != Order::row) return "takes a row-major A and C (layouts RRR and RCR)";
+  if (p.k % per16 != 0)
+    return "needs K % " + std::to_string(per16) +
+           " == 0: TMA reads rows whose pitch is a multiple of 16 bytes (A is M×K, row-major)";
+  if (p.b == Order::row && p.n % per16 != 0)
+    return "needs N % " + std::to_string(per16) +
+           " == 0 in RRR: TMA reads rows whose pitch is a multiple of 16 bytes (B is K×N, row-major)";
+  if (p.m > int32_max || p.n > int32_max || p.k > int32_max)
+    return "needs M, N and K below 2^31 (TMA coordinates are 32-bit)";
+  return {};
+}
+
 }  // namespace mm::launch

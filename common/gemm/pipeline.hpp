@@ -1,16 +1,35 @@
-// A ring of shared-memory stages filled by TMA and drained by wgmma, with its two roles named:
-// a producer *acquires* a free stage and fills it, a consumer *waits* for a full stage and
-// *releases* it once its wgmma no longer read it (the names of CUTLASS's PipelineTmaAsync).
+// A ring of shared-memory stages filled by TMA and drained by wgmma, with CUTLASS's names and
+// semantics (cutlass/pipeline/sm90_pipeline.hpp, PipelineTmaAsync): a producer *acquires* a free
+// stage (which also arms the stage's full barrier with the bytes to come) and the TMA fills it; a
+// consumer *waits* for a full stage and *releases* it once its wgmma no longer read it.
 //
-//   stage s:   full[s]  completes when the producer's expect_tx arrival and all the stage's bytes
-//                       have arrived (mbarrier.hpp)
-//              empty[s] completes when every consumer warpgroup that reads stage s (of every block
-//                       of the cluster that the stage's multicast writes into) has released it
+//   producer thread                 mbarriers of stage s            consumer warpgroups
+//   ---------------                 --------------------            -------------------
+//   producer_acquire(write):        empty[s] completed? ----------> (released by every reader)
+//     waits on empty[s],
+//     arms full[s] with the bytes
+//   TMA(..., producer_get_barrier)  full[s]: bytes land ---------->  consumer_wait(read)
+//                                                                    wgmma on stage s
+//                                   empty[s] <-------------------   consumer_release(read)
 //
-// Where in the ring a role is, is a PipelineState: the stage index and the phase (parity) of the
-// current round, advanced together, never recomputed from a loop counter. A consumer waits for
-// full[s] in the phase it is in; the producer waits for empty[s] in the opposite phase, since in
-// round 0 every stage is free: the phase "before" a fresh barrier's first counts as completed.
+// Where a role is in the ring is a PipelineState: the stage index and the phase (parity) of the
+// current round, advanced together (++state), never recomputed from a loop counter. A consumer's
+// state starts at stage 0, phase 0. The producer's starts at phase 1 (make_producer_start_state):
+// every stage is free in round 0, and waiting on a fresh barrier for the parity before its first
+// phase returns at once (PTX ISA, "mbarrier.test_wait/try_wait": the phase with the other parity
+// counts as completed).
+//
+// Arrival counts come from the cluster shape (ClusterM blocks along M, ClusterN along N). A block's
+// stage receives B from the blocks of its column (same N tile: B multicast along M) and A from the
+// blocks of its row (A multicast along N), so before its producer may refill a stage, the consumers
+// of all ClusterM + ClusterN - 1 blocks of its row and column must have released it: its empty
+// barrier counts consumer warpgroups × (ClusterM + ClusterN - 1) arrivals, and each consumer
+// warpgroup releases a stage in every block of its row and column (one thread per block).
+//
+// Where ours differs from CUTLASS: the waits are bounded by the watchdog of layout/mbarrier.hpp and
+// return false on a deadlock (CUTLASS's return nothing), so that a kernel can finish its wgmma
+// before it traps; the release needs no `skip` flag; the thread that releases for each destination
+// block is thread `block rank` of the warpgroup (CUTLASS spreads them over the four warps).
 #pragma once
 
 #include <cstdint>
@@ -20,66 +39,132 @@
 
 namespace mm {
 
-/// A position in a ring of `Stages` stages: which stage, and the parity of the round the ring is in.
+/// A position in a ring of `Stages` stages: which stage, the parity of the round the ring is in, and
+/// how many stages have been passed (CUTLASS's PipelineState<Stages>).
 template <int Stages>
-struct PipelineState {
+class PipelineState {
+ public:
   static_assert(Stages >= 1, "a ring of at least one stage");
-  int index = 0;            ///< the stage
-  std::uint32_t phase = 0;  ///< the parity of the current round (flips each time index wraps)
-  /// The next stage (wrapping to 0 flips the phase).
-  MM_HD void advance() {
-    if (++index == Stages) {
-      index = 0;
-      phase ^= 1u;
+  MM_HD constexpr PipelineState() = default;
+  /// Stage `index` of the round whose parity is `phase`, `count` stages passed.
+  MM_HD constexpr PipelineState(int index, std::uint32_t phase, std::uint32_t count = 0)
+      : index_(index), phase_(phase), count_(count) {}
+  MM_HD constexpr int index() const { return index_; }             ///< the stage
+  MM_HD constexpr std::uint32_t phase() const { return phase_; }   ///< the parity of the current round
+  MM_HD constexpr std::uint32_t count() const { return count_; }   ///< stages passed since the start
+  /// The next stage: wrapping to stage 0 flips the phase.
+  MM_HD constexpr PipelineState& operator++() {
+    ++count_;
+    if (++index_ == Stages) {
+      index_ = 0;
+      phase_ ^= 1u;
     }
+    return *this;
   }
+
+ private:
+  int index_ = 0;
+  std::uint32_t phase_ = 0;
+  std::uint32_t count_ = 0;
 };
 
-/// The full/empty barrier pairs of a TMA ring of `Stages` stages in shared memory, shared by the
-/// `ClusterSize` blocks of a cluster whose TMA loads multicast into each other's stages. Waits are
-/// bounded (mbarrier_wait_bounded): a false return is a deadlock the caller must report.
-template <int Stages, int ClusterSize = 1>
-struct TmaPipeline {
-  static_assert(ClusterSize >= 1 && ClusterSize <= 16, "a cluster has 1 to 16 blocks");
-  std::uint64_t* full;   ///< [Stages]: the stage has landed
-  std::uint64_t* empty;  ///< [Stages]: the stage may be refilled
+/// The TMA-fed ring of `Stages` stages of a block in a cluster of ClusterM × ClusterN blocks (1 × 1:
+/// no cluster). Every thread constructs it; thread 0 of the block initializes the barriers, and the
+/// caller then makes them visible to the block (__syncthreads) or the cluster (cluster_sync) before
+/// any role uses them.
+template <int Stages_, int ClusterM = 1, int ClusterN = 1>
+class PipelineTmaAsync {
+ public:
+  static constexpr int Stages = Stages_;                      ///< stages in the ring
+  static constexpr int kClusterSize = ClusterM * ClusterN;    ///< blocks per cluster
+  static_assert(ClusterM >= 1 && ClusterN >= 1 && kClusterSize <= 16, "a cluster has 1 to 16 blocks");
+  using State = PipelineState<Stages>;                        ///< a position in this ring
 
-  /// One thread, before anyone uses the ring: full[s] expects one arrival (the producer's
-  /// expect_tx) plus bytes; empty[s] one release from each of `consumers` warpgroups of each block
-  /// of the cluster. Then fence_mbarrier_init() and a block (or cluster) barrier.
-  MM_HD void init(int consumers) const {
-    for (int s = 0; s < Stages; ++s) {
-      mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], consumers * ClusterSize);
+  /// The barriers, a member of the kernel's SharedStorage: full[s] completes when the stage has
+  /// landed, empty[s] when every reader of the stage (in this block's row and column) released it.
+  struct SharedStorage {
+    std::uint64_t full[Stages];   ///< one arrival (the producer's arm) plus the stage's bytes
+    std::uint64_t empty[Stages];  ///< consumer warpgroups × (ClusterM + ClusterN - 1) arrivals
+  };
+
+  /// What the roles need to know.
+  struct Params {
+    std::uint32_t transaction_bytes = 0;  ///< bytes one stage receives in this block (its own boxes and its peers' multicasts)
+    int consumer_warpgroups = 0;          ///< warpgroups per block that release stages
+    bool is_leader = false;               ///< true in the one producer thread that arms the full barriers
+  };
+
+  /// Whether thread `t` of a consumer warpgroup of the block of rank `block_rank` releases stages in
+  /// the block of rank `t`: one thread per block of this block's row or column (the blocks that
+  /// multicast into its stages, itself included).
+  MM_HD static constexpr bool releases_in(int t, int block_rank) {
+    const bool same_m = t % ClusterM == block_rank % ClusterM;  // the same rows of C: they share A
+    const bool same_n = t / ClusterM == block_rank / ClusterM;  // the same columns of C: they share B
+    return t < kClusterSize && (same_m || same_n);
+  }
+
+  /// Releases of a stage its empty barrier waits for in each block.
+  static constexpr std::uint32_t empty_arrivals(int consumer_warpgroups) {
+    return std::uint32_t(consumer_warpgroups * (ClusterM + ClusterN - 1));
+  }
+
+  /// Every thread: `thread_idx` is its index in the block. Thread 0 initializes the barriers and
+  /// fences the initialization (then the caller's block or cluster barrier). `block_rank`: this
+  /// block's rank in its cluster (cluster_ctarank(); 0 without a cluster), column-major in
+  /// (ClusterM, ClusterN) as CuTe numbers a cluster's blocks.
+  MM_HD PipelineTmaAsync(SharedStorage& storage, Params params, int thread_idx, int block_rank = 0)
+      : full_(storage.full), empty_(storage.empty), params_(params) {
+    if (thread_idx == 0) {
+      for (int s = 0; s < Stages; ++s) {
+        mbarrier_init(&full_[s], 1);
+        mbarrier_init(&empty_[s], int(empty_arrivals(params.consumer_warpgroups)));
+      }
+      fence_mbarrier_init();
     }
-    fence_mbarrier_init();
+    // Which block this thread releases stages in, if any: thread t of a warpgroup releases in block
+    // t of the cluster when that block shares this block's row or column.
+    const int t = thread_idx % 128;
+    dst_block_ = std::uint32_t(t);
+    is_signalling_ = releases_in(t, block_rank);
   }
 
-  /// Producer: waits until stage `w.index` is free in round `w.phase`; false on a deadlock.
-  MM_HD bool producer_acquire(PipelineState<Stages> const& w) const {
-    return mbarrier_wait_bounded(&empty[w.index], int(w.phase ^ 1u));
+  /// Producer: waits until stage `state.index()` is free in this round, then (the leader) arms its
+  /// full barrier with the stage's transaction bytes. False on a deadlock (the watchdog).
+  MM_HD bool producer_acquire(State state) const {
+    if (!mbarrier_wait_bounded(&empty_[state.index()], int(state.phase()))) return false;
+    if (params_.is_leader) mbarrier_arrive_expect_tx(&full_[state.index()], params_.transaction_bytes);
+    return true;
   }
-  /// Producer: announces `bytes` for the stage (all TMA boxes that land in this block's copy of it,
-  /// its own and its peers' multicasts) and returns the barrier the loads complete on.
-  MM_HD std::uint64_t* producer_expect(PipelineState<Stages> const& w, std::uint32_t bytes) const {
-    mbarrier_arrive_expect_tx(&full[w.index], bytes);
-    return &full[w.index];
+  /// Producer: the barrier the stage's TMA loads complete on.
+  MM_HD std::uint64_t* producer_get_barrier(State state) const { return &full_[state.index()]; }
+
+  /// Consumer: waits until stage `state.index()` of this round has landed. False on a deadlock.
+  MM_HD bool consumer_wait(State state) const {
+    return mbarrier_wait_bounded(&full_[state.index()], int(state.phase()));
   }
-  /// Consumer: waits until stage `r.index` of round `r.phase` has landed; false on a deadlock.
-  MM_HD bool consumer_wait(PipelineState<Stages> const& r) const {
-    return mbarrier_wait_bounded(&full[r.index], int(r.phase));
-  }
-  /// Consumer: its warpgroup's wgmma no longer read stage `r.index`. Called by every thread of the
-  /// warpgroup with its index `t` in it: thread t < ClusterSize releases the stage in block t of the
-  /// cluster (whose producer's multicast wrote into this block's copy), so that each block's
-  /// empty[s] counts every reader of what its producer wrote.
-  MM_HD void consumer_release(PipelineState<Stages> const& r, int t) const {
-    if constexpr (ClusterSize == 1) {
-      if (t == 0) mbarrier_arrive(&empty[r.index]);
+  /// Consumer (every thread of a consumer warpgroup): this warpgroup's wgmma no longer read stage
+  /// `state.index()`; the stage is released in every block of this block's row and column.
+  MM_HD void consumer_release(State state) const {
+    if constexpr (kClusterSize == 1) {
+      if (is_signalling_) mbarrier_arrive(&empty_[state.index()]);
     } else {
-      if (t < ClusterSize) mbarrier_arrive_cluster(&empty[r.index], std::uint32_t(t));
+      if (is_signalling_) mbarrier_arrive_cluster(&empty_[state.index()], dst_block_);
     }
   }
+
+ private:
+  std::uint64_t* full_;
+  std::uint64_t* empty_;
+  Params params_;
+  std::uint32_t dst_block_ = 0;
+  bool is_signalling_ = false;
 };
+
+/// The producer's first position in a ring: stage 0, phase 1 (CUTLASS's make_producer_start_state):
+/// every stage is free, and the first wait on each empty barrier returns at once.
+template <class Pipeline>
+MM_HD constexpr typename Pipeline::State make_producer_start_state() {
+  return typename Pipeline::State(0, 1u, 0u);
+}
 
 }  // namespace mm

@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -25,6 +26,23 @@
 #include <utility>
 
 namespace mm {
+
+/// @brief The bytes of dynamic shared memory a kernel whose shared memory is the struct `Storage`
+/// (its SharedStorage: the rings, the C buffers, the barriers, each member aligned as it needs)
+/// asks for: the struct, plus room to align its start (dynamic shared memory starts 16-byte aligned).
+template <class Storage>
+constexpr std::size_t shared_storage_bytes() {
+  return sizeof(Storage) + (alignof(Storage) > 16 ? alignof(Storage) - 16 : 0);
+}
+
+/// @brief The kernel's SharedStorage in its dynamic shared memory `raw`, at the first address aligned
+/// as the struct asks (1024 bytes for the 128-byte swizzle of TMA and wgmma tiles, which is a function
+/// of the address). The compiler sums and aligns the members: no byte counts by hand.
+template <class Storage>
+__device__ Storage& shared_storage(void* raw) {
+  const auto base = (reinterpret_cast<std::uintptr_t>(raw) + alignof(Storage) - 1) & ~(std::uintptr_t(alignof(Storage)) - 1);
+  return *reinterpret_cast<Storage*>(base);
+}
 
 /// @brief Shared memory a block may use without opting in: 48 KB, static and dynamic together.
 inline constexpr std::size_t smem_default_limit = 48 * 1024;

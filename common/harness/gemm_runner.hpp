@@ -23,7 +23,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/arch_check.hpp"
@@ -60,6 +62,34 @@ struct GemmKernel {
   /// by the driver (tests may still call it).
   GemmPrepare<TIn, TOut> prepare;
 };
+
+/// @brief A kernel prepared once per problem (tensor maps, the shared-memory opt-in): the driver
+/// times what `prepare` returns; `launch` prepares and runs once (tests).
+template <class TIn, class TOut>
+GemmKernel<TIn, TOut> prepared_kernel(std::string name, DType dtype, GemmPrepare<TIn, TOut> prepare,
+                                      std::function<std::string(const GemmProblem&)> rejects, arch::Requirement needs) {
+  GemmKernel<TIn, TOut> k{.name = std::move(name), .dtype = dtype, .launch = {}, .rejects = std::move(rejects),
+                          .needs = needs, .prepare = prepare};
+  k.launch = [prepare](const GemmProblem& p, const TIn* a, const TIn* b, TOut* c, cudaStream_t stream) {
+    prepare(p, a, b, c)(stream);
+  };
+  return k;
+}
+
+/// @brief The kernel called `name` in a chapter's list, renamed `rename` when that is not empty (a
+/// chapter's best step as the next chapter shows it: "ch09_wgmma_in_flight"). Throws
+/// std::logic_error when the list has no such kernel.
+template <class TIn, class TOut>
+GemmKernel<TIn, TOut> kernel_named(const std::vector<GemmKernel<TIn, TOut>>& kernels, const std::string& name,
+                                   const std::string& rename = {}) {
+  for (const auto& k : kernels)
+    if (k.name == name) {
+      GemmKernel<TIn, TOut> found = k;
+      if (!rename.empty()) found.name = rename;
+      return found;
+    }
+  throw std::logic_error("no kernel called " + name + " in the list");
+}
 
 /// @brief A chapter's description and defaults.
 struct GemmChapter {

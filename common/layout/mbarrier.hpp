@@ -108,19 +108,30 @@ MM_HD bool mbarrier_try_wait(std::uint64_t* bar, int parity) {
 #endif
 }
 
-/// How long mbarrier_wait waits before it declares a deadlock: far beyond any phase of a correct
-/// kernel (microseconds), short enough that a test fails instead of hanging.
+/// The watchdog: with MM_MBARRIER_WATCHDOG on (the default; CMake option of the same name), a wait
+/// that lasts longer than kMbarrierTimeoutNs is a deadlock and the kernel stops instead of hanging
+/// the GPU. The clock is wall-clock time (%globaltimer), so a kernel paused in a debugger (cuda-gdb)
+/// at a breakpoint trips it too: configure with -DMM_MBARRIER_WATCHDOG=OFF to step through kernels;
+/// the waits are then unbounded. The tests build with it on, and each has a CTest timeout besides.
+#ifndef MM_MBARRIER_WATCHDOG
+#define MM_MBARRIER_WATCHDOG 1
+#endif
+
+/// How long mbarrier_wait waits before it declares a deadlock (with the watchdog on): far beyond
+/// any phase of a correct kernel (microseconds), short enough that a test fails instead of hanging.
 inline constexpr std::uint64_t kMbarrierTimeoutNs = 4'000'000'000ull;
 
-/// Waits until the phase of parity `parity` has completed, or until kMbarrierTimeoutNs have passed:
-/// then it returns false. That long a wait is a deadlock (a copy that never lands, an arrival that
-/// never comes); the caller stops and traps (see mbarrier_wait). The clock is read only once the first
-/// try has failed, so a wait that succeeds at once costs nothing more.
+/// Waits until the phase of parity `parity` has completed. With the watchdog on (see above), gives
+/// up after kMbarrierTimeoutNs and returns false: a deadlock (a copy that never lands, an arrival
+/// that never comes), which the caller reports (see mbarrier_wait). The clock is read only once the
+/// first try has failed, so a wait that succeeds at once costs nothing more. Without the watchdog it
+/// waits for as long as it takes and returns true.
 template <class = void>
 MM_HD bool mbarrier_wait_bounded(std::uint64_t* bar, int parity) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
   if (mbarrier_try_wait(bar, parity)) return true;
+#if MM_MBARRIER_WATCHDOG
   std::uint64_t start;
   asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
   while (!mbarrier_try_wait(bar, parity)) {
@@ -128,6 +139,10 @@ MM_HD bool mbarrier_wait_bounded(std::uint64_t* bar, int parity) {
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
     if (now - start > kMbarrierTimeoutNs) return false;
   }
+#else
+  while (!mbarrier_try_wait(bar, parity)) {
+  }
+#endif
   return true;
 #else
   (void)bar, (void)parity;

@@ -102,6 +102,20 @@ MM_HD constexpr GmmaSwizzle gmma_swizzle_of() {
   }
 }
 
+/// CuTe's GMMA::Layout_K_SW128_Atom<T>: the smallest piece of a K-major tile wgmma reads with the
+/// 128-byte swizzle: 8 rows (MN) of 128 bytes of K, each 16-byte unit of row r XORed with r.
+/// Tile it over a stage, `tile_to_shape(GmmaLayoutK_SW128_Atom<T>{}, make_shape(BM, BK))`.
+template <class T>
+using GmmaLayoutK_SW128_Atom =
+    decltype(composition(Swizzle<3, 4 - (sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : 2), 3>{},
+                         Layout<Shape<_8, Int<128 / int(sizeof(T))>>, Stride<Int<128 / int(sizeof(T))>, _1>>{}));
+/// CuTe's GMMA::Layout_MN_SW128_Atom<T>: the MN-major counterpart: 128 bytes of MN (contiguous) for
+/// each of 8 k, swizzled the same way.
+template <class T>
+using GmmaLayoutMN_SW128_Atom =
+    decltype(composition(Swizzle<3, 4 - (sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : 2), 3>{},
+                         Layout<Shape<Int<128 / int(sizeof(T))>, _8>, Stride<_1, Int<128 / int(sizeof(T))>>>{}));
+
 namespace detail {
 /// The unswizzled layout under a (possibly swizzled) shared layout.
 template <class L>
@@ -232,6 +246,13 @@ MM_HD void warpgroup_fence_operand(float& x) {
 #endif
 }
 
+/// warpgroup_fence_operand on every accumulator of a thread's array.
+template <int N>
+MM_HD void warpgroup_fence_operand(float (&acc)[N]) {
+MM_UNROLL
+  for (int i = 0; i < N; ++i) warpgroup_fence_operand(acc[i]);
+}
+
 /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16` with A and B in shared memory ("SS"):
 /// D(64×N) = A(64×16)·B(16×N) + (accumulate ? D : 0), issued by one warpgroup. Each of its 128
 /// threads passes the same two descriptors and its own N/2 fp32 accumulators. `MajorA`/`MajorB`:
@@ -287,27 +308,31 @@ struct MMA_Traits<SM90_64xNx16_F32BF16BF16_SS<N, MajorA, MajorB>> {
 /// (N,K) tile of B in shared memory into `acc`, issued as one group between warpgroup_arrive and
 /// warpgroup_commit (the caller waits for it with warpgroup_wait). `Atom` is the wgmma
 /// (SM90_64xNx16_F32BF16BF16_SS<N, MajorA, MajorB>); each k16 slice's descriptors are read off the
-/// tiles' layouts.
+/// tiles' layouts. `accumulate` false (the first K block of a tile) makes the first wgmma overwrite
+/// the accumulators instead of adding to them: CuTe's ScaleOut::Zero, so that no loop zeroes them
+/// (the slices after the first always add).
+///
+/// The accumulators are fenced (warpgroup_fence_operand) before the arrive and after the commit, so
+/// the compiler moves no access to them across the asynchronous wgmma; the caller fences them again
+/// after the warpgroup_wait that precedes reading them (CUTLASS's order).
 template <class Atom, GmmaMajor MajorA, GmmaMajor MajorB, class TA, class TB, int NAcc>
-MM_HD void gmma_k_block(TA const& a_tile, TB const& b_tile, float (&acc)[NAcc]) {
+MM_HD void gmma_k_block(TA const& a_tile, TB const& b_tile, float (&acc)[NAcc], bool accumulate) {
   using Sa = std::remove_cvref_t<decltype(a_tile.layout())>;
   using Sb = std::remove_cvref_t<decltype(b_tile.layout())>;
   using MA = Int<size_v<std::remove_cvref_t<decltype(get<0>(typename Sa::shape_type{}))>>>;  // 64
   using MB = Int<size_v<std::remove_cvref_t<decltype(get<0>(typename Sb::shape_type{}))>>>;  // N
   constexpr int K = size_v<std::remove_cvref_t<decltype(get<1>(typename Sa::shape_type{}))>>;
   static_assert(K % 16 == 0, "gmma_k_block: K in whole k16 slices");
-MM_UNROLL
-  for (int i = 0; i < NAcc; ++i) warpgroup_fence_operand(acc[i]);
+  warpgroup_fence_operand(acc);
   warpgroup_arrive();
 MM_UNROLL
   for (int kk = 0; kk < K / 16; ++kk) {
     auto a_k = local_tile(a_tile, make_shape(MA{}, _16{}), make_coord(0, kk));  // (64,16)
     auto b_k = local_tile(b_tile, make_shape(MB{}, _16{}), make_coord(0, kk));  // (N,16)
-    Atom::fma(make_gmma_desc<MajorA>(a_k), make_gmma_desc<MajorB>(b_k), acc, true);
+    Atom::fma(make_gmma_desc<MajorA>(a_k), make_gmma_desc<MajorB>(b_k), acc, kk > 0 || accumulate);
   }
   warpgroup_commit();
-MM_UNROLL
-  for (int i = 0; i < NAcc; ++i) warpgroup_fence_operand(acc[i]);
+  warpgroup_fence_operand(acc);
 }
 
 }  // namespace mm

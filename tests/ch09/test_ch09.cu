@@ -11,11 +11,13 @@
 #include <tuple>
 #include <vector>
 
-#include "09_hopper_wgmma_tma/wgmma_tma.cuh"
+#include "09_hopper_wgmma_tma/steps.hpp"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/gemm_runner.hpp"
+#include "layout/arch.hpp"
+#include "layout/mbarrier.hpp"
 
 namespace {
 
@@ -25,20 +27,8 @@ using mm::GemmProblem;
 using mm::test::problem;
 using mm::test::Size;
 
-struct Kernel {
-  const char* name;                                                                  ///< "tma"
-  void (*launch)(const GemmProblem&, const bf16*, const bf16*, bf16*, cudaStream_t);  ///< prepare + run
-  std::string (*rejects)(const GemmProblem&);                                         ///< the size rule
-};
-void PrintTo(const Kernel& k, std::ostream* os) { *os << k.name; }
-
-#define MM_CH09_TEST_KERNEL(name, Cfg) {name, ch09::launch_wgmma<ch09::Cfg>, ch09::wgmma_rejects<ch09::Cfg>}
-const Kernel kKernels[] = {
-    MM_CH09_TEST_KERNEL("wgmma_cp_async", WgmmaCpAsyncCfg), MM_CH09_TEST_KERNEL("tma", TmaCfg),
-    MM_CH09_TEST_KERNEL("two_consumers", TwoConsumersCfg),  MM_CH09_TEST_KERNEL("big_tile", BigTileCfg),
-    MM_CH09_TEST_KERNEL("wgmma_in_flight", InFlightCfg),
-};
-#undef MM_CH09_TEST_KERNEL
+// The chapter's steps (steps.cu), as the binary runs them.
+const std::vector<mm::GemmKernel<bf16, bf16>> kSteps = ch09::steps();
 
 // Sizes every kernel takes in both storage orders (K and N multiples of 8): the smallest (1×8×8),
 // smaller than a tile everywhere, one short of and exactly one 128×128×64 tile, one past the 64- and
@@ -53,15 +43,11 @@ const std::vector<Size> kSizes = {
 const std::vector<Size> kRcrOnlySizes = {{127, 129, 64}, {129, 257, 72}, {5, 1, 8}};
 const char* const kLayouts[] = {"RRR", "RCR"};
 
-void expect_matches_fp64(const Kernel& kernel, const GemmProblem& p, std::uint64_t seed = 1) {
-  ASSERT_EQ(kernel.rejects(p), "") << kernel.name << " " << p.layout_tag() << " " << mm::test::size_name(p);
-  const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(p, kernel.launch, mm::DType::bf16, seed);
-  EXPECT_TRUE(r.ok) << kernel.name << " " << p.layout_tag() << " at " << mm::test::size_name(p) << ": " << r.summary;
-}
+using mm::test::expect_matches_fp64;
 
 // ---- GPU: every kernel, both storage orders, every size ----
 
-using Param = std::tuple<Kernel, const char*, Size>;
+using Param = std::tuple<mm::GemmKernel<bf16, bf16>, const char*, Size>;
 class Wgmma : public ::testing::TestWithParam<Param> {};
 TEST_P(Wgmma, MatchesFp64Reference) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);  // wgmma, TMA
@@ -69,24 +55,24 @@ TEST_P(Wgmma, MatchesFp64Reference) {
   expect_matches_fp64(kernel, problem(size, tag));
 }
 INSTANTIATE_TEST_SUITE_P(ch09, Wgmma,
-                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts),
+                         ::testing::Combine(::testing::ValuesIn(kSteps), ::testing::ValuesIn(kLayouts),
                                             ::testing::ValuesIn(kSizes)),
                          mm::test::param_name);
 INSTANTIATE_TEST_SUITE_P(ch09_rcr, Wgmma,
-                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::Values("RCR"),
+                         ::testing::Combine(::testing::ValuesIn(kSteps), ::testing::Values("RCR"),
                                             ::testing::ValuesIn(kRcrOnlySizes)),
                          mm::test::param_name);
 
 TEST(ch09_Gemm, AnotherSeedAtALargerSize) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   for (const char* tag : kLayouts)
-    for (const auto& k : kKernels) expect_matches_fp64(k, problem({1000, 1096, 520}, tag), 7);
+    for (const auto& k : kSteps) expect_matches_fp64(k, problem({1000, 1096, 520}, tag), 7);
 }
 
 // ---- The sizes TMA cannot describe: rejected up front, with the rule ----
 
 TEST(ch09_Launch, RejectsWhatTmaCannotDescribe) {
-  for (const auto& k : kKernels) {
+  for (const auto& k : kSteps) {
     EXPECT_NE(k.rejects(problem({1, 1, 1}, "RCR")).find("K % 8 == 0"), std::string::npos) << k.name;
     EXPECT_NE(k.rejects(problem({17, 33, 9}, "RRR")).find("K % 8 == 0"), std::string::npos) << k.name;
     EXPECT_NE(k.rejects(problem({127, 129, 64}, "RRR")).find("N % 8 == 0 in RRR"), std::string::npos) << k.name;
@@ -95,25 +81,49 @@ TEST(ch09_Launch, RejectsWhatTmaCannotDescribe) {
   }
 }
 
-TEST(ch09_Launch, PrepareThrowsTheRuleInsteadOfLaunching) {
+TEST(ch09_Launch, EveryStepThrowsTheRuleInsteadOfLaunching) {
   // No GPU needed: the size rules are checked before anything touches the device.
-  try {
-    ch09::prepare_wgmma<ch09::TmaCfg>(problem({17, 33, 9}, "RRR"), nullptr, nullptr, nullptr);
-    ADD_FAILURE() << "17x33x9 was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("K % 8 == 0"), std::string::npos) << e.what();
+  for (const auto& k : kSteps) {
+    try {
+      k.launch(problem({17, 33, 9}, "RRR"), nullptr, nullptr, nullptr, nullptr);
+      ADD_FAILURE() << k.name << ": 17x33x9 was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("K % 8 == 0"), std::string::npos) << k.name << ": " << e.what();
+    }
   }
 }
 
-TEST(ch09_Launch, MisalignedPointerIsAClearError) {
-  MM_REQUIRE_ARCH(mm::arch::sm90a);
+// A or B 2 bytes past a 16-byte boundary: cp.async (16-byte chunks) and TMA (a 16-byte aligned base)
+// cannot read it. Every step must refuse with a message naming the rule, before any launch (a
+// misaligned 16-byte cp.async would fault). The pointers are never dereferenced.
+TEST(ch09_Launch, EveryStepRefusesAMisalignedA) {
   const GemmProblem p = problem({128, 128, 64}, "RCR");
-  mm::DeviceBuffer<bf16> a(p.m * p.k + 1), b(p.k * p.n), c(p.m * p.n);
-  try {
-    ch09::prepare_wgmma<ch09::TmaCfg>(p, a.data() + 1, b.data(), c.data());
-    ADD_FAILURE() << "a pointer 2 bytes past a 16-byte boundary was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << e.what();
+  const auto* a = reinterpret_cast<const bf16*>(std::uintptr_t(0x10000) + 2);
+  const auto* b = reinterpret_cast<const bf16*>(std::uintptr_t(0x20000));
+  auto* c = reinterpret_cast<bf16*>(std::uintptr_t(0x30000));
+  for (const auto& k : kSteps) {
+    try {
+      k.launch(p, a, b, c, nullptr);
+      ADD_FAILURE() << k.name << ": a pointer 2 bytes past a 16-byte boundary was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << k.name << ": " << e.what();
+    }
+  }
+}
+
+TEST(ch09_Launch, EveryStepRefusesAMisalignedB) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);  // A's tensor map is built first, through the driver
+  for (const char* tag : kLayouts) {
+    const GemmProblem p = problem({128, 128, 64}, tag);
+    mm::DeviceBuffer<bf16> a(p.m * p.k), b(p.k * p.n + 8), c(p.m * p.n);
+    for (const auto& k : kSteps) {
+      try {
+        k.launch(p, a.data(), b.data() + 1, c.data(), nullptr);
+        ADD_FAILURE() << k.name << " " << tag << ": a B 2 bytes past a 16-byte boundary was accepted";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << k.name << ": " << e.what();
+      }
+    }
   }
 }
 

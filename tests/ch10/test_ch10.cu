@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "10_hopper_persistent/persistent.cuh"
+#include "10_hopper_persistent/steps.hpp"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
@@ -25,21 +25,8 @@ using mm::GemmProblem;
 using mm::test::problem;
 using mm::test::Size;
 
-struct Kernel {
-  const char* name;                                                                  ///< "persistent"
-  void (*launch)(const GemmProblem&, const bf16*, const bf16*, bf16*, cudaStream_t);  ///< prepare + run
-  std::string (*rejects)(const GemmProblem&);                                         ///< the size rule
-};
-void PrintTo(const Kernel& k, std::ostream* os) { *os << k.name; }
-
-#define MM_CH10_TEST_KERNEL(name, Cfg) {name, ch10::launch_persistent<ch10::Cfg>, ch10::persistent_rejects<ch10::Cfg>}
-const Kernel kKernels[] = {
-    MM_CH10_TEST_KERNEL("warp_specialized", WarpSpecializedCfg),
-    MM_CH10_TEST_KERNEL("persistent", PersistentCfg),
-    MM_CH10_TEST_KERNEL("tma_store", TmaStoreCfg),
-    MM_CH10_TEST_KERNEL("cluster_multicast", ClusterCfg),
-};
-#undef MM_CH10_TEST_KERNEL
+// The chapter's steps (steps.cu), as the binary runs them.
+const std::vector<mm::GemmKernel<bf16, bf16>> kSteps = ch10::steps();
 
 // Sizes every kernel takes in both storage orders (K and N multiples of 8): the smallest (1×8×8),
 // smaller than a tile, one short of / exactly / one past the 128×256 tile and the K step of 64 (by 8:
@@ -53,20 +40,16 @@ const std::vector<Size> kSizes = {
     {4096, 2048, 64}, {2048, 4096, 72}, {1024, 1024, 1024}, {3000, 8, 136}, {8, 2000, 320},
     {1, 304, 264},
 };
-// Sizes only RCR takes (N not a multiple of 8: B's rows are K long there; C's rows are not 16-byte
-// aligned, so the TMA-store step falls back to its register epilogue): odd N, one past the tiles.
+// Sizes only RCR takes (N not a multiple of 8: B's rows are K long there): odd N, one past the tiles.
+// C's rows are then not 16-byte aligned, which the TMA-store steps refuse with the rule.
 const std::vector<Size> kRcrOnlySizes = {{127, 129, 64}, {129, 257, 72}, {5, 1, 8}, {1000, 1001, 96}};
 const char* const kLayouts[] = {"RRR", "RCR"};
 
-void expect_matches_fp64(const Kernel& kernel, const GemmProblem& p, std::uint64_t seed = 1) {
-  ASSERT_EQ(kernel.rejects(p), "") << kernel.name << " " << p.layout_tag() << " " << mm::test::size_name(p);
-  const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(p, kernel.launch, mm::DType::bf16, seed);
-  EXPECT_TRUE(r.ok) << kernel.name << " " << p.layout_tag() << " at " << mm::test::size_name(p) << ": " << r.summary;
-}
+using mm::test::expect_matches_fp64;
 
 // ---- GPU: every kernel, both storage orders, every size ----
 
-using Param = std::tuple<Kernel, const char*, Size>;
+using Param = std::tuple<mm::GemmKernel<bf16, bf16>, const char*, Size>;
 class Persistent : public ::testing::TestWithParam<Param> {};
 TEST_P(Persistent, MatchesFp64Reference) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);  // wgmma, setmaxnreg, TMA, clusters
@@ -74,18 +57,39 @@ TEST_P(Persistent, MatchesFp64Reference) {
   expect_matches_fp64(kernel, problem(size, tag));
 }
 INSTANTIATE_TEST_SUITE_P(ch10, Persistent,
-                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts),
+                         ::testing::Combine(::testing::ValuesIn(kSteps), ::testing::ValuesIn(kLayouts),
                                             ::testing::ValuesIn(kSizes)),
                          mm::test::param_name);
-INSTANTIATE_TEST_SUITE_P(ch10_rcr, Persistent,
-                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::Values("RCR"),
+class PersistentOddN : public ::testing::TestWithParam<Param> {};
+TEST_P(PersistentOddN, MatchesFp64ReferenceOrRefusesTheTmaStore) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto& [kernel, tag, size] = GetParam();
+  const GemmProblem p = problem(size, tag);
+  if (const std::string why = kernel.rejects(p); !why.empty()) {
+    // Only a step that stores C with TMA may refuse, and only with that rule.
+    EXPECT_NE(why.find("N % 8 == 0: TMA stores rows"), std::string::npos) << kernel.name << ": " << why;
+    return;
+  }
+  expect_matches_fp64(kernel, p);
+}
+INSTANTIATE_TEST_SUITE_P(ch10_rcr, PersistentOddN,
+                         ::testing::Combine(::testing::ValuesIn(kSteps), ::testing::Values("RCR"),
                                             ::testing::ValuesIn(kRcrOnlySizes)),
                          mm::test::param_name);
+
+TEST(ch10_Gemm, FewBlocksLoopOverManyTilesAtDeepK) {
+  // 3 blocks (1 cluster of 2) over 8 × 8 = 64 tiles of 128×256, K = 4096 (64 K steps, 16 rounds of the
+  // 4-stage ring per tile): each block loops over ~20 tiles and the ring's states carry across tiles,
+  // whatever the GPU's size.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  for (const char* tag : kLayouts)
+    for (const auto& k : ch10::persistent_steps_on_grid(3)) expect_matches_fp64(k, problem({1024, 2048, 4096}, tag), 5);
+}
 
 TEST(ch10_Gemm, AnotherSeedAtALargerSize) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   for (const char* tag : kLayouts)
-    for (const auto& k : kKernels) expect_matches_fp64(k, problem({1000, 1096, 520}, tag), 7);
+    for (const auto& k : kSteps) expect_matches_fp64(k, problem({1000, 1096, 520}, tag), 7);
 }
 
 TEST(ch10_Gemm, RepeatedLaunchesAgree) {
@@ -96,7 +100,7 @@ TEST(ch10_Gemm, RepeatedLaunchesAgree) {
   mm::DeviceBuffer<bf16> a(p.m * p.k), b(p.k * p.n), c(p.m * p.n);
   mm::fill_random(a, 3);
   mm::fill_random(b, 4);
-  for (const auto& k : kKernels) {
+  for (const auto& k : kSteps) {
     k.launch(p, a.data(), b.data(), c.data(), nullptr);
     MM_CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<bf16> first = c.download();
@@ -111,35 +115,75 @@ TEST(ch10_Gemm, RepeatedLaunchesAgree) {
 // ---- The sizes TMA cannot describe: rejected up front, with the rule ----
 
 TEST(ch10_Launch, RejectsWhatTmaCannotDescribe) {
-  for (const auto& k : kKernels) {
+  for (const auto& k : kSteps) {
     EXPECT_NE(k.rejects(problem({1, 1, 1}, "RCR")).find("K % 8 == 0"), std::string::npos) << k.name;
     EXPECT_NE(k.rejects(problem({17, 33, 9}, "RRR")).find("K % 8 == 0"), std::string::npos) << k.name;
     EXPECT_NE(k.rejects(problem({127, 129, 64}, "RRR")).find("N % 8 == 0 in RRR"), std::string::npos) << k.name;
-    EXPECT_EQ(k.rejects(problem({127, 129, 64}, "RCR")), "") << k.name;
+    EXPECT_EQ(k.rejects(problem({127, 136, 64}, "RCR")), "") << k.name;
     EXPECT_NE(k.rejects(problem({64, 64, 64}, "CRR")).find("row-major A"), std::string::npos) << k.name;
   }
 }
 
-TEST(ch10_Launch, PrepareThrowsTheRuleInsteadOfLaunching) {
+TEST(ch10_Launch, EveryStepThrowsTheRuleInsteadOfLaunching) {
   // No GPU needed: the size rules are checked before anything touches the device.
-  try {
-    ch10::prepare_persistent<ch10::TmaStoreCfg>(problem({17, 33, 9}, "RRR"), nullptr, nullptr, nullptr);
-    ADD_FAILURE() << "17x33x9 was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("K % 8 == 0"), std::string::npos) << e.what();
+  for (const auto& k : kSteps) {
+    try {
+      k.launch(problem({17, 33, 9}, "RRR"), nullptr, nullptr, nullptr, nullptr);
+      ADD_FAILURE() << k.name << ": 17x33x9 was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("K % 8 == 0"), std::string::npos) << k.name << ": " << e.what();
+    }
   }
 }
 
-// ---- The configurations fit the hardware (no GPU needed) ----
+TEST(ch10_Launch, TheTmaStoreStepsNameTheirRuleForAnOddN) {
+  // They used to fall back to the register epilogue under their own name; now they refuse.
+  for (const auto& k : kSteps) {
+    const std::string why = k.rejects(problem({127, 129, 64}, "RCR"));
+    if (k.name == "tma_store" || k.name == "cluster_multicast")
+      EXPECT_NE(why.find("N % 8 == 0: TMA stores rows"), std::string::npos) << k.name << ": " << why;
+    else
+      EXPECT_EQ(why, "") << k.name;
+  }
+}
 
-TEST(ch10_Config, SharedMemoryAndRegistersFit) {
-  // 227 KB of shared memory per block on sm_90 (sharedMemPerBlockOptin), 64 K registers per SM.
-  constexpr int kOptin = 227 * 1024;
-  EXPECT_LE(ch10::WarpSpecializedCfg::kSmemBytes, kOptin);
-  EXPECT_LE(ch10::TmaStoreCfg::kSmemBytes, kOptin);
-  EXPECT_LE(ch10::ClusterCfg::kSmemBytes, kOptin);
-  EXPECT_EQ(ch10::TmaStoreCfg::kThreads, 384);
-  EXPECT_LE(ch10::TmaStoreCfg::kProducerRegs * 128 + 2 * ch10::TmaStoreCfg::kConsumerRegs * 128, 65536);
+// A, B or C 2 bytes past a 16-byte boundary: TMA cannot describe it (a 16-byte aligned base). Every
+// step must refuse with the rule before any launch. A is checked first, with no GPU: the pointers
+// are never dereferenced.
+TEST(ch10_Launch, EveryStepRefusesAMisalignedA) {
+  const GemmProblem p = problem({128, 256, 64}, "RCR");
+  const auto* a = reinterpret_cast<const bf16*>(std::uintptr_t(0x10000) + 2);
+  const auto* b = reinterpret_cast<const bf16*>(std::uintptr_t(0x20000));
+  auto* c = reinterpret_cast<bf16*>(std::uintptr_t(0x30000));
+  for (const auto& k : kSteps) {
+    try {
+      k.launch(p, a, b, c, nullptr);
+      ADD_FAILURE() << k.name << ": a pointer 2 bytes past a 16-byte boundary was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << k.name << ": " << e.what();
+    }
+  }
+}
+
+TEST(ch10_Launch, EveryStepRefusesAMisalignedBAndTheTmaStoreStepsAMisalignedC) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);  // A's tensor map is built first, through the driver
+  for (const char* tag : kLayouts) {
+    const GemmProblem p = problem({128, 256, 64}, tag);
+    mm::DeviceBuffer<bf16> a(p.m * p.k), b(p.k * p.n + 8), c(p.m * p.n + 8);
+    for (const auto& k : kSteps) {
+      for (int which = 0; which < 2; ++which) {
+        const bool tma_store = k.name == "tma_store" || k.name == "cluster_multicast";
+        if (which == 1 && !tma_store) continue;  // the register epilogue takes any C
+        try {
+          if (which == 0) k.launch(p, a.data(), b.data() + 1, c.data(), nullptr);
+          else k.launch(p, a.data(), b.data(), c.data() + 1, nullptr);
+          ADD_FAILURE() << k.name << " " << tag << ": a " << (which == 0 ? "B" : "C") << " 2 bytes past a 16-byte boundary was accepted";
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << k.name << ": " << e.what();
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -91,12 +91,58 @@ TEST(PipelineState, PhaseFlipsEachRound) {
   PipelineState<4> s;
   std::vector<std::pair<int, unsigned>> seen;
   for (int i = 0; i < 10; ++i) {
-    seen.emplace_back(s.index, s.phase);
-    s.advance();
+    seen.emplace_back(s.index(), s.phase());
+    ++s;
   }
   const std::vector<std::pair<int, unsigned>> expected = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1},
                                                           {1, 1}, {2, 1}, {3, 1}, {0, 0}, {1, 0}};
   EXPECT_EQ(seen, expected);
+  EXPECT_EQ(s.count(), 10u);
+}
+
+TEST(PipelineTmaAsync, TheProducerStartsAtPhaseOne) {
+  // CUTLASS's make_producer_start_state: every stage is free in round 0, and a wait on a fresh
+  // barrier for the parity before its first phase (1) returns at once. A producer that started at
+  // phase 0 would wait for a release that never comes: a deadlock.
+  const auto w = make_producer_start_state<PipelineTmaAsync<4>>();
+  EXPECT_EQ(w.index(), 0);
+  EXPECT_EQ(w.phase(), 1u);
+  const PipelineTmaAsync<4>::State r;  // a consumer's first position
+  EXPECT_EQ(r.phase(), 0u);
+}
+
+// Every block's empty barrier must expect exactly the releases the consumers of a cluster send it:
+// one per consumer warpgroup of each block in its row or column (the blocks whose producers
+// multicast into it), for 1-D and 2-D clusters.
+template <int CM, int CN>
+void expect_release_counts_match() {
+  using P = PipelineTmaAsync<4, CM, CN>;
+  constexpr int blocks = CM * CN, consumers = 2;
+  std::vector<int> received(blocks, 0);
+  for (int src = 0; src < blocks; ++src)
+    for (int t = 0; t < 128; ++t)
+      if (P::releases_in(t, src)) {
+        ASSERT_LT(t, blocks) << CM << "x" << CN;
+        // The destination shares a row (m) or a column (n) of the cluster with the source.
+        EXPECT_TRUE(t % CM == src % CM || t / CM == src / CM) << CM << "x" << CN << " " << src << "->" << t;
+        received[std::size_t(t)] += consumers;  // each consumer warpgroup's thread t releases once
+      }
+  for (int b = 0; b < blocks; ++b)
+    EXPECT_EQ(std::uint32_t(received[std::size_t(b)]), P::empty_arrivals(consumers)) << CM << "x" << CN << " block " << b;
+}
+
+TEST(PipelineTmaAsync, EmptyBarriersCountTheReleasesOfTheirRowAndColumn) {
+  expect_release_counts_match<1, 1>();
+  expect_release_counts_match<2, 1>();
+  expect_release_counts_match<4, 1>();
+  expect_release_counts_match<1, 2>();
+  expect_release_counts_match<2, 2>();
+  expect_release_counts_match<4, 2>();
+  expect_release_counts_match<2, 4>();
+  expect_release_counts_match<4, 4>();
+  // The count the barriers are initialized with: (CM + CN - 1) per consumer warpgroup.
+  EXPECT_EQ((PipelineTmaAsync<4, 2, 1>::empty_arrivals(2)), 4u);
+  EXPECT_EQ((PipelineTmaAsync<4, 2, 2>::empty_arrivals(2)), 6u);
 }
 
 TEST(Cluster, MulticastMasks) {

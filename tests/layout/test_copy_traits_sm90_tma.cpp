@@ -1,0 +1,100 @@
+// The TMA copy built from a shared layout (layout/copy_traits_sm90_tma.hpp), on the CPU: the boxes,
+// swizzle and transaction bytes it reads off the Hopper chapters' stage layouts, the multicast split,
+// a layout TMA cannot write box by box refused, and the GMMA rings (gemm/smem_layout_sm90.hpp) equal
+// to the layouts chapter 09 used to spell out by hand.
+#include <gtest/gtest.h>
+
+#include <cuda_bf16.h>
+
+#include <string>
+
+#include "gemm/smem_layout_sm90.hpp"
+#include "layout/all.hpp"
+#include "layout/copy_traits_sm90_tma.hpp"
+
+using namespace mm;
+using bf16 = __nv_bfloat16;
+
+namespace {
+
+using RingA = GmmaRing<bf16, GmmaMajor::K, _128, _64, 4>;    // A, and B of RCR: (128,64,4)
+using RingBK = GmmaRing<bf16, GmmaMajor::K, _256, _64, 4>;   // B of RCR: (256,64,4)
+using RingBMN = GmmaRing<bf16, GmmaMajor::MN, _256, _64, 4>; // B of RRR: (256,64,4)
+
+TEST(TmaBoxes, KMajorStageIsOneBoxOfOneSwizzleRowByEveryRow) {
+  using Boxes = TmaBoxes<bf16, GmmaStage<RingA>>;
+  EXPECT_EQ(Boxes::kContiguous, 1);  // K
+  EXPECT_EQ(Boxes::kSwizzle, TmaSwizzle::b128);
+  EXPECT_EQ(Boxes::kBoxInner, 64);   // 128 bytes of k
+  EXPECT_EQ(Boxes::kBoxOuter, 128);  // every row
+  EXPECT_EQ(Boxes::kBoxes, 1);
+  EXPECT_EQ(Boxes::kTransactionBytes, 128u * 64u * 2u);
+  EXPECT_EQ(Boxes::layout_rejects(), "");
+}
+
+TEST(TmaBoxes, MNMajorStageIsOneBoxPerPanelOf64Columns) {
+  using Boxes = TmaBoxes<bf16, GmmaStage<RingBMN>>;
+  EXPECT_EQ(Boxes::kContiguous, 0);  // N
+  EXPECT_EQ(Boxes::kBoxInner, 64);
+  EXPECT_EQ(Boxes::kBoxOuter, 64);   // all 64 k of the stage
+  EXPECT_EQ(Boxes::kBoxes, 4);
+  for (int b = 0; b < 4; ++b) {
+    EXPECT_EQ(Boxes::mode0_origin(b), 64 * b);  // panel b starts at n = 64b
+    EXPECT_EQ(Boxes::mode1_origin(b), 0);
+  }
+  EXPECT_EQ(Boxes::kTransactionBytes, 256u * 64u * 2u);
+  EXPECT_EQ(Boxes::layout_rejects(), "");
+}
+
+TEST(TmaBoxes, AMulticastSplitsTheBoxesAmongTheBlocks) {
+  // RCR's B shared by 2 blocks: the one box becomes two of 128 rows; each block issues one, and each
+  // block's barrier still expects the whole stage.
+  using K2 = TmaBoxes<bf16, GmmaStage<RingBK>, 2>;
+  EXPECT_EQ(K2::kBoxes, 2);
+  EXPECT_EQ(K2::kBoxesPerBlock, 1);
+  EXPECT_EQ(K2::kBoxOuter, 128);
+  EXPECT_EQ(K2::mode0_origin(1), 128);
+  EXPECT_EQ(K2::kTransactionBytes, 256u * 64u * 2u);
+  EXPECT_EQ(K2::layout_rejects(), "");
+  // RRR's B: four panels, two per block.
+  using MN2 = TmaBoxes<bf16, GmmaStage<RingBMN>, 2>;
+  EXPECT_EQ(MN2::kBoxes, 4);
+  EXPECT_EQ(MN2::kBoxesPerBlock, 2);
+}
+
+TEST(TmaBoxes, ALayoutTmaCannotWriteBoxByBoxIsRefused) {
+  // K-major rows of 64 k, but the rows 65 elements apart (a padded layout): a box would not land
+  // densely, and make_tma_copy must say so rather than build a map that scatters the tile.
+  using Padded = Layout<Shape<_128, _64>, Stride<Int<65>, _1>>;
+  const std::string why = TmaBoxes<bf16, Padded>::layout_rejects();
+  EXPECT_NE(why.find("is not where TMA writes it"), std::string::npos) << why;
+}
+
+TEST(TmaBoxes, TheEpiloguePieceIsOneBoxOf64By64) {
+  using Piece = decltype(tile_to_shape(GmmaLayoutK_SW128_Atom<bf16>{}, make_shape(_64{}, _64{})));
+  using Boxes = TmaBoxes<bf16, Piece>;
+  EXPECT_EQ(Boxes::kContiguous, 1);  // N: C is row-major
+  EXPECT_EQ(Boxes::kBoxes, 1);
+  EXPECT_EQ(Boxes::kBoxInner, 64);
+  EXPECT_EQ(Boxes::kBoxOuter, 64);
+  EXPECT_EQ(Boxes::layout_rejects(), "");
+}
+
+// The rings from the library's GMMA atoms are the very layouts chapter 09 wrote by hand before (the
+// same function of every coordinate), so the kernels read and write the same addresses.
+TEST(GmmaRing, EqualsTheHandWrittenLayoutsOfChapter09) {
+  auto old_k = tile_to_shape(composition(Swizzle<3, 3, 3>{}, Layout<Shape<_8, _64>, Stride<_64, _1>>{}),
+                             make_shape(_256{}, _64{}, _4{}));
+  auto old_mn = tile_to_shape(composition(Swizzle<3, 3, 3>{}, Layout<Shape<_64, _64>, Stride<_1, _64>>{}),
+                              make_shape(_256{}, _64{}, _4{}));
+  const RingBK new_k{};
+  const RingBMN new_mn{};
+  for (int s = 0; s < 4; ++s)
+    for (int k = 0; k < 64; ++k)
+      for (int mn = 0; mn < 256; ++mn) {
+        ASSERT_EQ(int(new_k(mn, k, s)), int(old_k(mn, k, s))) << mn << "," << k << "," << s;
+        ASSERT_EQ(int(new_mn(mn, k, s)), int(old_mn(mn, k, s))) << mn << "," << k << "," << s;
+      }
+}
+
+}  // namespace

@@ -2,11 +2,10 @@
 //
 // Build: cmake --build build --target ch02_naive_gpu
 // Run:   build/bin/ch02_naive_gpu [--sizes 1024,2048,4096] [--csv results.csv]   (--help for all flags)
+#include "02_naive_gpu/steps.hpp"
 #include "harness/gemm_runner.hpp"
-#include "02_naive_gpu/naive_gpu.cuh"
 
 int main(int argc, char** argv) {
-  using mm::ch02::Mapping;
   const mm::GemmChapter chapter{
       .chapter = "02_naive_gpu",
       .description = "Chapter 02: one thread per element of C; warps walking down a column (strided) or along a row (coalesced)",
@@ -16,12 +15,5 @@ int main(int argc, char** argv) {
       .default_reps = 10,
       .default_warmup = 3,
   };
-  return mm::run_gemm_chapter<float, float>(
-      argc, argv, chapter,
-      {
-          {.name = "naive_strided", .dtype = mm::DType::f32, .launch = mm::ch02::launch_naive_strided,
-           .rejects = [](const mm::GemmProblem& p) { return mm::ch02::naive_rejects(p, Mapping::strided); }},
-          {.name = "naive_coalesced", .dtype = mm::DType::f32, .launch = mm::ch02::launch_naive_coalesced,
-           .rejects = [](const mm::GemmProblem& p) { return mm::ch02::naive_rejects(p, Mapping::coalesced); }},
-      });
+  return mm::run_gemm_chapter<float, float>(argc, argv, chapter, mm::ch02::steps());
 }

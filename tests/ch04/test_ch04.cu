@@ -1,4 +1,4 @@
-// Chapter 04: every copy and transpose kernel against the source, element by element (GPU),
+// Chapter 04: every step of the chapter's list against the source, element by element (GPU),
 // and the layouts the README describes, computed with the layout library on the CPU (no GPU
 // needed): which elements a thread owns, which bank a warp's shared-memory access hits.
 // Every test name starts with "ch04", so that `ctest -R ch04` selects this chapter.
@@ -12,33 +12,24 @@
 #include <tuple>
 #include <vector>
 
-#include "04_copy_and_transpose/copy_and_transpose.cuh"
+#include "04_copy_and_transpose/copy_cp_async.cuh"
+#include "04_copy_and_transpose/copy_smem.cuh"
+#include "04_copy_and_transpose/copy_vec128.cuh"
+#include "04_copy_and_transpose/layouts.hpp"
+#include "04_copy_and_transpose/steps.hpp"
+#include "04_copy_and_transpose/transpose_naive.cuh"
+#include "04_copy_and_transpose/transpose_smem.cuh"
 #include "gpu_test.hpp"
 #include "harness/copy_runner.hpp"
+
+namespace mm {
+/// gtest prints a copy step (a parameter of the tests below) as its name.
+void PrintTo(const CopyKernel& step, std::ostream* os) { *os << step.name; }
+}  // namespace mm
 
 namespace {
 
 namespace ch = mm::ch04;
-using LaunchFn = void (*)(std::int64_t, std::int64_t, const float*, float*, cudaStream_t);
-
-struct NamedKernel {
-  const char* name;
-  LaunchFn launch;
-  bool transposes;
-  mm::arch::Requirement needs;
-};
-void PrintTo(const NamedKernel& k, std::ostream* os) { *os << k.name; }
-
-const NamedKernel kKernels[] = {
-    {"copy_smem", ch::launch_copy_smem, false, mm::arch::any},
-    {"copy_cp_async", ch::launch_copy_cp_async, false, mm::arch::sm80},
-    {"copy_vec128", ch::launch_copy_vec128, false, mm::arch::any},
-    {"copy_vec128_64x64", ch::launch_copy_vec128_64x64, false, mm::arch::any},
-    {"transpose_naive", ch::launch_transpose_naive, true, mm::arch::any},
-    {"transpose_smem", ch::launch_transpose_smem, true, mm::arch::any},
-    {"transpose_smem_padded", ch::launch_transpose_smem_padded, true, mm::arch::any},
-    {"transpose_smem_padded_64x64", ch::launch_transpose_smem_padded_64x64, true, mm::arch::any},
-};
 
 struct Size {
   std::int64_t m, n;
@@ -50,35 +41,47 @@ void PrintTo(const Size& s, std::ostream* os) { *os << s.m << "x" << s.n; }
 // multiple of 32 or 64 but of 4 (partial float4 tiles).
 const Size kSizes[] = {{1, 1}, {31, 33}, {32, 32}, {33, 4097}, {2048, 2048}, {4096, 1000}};
 
-// "transpose_smem_padded_33x4097": the kernel and the size, readable in ctest's list.
-std::string case_name(const ::testing::TestParamInfo<std::tuple<NamedKernel, Size>>& info) {
+// "transpose_smem_padded_33x4097": the step and the size, readable in ctest's list.
+std::string case_name(const ::testing::TestParamInfo<std::tuple<mm::CopyKernel, Size>>& info) {
   const Size s = std::get<1>(info.param);
-  return std::string(std::get<0>(info.param).name) + "_" + std::to_string(s.m) + "x" + std::to_string(s.n);
+  return std::get<0>(info.param).name + "_" + std::to_string(s.m) + "x" + std::to_string(s.n);
 }
 
-// ---- GPU: every kernel, every size, bit for bit (destination poisoned first) ----
+// ---- GPU: every step, every size, bit for bit (destination poisoned first) ----
 
-class CopyKernels : public ::testing::TestWithParam<std::tuple<NamedKernel, Size>> {};
+class CopyKernels : public ::testing::TestWithParam<std::tuple<mm::CopyKernel, Size>> {};
 
 TEST_P(CopyKernels, MatchesTheSourceExactly) {
-  const NamedKernel& k = std::get<0>(GetParam());
+  const mm::CopyKernel& k = std::get<0>(GetParam());
   MM_REQUIRE_ARCH(k.needs);
   const Size s = std::get<1>(GetParam());
+  ASSERT_EQ(k.rejects(s.m, s.n), "") << k.name << " at " << s.m << "x" << s.n;
   const mm::CopyCheck r = mm::check_copy_kernel(s.m, s.n, k.launch, k.transposes);
   EXPECT_TRUE(r.ok) << k.name << " at " << s.m << "x" << s.n << ": " << r.summary;
 }
 
-INSTANTIATE_TEST_SUITE_P(ch04, CopyKernels, ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kSizes)),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(ch04, CopyKernels,
+                         ::testing::Combine(::testing::ValuesIn(ch::steps()), ::testing::ValuesIn(kSizes)), case_name);
 
 // A rectangular matrix whose tiles overhang in both directions, with another seed.
 TEST(ch04_CopyKernels, MatchTheSourceWithAnotherSeed) {
   MM_REQUIRE_GPU();
-  for (const NamedKernel& k : kKernels) {
+  for (const mm::CopyKernel& k : ch::steps()) {
     if (!mm::arch::unmet(k.needs).empty()) continue;
     const mm::CopyCheck r = mm::check_copy_kernel(100, 260, k.launch, k.transposes, 11);
     EXPECT_TRUE(r.ok) << k.name << ": " << r.summary;
   }
+}
+
+// The list is the page's eight steps, in its order; the chapter's best is copy_vec128.
+TEST(ch04_Steps, AreThePagesEightInItsOrder) {
+  std::vector<std::string> names;
+  for (const mm::CopyKernel& k : ch::steps()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"copy_smem", "copy_cp_async", "copy_vec128", "copy_vec128_64x64",
+                                             "transpose_naive", "transpose_smem", "transpose_smem_padded",
+                                             "transpose_smem_padded_64x64"}));
+  EXPECT_EQ(ch::best().name, "ch04_copy_vec128");
+  EXPECT_FALSE(ch::best().transposes);
 }
 
 // ---- CPU: the partition the README draws ----
@@ -161,25 +164,25 @@ int distinct(const std::vector<int>& v) { return int(std::set<int>(v.begin(), v.
 TEST(ch04_Banks, StoringARowOfTheTileHits32Banks) {
   for (int warp = 0; warp < 8; ++warp)
     for (int i = 0; i < 4; ++i) {
-      EXPECT_EQ(distinct(banks_of_warp(ch::SmemRowMajor<32, 32>{}, warp, i)), 32);
-      EXPECT_EQ(distinct(banks_of_warp(ch::SmemPadded<32, 32>{}, warp, i)), 32);
+      EXPECT_EQ(distinct(banks_of_warp(ch::TransposeSmemCfg::SmemLayout{}, warp, i)), 32);
+      EXPECT_EQ(distinct(banks_of_warp(ch::TransposeSmemPaddedCfg::SmemLayout{}, warp, i)), 32);
     }
 }
 
 TEST(ch04_Banks, ReadingAColumnOfTheUnpaddedTileHitsOneBank) {
-  const auto transposed = mm::select<1, 0>(ch::SmemRowMajor<32, 32>{});  // (32,32):(1,32)
+  const auto transposed = mm::select<1, 0>(ch::TransposeSmemCfg::SmemLayout{});  // (32,32):(1,32)
   EXPECT_EQ(mm::to_string(transposed), "(_32,_32):(_1,_32)");
   for (int warp = 0; warp < 8; ++warp)
     for (int i = 0; i < 4; ++i) EXPECT_EQ(distinct(banks_of_warp(transposed, warp, i)), 1);  // 32-way conflict
 }
 
 TEST(ch04_Banks, ReadingAColumnOfThePaddedTileHits32Banks) {
-  const auto transposed = mm::select<1, 0>(ch::SmemPadded<32, 32>{});  // (32,32):(1,33)
+  const auto transposed = mm::select<1, 0>(ch::TransposeSmemPaddedCfg::SmemLayout{});  // (32,32):(1,33)
   EXPECT_EQ(mm::to_string(transposed), "(_32,_32):(_1,_33)");
   for (int warp = 0; warp < 8; ++warp)
     for (int i = 0; i < 4; ++i) EXPECT_EQ(distinct(banks_of_warp(transposed, warp, i)), 32);
   // The 64x64 tile with rows of 65: a column read is conflict-free as well.
-  const auto big = mm::select<1, 0>(ch::SmemPadded<64, 64>{});
+  const auto big = mm::select<1, 0>(ch::TransposeSmemPadded64x64Cfg::SmemLayout{});
   for (int i = 0; i < 16; ++i) EXPECT_EQ(distinct(banks_of_warp(big, 3, i)), 32);
 }
 
@@ -187,7 +190,7 @@ TEST(ch04_Banks, ReadingAColumnOfThePaddedTileHits32Banks) {
 // it with the modes swapped, the same function as select<1,0>.
 TEST(ch04_Layouts, TransposedViewIsACompositionWithTheTransposition) {
   const auto transposition = mm::make_layout(mm::Shape<mm::_32, mm::_32>{}, mm::LayoutRight{});  // (32,32):(32,1)
-  const auto padded = ch::SmemPadded<32, 32>{};
+  const auto padded = ch::TransposeSmemPaddedCfg::SmemLayout{};
   const auto composed = mm::composition(padded, transposition);
   const auto selected = mm::select<1, 0>(padded);
   for (int a = 0; a < 32; ++a)
@@ -202,8 +205,10 @@ TEST(ch04_Layouts, TransposedViewIsACompositionWithTheTransposition) {
 // the barrier). They check, without a GPU, that tiles overhanging M and N are predicated right
 // and that the transposed shared view puts every element in its place.
 
-template <int BM, int BN, class SmemLayout>
+template <class Cfg>
 std::vector<float> emulate_transpose(int M, int N, const std::vector<float>& src) {
+  constexpr int BM = Cfg::kTileM, BN = Cfg::kTileN;
+  using SmemLayout = typename Cfg::SmemLayout;
   std::vector<float> dst(std::size_t(M) * N, -1.0f);
   std::vector<float> smem(mm::cosize_v<SmemLayout>);
   auto mS = ch::row_major(src.data(), M, N);                               // (M,N)
@@ -250,8 +255,9 @@ void for_each_thread(dim3 grid, Tiler tiler, Body body) {
         body([&](auto& m) { return mm::parallelize(mm::tile(m, tiler, mm::make_coord(by, bx)), Thr{}, t); }, t);
 }
 
-template <int BM, int BN>
+template <class Cfg>
 std::vector<float> emulate_naive_transpose(int M, int N, const std::vector<float>& src) {
+  constexpr int BM = Cfg::kTileM, BN = Cfg::kTileN;
   std::vector<float> dst(std::size_t(M) * N, -1.0f);
   auto mS = ch::row_major(src.data(), M, N);                                                   // (M,N)
   auto mDt = mm::make_tensor(dst.data(), mm::make_shape(M, N), mm::make_stride(mm::_1{}, std::int64_t(M)));  // (M,N)
@@ -269,8 +275,9 @@ std::vector<float> emulate_naive_transpose(int M, int N, const std::vector<float
 }
 
 // The float4 copy on host float4 arrays (N % 4 == 0).
-template <int BM, int BN>
+template <class Cfg>
 std::vector<float4> emulate_vec128_copy(int M, int N, const std::vector<float4>& src) {
+  constexpr int BM = Cfg::kTileM, BN = Cfg::kTileN;
   constexpr int BN4 = BN / 4;
   const int N4 = N / 4;
   std::vector<float4> dst(src.size(), float4{-1, -1, -1, -1});
@@ -296,15 +303,18 @@ std::vector<float4> emulate_vec128_copy(int M, int N, const std::vector<float4>&
 
 // copy_cp_async's load leg on the host: the cp.async atom is a plain copy there (zeros where
 // the predicate is false), so this checks its partitioning and predication.
+template <class Cfg>
 std::vector<float> emulate_cp_async_copy(int M, int N, const std::vector<float>& src) {
+  constexpr int BM = Cfg::kTileM, BN = Cfg::kTileN;
+  using SmemLayout = typename Cfg::SmemLayout;
   std::vector<float> dst(src.size(), -1.0f);
-  std::vector<float> smem(mm::cosize_v<ch::SmemRowMajor<32, 32>>);
+  std::vector<float> smem(mm::cosize_v<SmemLayout>);
   auto mS = ch::row_major(src.data(), M, N);
   auto mD = ch::row_major(dst.data(), M, N);
   auto cM = mm::make_identity_tensor(mm::make_shape(M, N));
-  auto sS = mm::make_tensor(mm::make_smem_ptr(smem.data()), ch::SmemRowMajor<32, 32>{});
-  const auto tiler = mm::Shape<mm::_32, mm::_32>{};
-  for_each_thread<ch::ThreadLayout>(ch::tile_grid<32, 32>(M, N), tiler, [&](auto part, int t) {
+  auto sS = mm::make_tensor(mm::make_smem_ptr(smem.data()), SmemLayout{});
+  const auto tiler = mm::Shape<mm::Int<BM>, mm::Int<BN>>{};
+  for_each_thread<ch::ThreadLayout>(ch::tile_grid<BM, BN>(M, N), tiler, [&](auto part, int t) {
     auto tSgS = part(mS);
     auto tSgD = part(mD);
     auto tSsS = mm::parallelize(sS, ch::ThreadLayout{}, t);
@@ -342,22 +352,23 @@ const Size kEmulatedSizes[] = {{1, 1}, {31, 33}, {32, 32}, {33, 70}, {65, 4}, {1
 
 TEST(ch04_HostEmulation, TransposeSmemPutsEveryElementInItsPlace) {
   for (const Size& s : kEmulatedSizes) {
-    expect_transposed(int(s.m), int(s.n), emulate_transpose<32, 32, ch::SmemRowMajor<32, 32>>, "transpose_smem");
-    expect_transposed(int(s.m), int(s.n), emulate_transpose<32, 32, ch::SmemPadded<32, 32>>, "transpose_smem_padded");
-    expect_transposed(int(s.m), int(s.n), emulate_transpose<64, 64, ch::SmemPadded<64, 64>>, "transpose_smem_padded_64x64");
+    expect_transposed(int(s.m), int(s.n), emulate_transpose<ch::TransposeSmemCfg>, "transpose_smem");
+    expect_transposed(int(s.m), int(s.n), emulate_transpose<ch::TransposeSmemPaddedCfg>, "transpose_smem_padded");
+    expect_transposed(int(s.m), int(s.n), emulate_transpose<ch::TransposeSmemPadded64x64Cfg>,
+                      "transpose_smem_padded_64x64");
   }
 }
 
 TEST(ch04_HostEmulation, TransposeNaivePutsEveryElementInItsPlace) {
   for (const Size& s : kEmulatedSizes)
-    expect_transposed(int(s.m), int(s.n), emulate_naive_transpose<32, 32>, "transpose_naive");
+    expect_transposed(int(s.m), int(s.n), emulate_naive_transpose<ch::TransposeNaiveCfg>, "transpose_naive");
 }
 
 TEST(ch04_HostEmulation, CpAsyncCopyCopiesEveryElement) {
   for (const Size& s : kEmulatedSizes) {
     const int M = int(s.m), N = int(s.n);
     const std::vector<float> src = iota_matrix(M, N);
-    EXPECT_EQ(emulate_cp_async_copy(M, N, src), src) << "copy_cp_async " << M << "x" << N;
+    EXPECT_EQ(emulate_cp_async_copy<ch::CopyCpAsyncCfg>(M, N, src), src) << "copy_cp_async " << M << "x" << N;
   }
 }
 
@@ -366,7 +377,7 @@ TEST(ch04_HostEmulation, Vec128CopyCopiesEveryFloat4) {
     const int M = int(s.m), N = int(s.n);
     std::vector<float4> src(std::size_t(M) * N / 4);
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = float4{float(4 * i), float(4 * i + 1), float(4 * i + 2), float(4 * i + 3)};
-    for (auto dst : {emulate_vec128_copy<32, 32>(M, N, src), emulate_vec128_copy<64, 64>(M, N, src)}) {
+    for (auto dst : {emulate_vec128_copy<ch::CopyVec128Cfg>(M, N, src), emulate_vec128_copy<ch::CopyVec128_64x64Cfg>(M, N, src)}) {
       int bad = 0;
       for (std::size_t i = 0; i < src.size(); ++i)
         bad += dst[i].x != src[i].x || dst[i].y != src[i].y || dst[i].z != src[i].z || dst[i].w != src[i].w;
@@ -389,18 +400,19 @@ TEST(ch04_Launch, GridCoversTheMatrixWithTiles) {
 }
 
 TEST(ch04_Launch, RejectsWhatTheGridCannotHold) {
-  EXPECT_EQ(ch::tile_rejects<32>(65535 * 32, 1), "");
-  EXPECT_NE(ch::tile_rejects<32>(65535 * 32 + 1, 1), "");
-  EXPECT_NE(ch::tile_rejects<64>(65535 * 64 + 1, 1), "");
-  EXPECT_EQ(ch::tile_rejects<32>(1, 1 << 30), "");
-  EXPECT_THROW(ch::launch_copy_smem(65535 * 32 + 1, 1, nullptr, nullptr, nullptr), std::invalid_argument);
+  EXPECT_EQ(ch::tile_rejects<ch::CopySmemCfg>(65535 * 32, 1), "");
+  EXPECT_NE(ch::tile_rejects<ch::CopySmemCfg>(65535 * 32 + 1, 1), "");
+  EXPECT_NE(ch::tile_rejects<ch::CopyVec128_64x64Cfg>(65535 * 64 + 1, 1), "");
+  EXPECT_EQ(ch::tile_rejects<ch::CopySmemCfg>(1, 1 << 30), "");
+  EXPECT_THROW(ch::launch_copy_smem<ch::CopySmemCfg>(65535 * 32 + 1, 1, nullptr, nullptr, nullptr),
+               std::invalid_argument);
 }
 
 // The copies' offsets are 64-bit: more than 2^31 elements is fine; M and N themselves are ints.
 TEST(ch04_Launch, TakesMoreThan2To31ElementsButNotIndicesBeyond32Bits) {
-  EXPECT_EQ(ch::tile_rejects<32>(65536, 65536), "");  // 2^32 elements
-  EXPECT_EQ(ch::tile_rejects<64>(1, 2147483647), "");
-  EXPECT_NE(ch::tile_rejects<32>(1, 2147483648), "");
+  EXPECT_EQ(ch::tile_rejects<ch::CopySmemCfg>(65536, 65536), "");  // 2^32 elements
+  EXPECT_EQ(ch::tile_rejects<ch::TransposeSmemPadded64x64Cfg>(1, 2147483647), "");
+  EXPECT_NE(ch::tile_rejects<ch::CopySmemCfg>(1, 2147483648), "");
 }
 
 TEST(ch04_Launch, Float4PathOnlyForRowsOfWholeFloat4) {

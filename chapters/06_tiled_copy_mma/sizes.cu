@@ -10,7 +10,7 @@
 //
 // Build: cmake --build build --target ch06_sizes
 // Run:   build/bin/ch06_sizes [--csv results.csv]   (RRR only: chapter 03's kernel takes no other order)
-#include "03_tiled_shared_memory/tiled_shared_memory.cuh"
+#include "03_tiled_shared_memory/steps.hpp"
 #include "05_layout_matmul/layout_matmul.cuh"
 #include "06_tiled_copy_mma/tiled_copy_mma.cuh"
 #include "07_pipelined_simt/pipelined_simt.cuh"
@@ -50,8 +50,7 @@ int main(int argc, char** argv) {
   return mm::run_gemm_chapter<float, float>(
       argc, argv, chapter,
       {
-          {.name = "ch03_tiled_32", .dtype = mm::DType::f32, .launch = mm::ch03::launch_tiled_32,
-           .rejects = mm::ch03::tiled_rejects<32>},
+          mm::ch03::best(),
           {.name = "ch05_layout_padded", .dtype = mm::DType::f32, .launch = mm::ch05::launch_layout_padded,
            .rejects = mm::ch05::layout_gemm_rejects},
           {.name = "ch06_tiled_prefetch", .dtype = mm::DType::f32, .launch = mm::ch06::launch_tiled_prefetch,

@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_in_flight_kernel(const
     float acc[BN::value / 2];  // this warpgroup's 64×BN tile (the atom's C layout); overwritten at kt = 0
     typename Pipeline::State read;     // the stage to multiply next
     typename Pipeline::State release;  // the oldest stage not yet released: one behind `read`
-    for (int kt = 0; kt < k_tiles && !stalled; ++kt) {
+    for (int kt = 0; kt < k_tiles; ++kt) {
       if (!pipeline.consumer_wait(read)) {  // step kt has landed
         stalled = true;
         break;

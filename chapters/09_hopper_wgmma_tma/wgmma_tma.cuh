@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_tma_kernel(const __gri
 
     float acc[BN::value / 2];  // this warpgroup's 64×BN tile (the atom's C layout); overwritten at kt = 0
     typename Pipeline::State read;
-    for (int kt = 0; kt < k_tiles && !stalled; ++kt) {
+    for (int kt = 0; kt < k_tiles; ++kt) {
       if (!pipeline.consumer_wait(read)) {  // step kt has landed
         stalled = true;
         break;

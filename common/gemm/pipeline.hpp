@@ -45,7 +45,7 @@ template <int Stages>
 class PipelineState {
  public:
   static_assert(Stages >= 1, "a ring of at least one stage");
-  MM_HD constexpr PipelineState() = default;
+  constexpr PipelineState() = default;
   /// Stage `index` of the round whose parity is `phase`, `count` stages passed.
   MM_HD constexpr PipelineState(int index, std::uint32_t phase, std::uint32_t count = 0)
       : index_(index), phase_(phase), count_(count) {}

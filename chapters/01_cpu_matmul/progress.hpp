@@ -16,8 +16,8 @@ namespace mm::ch01 {
 /// @brief Follows the rounds of one size: `after_run` after every run of every variant, warm-up rounds included.
 ///
 /// A line says the round, the runs done, the time so far and the time to go. The time to go counts each
-/// remaining run at its variant's last measured time, and before a variant's first run at `assumed_ms` (the
-/// estimate's speed, assumed_gflops).
+/// variant's remaining runs (every variant runs once a round) at its last measured time, and before its first
+/// run at `assumed_ms` (the estimate's speed, assumed_gflops).
 class Progress {
  public:
   using Clock = std::chrono::steady_clock;
@@ -25,12 +25,13 @@ class Progress {
   /// @brief `size` names the size in the lines ("1024x1024x1024"); `rounds` = warm-up + timed; a line at most every
   /// `every_s` seconds, to `out`.
   Progress(std::string size, std::vector<double> assumed_ms, int rounds, double every_s = 5, std::FILE* out = stderr)
-      : size_(std::move(size)), last_ms_(std::move(assumed_ms)), rounds_(rounds), every_s_(every_s), out_(out),
-        start_(Clock::now()), printed_(start_) {}
+      : size_(std::move(size)), last_ms_(std::move(assumed_ms)), runs_(last_ms_.size(), 0), rounds_(rounds),
+        every_s_(every_s), out_(out), start_(Clock::now()), printed_(start_) {}
 
   /// @brief Variant `v` ran once, in round `round` (0-based, warm-up first), for `ms` milliseconds.
   void after_run(int round, std::size_t v, double ms) {
     last_ms_[v] = ms;
+    ++runs_[v];
     ++done_;
     const auto now = Clock::now();
     if (std::chrono::duration<double>(now - printed_).count() < every_s_) return;
@@ -45,9 +46,7 @@ class Progress {
   /// @brief The runs still to come, each at its variant's last known time (ms).
   double to_go_ms() const {
     double ms = 0;
-    // Whole rounds are every variant once; the rest of the current round is approximated by position (the
-    // timed rounds rotate their order).
-    for (std::size_t run = done_; run < total(); ++run) ms += last_ms_[run % last_ms_.size()];
+    for (std::size_t v = 0; v < last_ms_.size(); ++v) ms += double(rounds_ - runs_[v]) * last_ms_[v];
     return ms;
   }
 
@@ -56,6 +55,7 @@ class Progress {
 
   std::string size_;
   std::vector<double> last_ms_;
+  std::vector<int> runs_;  // runs of each variant so far
   int rounds_;
   double every_s_;
   std::FILE* out_;

@@ -92,7 +92,9 @@ mm_matplotlib_fix() {
   if mm_python3_is_system; then
     printf '%s' "connect to PyPI and run again (pip installs matplotlib==$MM_MPL_PIN into .venv); or offline, apt-get install python3-matplotlib (.venv sees the system's packages; figures drawn with its version go to build/figures/)"
   else
-    printf '%s' "python3 here is $py3 (pyenv, conda or another Python that does not see Debian's packages, so apt-get install python3-matplotlib does not help it). One of: connect to PyPI and run again (pip installs matplotlib==$MM_MPL_PIN into .venv); or bring the wheels: on a connected machine \`pip download matplotlib==$MM_MPL_PIN -d wheels/\`, here \`.venv/bin/pip install --no-index --find-links wheels/ -r plots/requirements.txt\`; or use a Python that has matplotlib: MM_PYTHON=/usr/bin/python3 bash scripts/$(basename "$0") (after apt-get install python3-matplotlib)"
+    local sys_py="apt-get install python3-matplotlib, then MM_PYTHON=/usr/bin/python3 bash scripts/$(basename "$0")"
+    [ -x /usr/bin/python3 ] || sys_py="apt-get install python3 python3-matplotlib, then MM_PYTHON=/usr/bin/python3 bash scripts/$(basename "$0")"
+    printf '%s' "python3 here is $py3 (pyenv, conda or another Python that does not see Debian's packages, so apt-get install python3-matplotlib alone does not help it). One of: connect to PyPI and run again (pip installs matplotlib==$MM_MPL_PIN into .venv); or bring the wheels: on a connected machine \`pip download matplotlib==$MM_MPL_PIN -d wheels/\`, here \`.venv/bin/pip install --no-index --find-links wheels/ -r plots/requirements.txt\`; or use a Python that has matplotlib (any version; figures drawn with another than $MM_MPL_PIN go to build/figures/): MM_PYTHON=/path/to/python, e.g. $sys_py"
   fi
 }
 

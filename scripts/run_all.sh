@@ -22,7 +22,7 @@ CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_
 # Rough times measured on a 2-core machine (seconds; mm_minutes scales the build to this machine's cores):
 CONFIGURE_S=25         # cmake --preset default, fresh
 BUILD_CH01_S=70        # the harness and chapter 01, fresh (both device architectures of a GPU-less build)
-BUILD_CHAPTERS_S=900   # every chapter binary, fresh, one architecture (this GPU's)
+BUILD_CHAPTERS_S=540   # every chapter binary, fresh, one architecture (this GPU's): 60% of test.sh's build
 RUN_CH01_S=100         # chapter 01 at its default sizes (mostly the naive loop at 1024³)
 DRAW_S=20              # plots/plot.py on the committed data
 
@@ -33,7 +33,7 @@ if gpu="$(mm_gpu_name)"; then
   say "plan: GPU $gpu"
   cat <<EOF
   build: the chapter binaries (cmake --build build --target chapters; no tests): $(mm_minutes "$(mm_scaled $((CONFIGURE_S + BUILD_CHAPTERS_S)))") here when
-         build/ is fresh (measured: 15 min on 2 cores), less when it is up to date
+         build/ is fresh (about 9 min on 2 cores), less when it is up to date
   run:   ${CHAPTERS[*]}
          on this GPU (chapter 01 on the CPU, with --thread-sweep), CSVs into $out/: tens of minutes
   draw:  the figures into docs/images/ and the README tables from $out/

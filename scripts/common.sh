@@ -1,52 +1,170 @@
 # Shared by scripts/run_all.sh and scripts/test.sh (sourced, not run): find the repository root,
-# check the tools, set up the Python virtual environment, configure and build with the preset.
+# check what the machine has (every missing piece reported at once, each with its fix), set up the
+# Python for the figures, configure and build with the preset.
 
 MM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$MM_ROOT"
 MM_JOBS="$(nproc 2>/dev/null || echo 2)"
 MM_VENV="$MM_ROOT/.venv"
-MM_PY="$MM_VENV/bin/python"
+MM_PY=""         # the Python for the figures and the plot tests: .venv's, or $MM_PYTHON (mm_python sets it)
+MM_MISSING=()    # what stops the run: "what: why. Fix: how", reported together by mm_stop_if_missing
+MM_NOTES=()      # what does not stop it (a test that will be skipped, a figure drawn elsewhere)
+# The matplotlib the committed figures are drawn with (plots/requirements.txt pins it).
+MM_MPL_PIN="$(sed -n 's/^matplotlib==\([0-9][0-9A-Za-z.]*\).*/\1/p' "$MM_ROOT/plots/requirements.txt" 2>/dev/null)"
 
 say() { printf '\n==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+mm_missing() { MM_MISSING+=("$1"); }
+mm_note() { MM_NOTES+=("$1"); }
 
-# cmake >= 3.25, ninja (the preset's generator), nvcc, python3: say which one is missing and how to get it.
-mm_check_tools() {
-  command -v cmake >/dev/null 2>&1 || die "cmake not found: install CMake 3.25 or newer (Debian 12: apt-get install cmake)"
-  local v
-  v="$(cmake --version | head -n1 | sed 's/[^0-9]*\([0-9][0-9.]*\).*/\1/')"
-  if [ "$(printf '%s\n3.25\n' "$v" | sort -V | head -n1)" != "3.25" ]; then
-    die "cmake $v is too old: 3.25 or newer is needed"
+# Stops here, once, listing everything missing with its fix, if anything is; otherwise prints the notes.
+mm_stop_if_missing() {
+  local m n
+  if [ "${#MM_MISSING[@]}" -gt 0 ]; then
+    {
+      printf '\nerror: %d thing(s) missing; nothing was built. Each with what to do:\n' "${#MM_MISSING[@]}"
+      for m in "${MM_MISSING[@]}"; do printf '  - %s\n' "$m"; done
+      if [ "${#MM_NOTES[@]}" -gt 0 ]; then
+        printf 'and, not stopping the run:\n'
+        for n in "${MM_NOTES[@]}"; do printf '  - %s\n' "$n"; done
+      fi
+    } >&2
+    exit 1
   fi
-  command -v ninja >/dev/null 2>&1 || die "ninja not found: the CMake preset builds with Ninja (Debian: apt-get install ninja-build)"
+  for n in "${MM_NOTES[@]}"; do printf 'note: %s\n' "$n"; done
+}
+
+# cmake >= 3.25, ninja (the preset's generator), nvcc, a C++ compiler, python3 with venv: each missing
+# one is added to MM_MISSING with how to get it.
+mm_check_tools() {
+  local v
+  if ! command -v cmake >/dev/null 2>&1; then
+    mm_missing "cmake: not found. Fix: install CMake 3.25 or newer (Debian 12: apt-get install cmake; or pip install cmake)"
+  else
+    v="$(cmake --version | head -n1 | sed 's/[^0-9]*\([0-9][0-9.]*\).*/\1/')"
+    if [ "$(printf '%s\n3.25\n' "$v" | sort -V | head -n1)" != "3.25" ]; then
+      mm_missing "cmake $v: too old. Fix: install CMake 3.25 or newer (pip install cmake gives 4.x)"
+    fi
+  fi
+  command -v ninja >/dev/null 2>&1 \
+    || mm_missing "ninja: not found (the CMake preset builds with Ninja). Fix: apt-get install ninja-build"
   if [ -n "${CUDACXX:-}" ]; then
-    [ -x "$CUDACXX" ] || die "CUDACXX=$CUDACXX is not an executable nvcc"
+    [ -x "$CUDACXX" ] || mm_missing "nvcc: CUDACXX=$CUDACXX is not an executable. Fix: point CUDACXX at the CUDA toolkit's bin/nvcc"
   elif ! command -v nvcc >/dev/null 2>&1; then
     if [ -x /usr/local/cuda/bin/nvcc ]; then
       export PATH="/usr/local/cuda/bin:$PATH"
     else
-      die "nvcc not found: install the CUDA toolkit and put its bin/ on PATH (or set CUDACXX=/path/to/nvcc)"
+      mm_missing "nvcc: not found. Fix: install the CUDA toolkit (12.x or 13.x) and put its bin/ on PATH, or set CUDACXX=/path/to/nvcc"
     fi
   fi
-  command -v python3 >/dev/null 2>&1 || die "python3 not found: the plots need Python 3 (Debian: apt-get install python3 python3-venv)"
+  command -v "${CXX:-c++}" >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 \
+    || mm_missing "a C++20 compiler: neither ${CXX:-c++} nor g++ found. Fix: apt-get install g++"
+  if [ -z "${MM_PYTHON:-}" ]; then
+    if ! command -v python3 >/dev/null 2>&1; then
+      mm_missing "python3: not found (the figures and the plot tests). Fix: apt-get install python3 python3-venv"
+    elif ! "$MM_VENV/bin/python" -c 'import sys' >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+      mm_missing "Python's venv module: $(mm_python3_path) cannot create .venv. Fix: apt-get install python3-venv (for Debian's Python), or point MM_PYTHON at a Python that has matplotlib $MM_MPL_PIN"
+    fi
+  fi
+  # GoogleTest and CLI11: CMake downloads them when they are not installed, which needs the network.
+  if [ ! -e /usr/include/CLI/CLI.hpp ] && [ ! -e /usr/local/include/CLI/CLI.hpp ]; then
+    mm_note "CLI11 is not installed: CMake will download it at configure time (offline that fails: apt-get install libcli11-dev)"
+  fi
+  if [ "${1:-}" = tests ] && [ ! -e /usr/include/gtest/gtest.h ] && [ ! -e /usr/local/include/gtest/gtest.h ]; then
+    mm_note "GoogleTest is not installed: CMake will download it at configure time (offline that fails: apt-get install libgtest-dev)"
+  fi
 }
 
-# The name of GPU 0 as nvidia-smi gives it ("NVIDIA H200"); prints nothing (status 1) without a GPU.
-mm_gpu_name() {
-  local list gpu
-  list="$(nvidia-smi -L 2>/dev/null || true)"
-  [[ "$list" == GPU* ]] || return 1
-  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null || true)"
-  [ -n "$gpu" ] || gpu="$(sed -n '1s/^GPU [0-9]*: \(.*\) (UUID.*/\1/p' <<<"$list")"
-  echo "${gpu:-GPU}"
+# The interpreter python3 runs (pyenv's shim resolved), e.g. /root/.pyenv/versions/3.11.7/bin/python3.
+mm_python3_path() { python3 -c 'import sys; print(sys.executable)' 2>/dev/null || command -v python3; }
+
+# Whether python3 is the system's (Debian's /usr/bin/python3, which sees apt-get's python3-* packages)
+# rather than pyenv's, conda's or another that does not.
+mm_python3_is_system() { [ "$(python3 -c 'import sys; print(sys.base_prefix)' 2>/dev/null)" = /usr ]; }
+
+# The version of matplotlib that $1 imports; nothing (status 1) if it cannot import it.
+mm_mpl_version() { "$1" -c 'import matplotlib; print(matplotlib.__version__)' 2>/dev/null; }
+
+# How to get matplotlib when pip could not (offline): depends on whether python3 sees Debian's packages.
+mm_matplotlib_fix() {
+  local py3
+  py3="$(mm_python3_path)"
+  if mm_python3_is_system; then
+    printf '%s' "connect to PyPI and run again (pip installs matplotlib==$MM_MPL_PIN into .venv); or offline, apt-get install python3-matplotlib (.venv sees the system's packages; figures drawn with its version go to build/figures/)"
+  else
+    local sys_py="apt-get install python3-matplotlib, then MM_PYTHON=/usr/bin/python3 bash scripts/$(basename "$0")"
+    [ -x /usr/bin/python3 ] || sys_py="apt-get install python3 python3-matplotlib, then MM_PYTHON=/usr/bin/python3 bash scripts/$(basename "$0")"
+    printf '%s' "python3 here is $py3 (pyenv, conda or another Python that does not see Debian's packages, so apt-get install python3-matplotlib alone does not help it). One of: connect to PyPI and run again (pip installs matplotlib==$MM_MPL_PIN into .venv); or bring the wheels: on a connected machine \`pip download matplotlib==$MM_MPL_PIN -d wheels/\`, here \`.venv/bin/pip install --no-index --find-links wheels/ -r plots/requirements.txt\`; or use a Python that has matplotlib (any version; figures drawn with another than $MM_MPL_PIN go to build/figures/): MM_PYTHON=/path/to/python, e.g. $sys_py"
+  fi
 }
 
-# The directory name of a GPU's results under plots/data/: "NVIDIA H200" -> "h200";
-# "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3".
-mm_gpu_slug() {
-  local slug
-  slug="$(tr '[:upper:]' '[:lower:]' <<<"$1" | sed -e 's/^nvidia //' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//')"
-  echo "${slug:-gpu}"
+# mm_python [tests]: sets MM_PY, the Python for the figures (and, with `tests`, the plot tests and the
+# zero-cost check).
+#  - $MM_PYTHON, when set: used as it is (nothing installed into it); it must import matplotlib.
+#  - otherwise .venv (created with the system's site-packages visible), where pip installs
+#    plots/requirements.txt (matplotlib==$MM_MPL_PIN) when the requirements changed or matplotlib is not
+#    the pinned version; with `tests`, also tests/requirements.txt (NVIDIA's cuobjdump wheel), only when
+#    the CUDA toolkit has no cuobjdump. pip failing (offline) stops nothing by itself: a matplotlib
+#    already importable is used, with a note if it is not the pinned version; no matplotlib at all goes
+#    to MM_MISSING; no cuobjdump is a note (the one test that needs it is skipped).
+mm_python() {
+  local want_tests=0 stamp="$MM_VENV/.requirements.sha256" want have
+  [ "${1:-}" = tests ] && want_tests=1
+  if [ -n "${MM_PYTHON:-}" ]; then
+    if ! [ -x "$MM_PYTHON" ] && ! command -v "$MM_PYTHON" >/dev/null 2>&1; then
+      mm_missing "MM_PYTHON=$MM_PYTHON: not an executable. Fix: point MM_PYTHON at a Python that has matplotlib $MM_MPL_PIN, or unset it (the scripts then set up .venv)"
+      return 0
+    fi
+    MM_PY="$(command -v "$MM_PYTHON" 2>/dev/null || echo "$MM_PYTHON")"
+    if ! have="$(mm_mpl_version "$MM_PY")"; then
+      mm_missing "matplotlib: MM_PYTHON=$MM_PYTHON cannot import it. Fix: $MM_PY -m pip install -r plots/requirements.txt, or point MM_PYTHON at a Python that has it, or unset MM_PYTHON (the scripts then set up .venv)"
+    elif [ "$have" != "$MM_MPL_PIN" ]; then
+      mm_note "MM_PYTHON has matplotlib $have, not the pinned $MM_MPL_PIN: the committed figures are not redrawn in place, and the test plots.figures_reproducible is skipped"
+    fi
+    [ "$want_tests" -eq 0 ] || mm_find_cuobjdump >/dev/null \
+      || mm_note "no cuobjdump (not in the CUDA toolkit; with MM_PYTHON no wheel is installed): the test layout_zero_cost is skipped. To run it: $MM_PY -m pip install -r tests/requirements.txt, or install the toolkit's cuda-cuobjdump and cuda-nvdisasm"
+    return 0
+  fi
+  command -v python3 >/dev/null 2>&1 || return 0   # already in MM_MISSING
+  if [ ! -x "$MM_VENV/bin/python" ] || ! "$MM_VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+    say "creating the Python virtual environment .venv (python3 = $(mm_python3_path))"
+    rm -rf "$MM_VENV"
+    if ! python3 -m venv --system-site-packages "$MM_VENV"; then
+      rm -rf "$MM_VENV"
+      mm_missing "python3 -m venv failed (see above). Fix: apt-get install python3-venv (for Debian's Python), or point MM_PYTHON at a Python that has matplotlib $MM_MPL_PIN"
+      return 0
+    fi
+  fi
+  MM_PY="$MM_VENV/bin/python"
+  want="$(sha256sum "$MM_ROOT/plots/requirements.txt" | cut -d' ' -f1)"
+  have="$(mm_mpl_version "$MM_PY" || true)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || [ "$have" != "$MM_MPL_PIN" ]; then
+    say "installing plots/requirements.txt (matplotlib==$MM_MPL_PIN) into .venv"
+    if "$MM_PY" -m pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 \
+         -r "$MM_ROOT/plots/requirements.txt"; then
+      echo "$want" > "$stamp"
+    else
+      echo "(pip could not install it: offline?)"
+    fi
+    have="$(mm_mpl_version "$MM_PY" || true)"
+  fi
+  if [ -z "$have" ]; then
+    mm_missing "matplotlib (the figures, the plot tests): pip could not install plots/requirements.txt into .venv. Fix: $(mm_matplotlib_fix)"
+  elif [ "$have" != "$MM_MPL_PIN" ]; then
+    mm_note ".venv has matplotlib $have, not the pinned $MM_MPL_PIN (pip could not install it): figures go to build/figures/ instead of docs/images/, and the test plots.figures_reproducible is skipped"
+  fi
+  if [ "$want_tests" -eq 1 ]; then
+    local cuobjdump
+    if cuobjdump="$(mm_find_cuobjdump)"; then
+      echo "cuobjdump for the zero-cost check: $cuobjdump (the CUDA toolkit's; no wheel needed)"
+    elif ! ls "$MM_VENV"/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump >/dev/null 2>&1; then
+      say "the CUDA toolkit has no cuobjdump: installing tests/requirements.txt (NVIDIA's cuobjdump wheel) into .venv"
+      if ! "$MM_PY" -m pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 \
+             -r "$MM_ROOT/tests/requirements.txt"; then
+        mm_note "no cuobjdump: the CUDA toolkit has none and pip could not install NVIDIA's wheel (offline?). The test layout_zero_cost will be skipped (its PTX half still runs). To run it: run again online, or install the toolkit's cuda-cuobjdump and cuda-nvdisasm packages"
+      fi
+    fi
+  fi
 }
 
 # The CUDA toolkit's cuobjdump, if it has one that can disassemble: PATH, $CUDA_HOME/bin,
@@ -77,59 +195,58 @@ mm_find_cuobjdump() {
   return 1
 }
 
-# mm_venv [tests]: .venv with plots/requirements.txt (matplotlib); with `tests` (scripts/test.sh) also
-# tests/requirements.txt (cuobjdump and nvdisasm wheels for the layout library's zero-cost check),
-# but only when the CUDA toolkit has no cuobjdump of its own.
-# The venv sees the system's site-packages, so a matplotlib installed by the system (apt-get install
-# python3-matplotlib) is used as is. pip runs only when the requirements changed (stamp: their hash)
-# or something is missing; when pip cannot reach PyPI but what the scripts need is already
-# importable, they go on with it (offline runs need no network).
-mm_venv() {
-  local want_tests=0 reqs=("$MM_ROOT/plots/requirements.txt") stamp="$MM_VENV/.requirements.sha256"
-  local want args=() cuobjdump=""
-  [ "${1:-}" = tests ] && want_tests=1
-  if [ ! -x "$MM_PY" ] || ! "$MM_PY" -c 'import sys' >/dev/null 2>&1; then
-    say "creating the Python virtual environment .venv"
-    rm -rf "$MM_VENV"
-    if ! python3 -m venv --system-site-packages "$MM_VENV"; then
-      rm -rf "$MM_VENV"
-      die "python3 -m venv failed: install Python's venv module (Debian: apt-get install python3-venv)"
-    fi
-  fi
-  if [ "$want_tests" -eq 1 ]; then
-    if cuobjdump="$(mm_find_cuobjdump)"; then
-      echo "cuobjdump for the zero-cost check: $cuobjdump (the CUDA toolkit's; no wheel needed)"
-    else
-      reqs+=("$MM_ROOT/tests/requirements.txt")
-    fi
-  fi
-  # What the scripts need, whatever pip says: matplotlib, and a cuobjdump when the tests need one.
-  mm_venv_complete() {
-    "$MM_PY" -c 'import matplotlib' >/dev/null 2>&1 || return 1
-    [ "$want_tests" -eq 0 ] || [ -n "$cuobjdump" ] \
-      || ls "$MM_VENV"/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump >/dev/null 2>&1
-  }
-  want="$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)"
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! mm_venv_complete; then
-    say "installing ${reqs[*]#"$MM_ROOT"/} into .venv"
-    for r in "${reqs[@]}"; do args+=(-r "$r"); done
-    if "$MM_PY" -m pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 "${args[@]}"; then
-      echo "$want" > "$stamp"
-    elif mm_venv_complete; then
-      echo "warning: pip install ${args[*]} failed (offline?); going on with what .venv already has:" \
-           "matplotlib $("$MM_PY" -c 'import matplotlib; print(matplotlib.__version__)')" >&2
-    elif ! "$MM_PY" -c 'import matplotlib' >/dev/null 2>&1; then
-      die "pip install ${args[*]} failed (is PyPI reachable?) and matplotlib is not importable: get it from PyPI, or offline from the system (apt-get install python3-matplotlib; .venv sees the system's packages)"
-    else
-      die "pip install ${args[*]} failed (is PyPI reachable?) and there is no cuobjdump for the zero-cost check: install the CUDA toolkit's cuobjdump and nvdisasm (NVIDIA's packages cuda-cuobjdump, cuda-nvdisasm) or let pip reach PyPI"
-    fi
-  fi
+# Whether $MM_PY draws the committed figures byte for byte (it has the pinned matplotlib).
+mm_draws_committed_figures() { [ "$(mm_mpl_version "$MM_PY")" = "$MM_MPL_PIN" ]; }
+
+# The name of GPU 0 as nvidia-smi gives it ("NVIDIA H200"); prints nothing (status 1) without a GPU.
+mm_gpu_name() {
+  local list gpu
+  list="$(nvidia-smi -L 2>/dev/null || true)"
+  [[ "$list" == GPU* ]] || return 1
+  gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null || true)"
+  [ -n "$gpu" ] || gpu="$(sed -n '1s/^GPU [0-9]*: \(.*\) (UUID.*/\1/p' <<<"$list")"
+  echo "${gpu:-GPU}"
 }
 
-# Configure with the `default` preset (build/), the plot tests using .venv's Python; build everything.
-mm_configure_and_build() {
+# The directory name of a GPU's results under plots/data/: "NVIDIA H200" -> "h200";
+# "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3".
+mm_gpu_slug() {
+  local slug
+  slug="$(tr '[:upper:]' '[:lower:]' <<<"$1" | sed -e 's/^nvidia //' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//')"
+  echo "${slug:-gpu}"
+}
+
+# The CUDA architectures the build uses, as CMakeLists.txt decides them: build/'s cache, else
+# $CUDAARCHS, else this GPU's, else "80;90a".
+mm_cuda_archs() {
+  local a cc
+  a="$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$MM_ROOT/build/CMakeCache.txt" 2>/dev/null)"
+  [ -n "$a" ] || a="${CUDAARCHS:-}"
+  if [ -z "$a" ] && cc="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 2>/dev/null)"; then
+    a="${cc/./}"; [ "$a" = 90 ] && a=90a
+  fi
+  echo "${a:-80;90a}"
+}
+
+# Configure with the `default` preset (build/), the plot tests using $MM_PY.
+mm_configure() {
   say "configuring (cmake --preset default)"
   cmake --preset default -DMM_PYTHON="$MM_PY" || die "CMake configure failed (see above)"
-  say "building with $MM_JOBS jobs"
-  cmake --build --preset default -j "$MM_JOBS" || die "the build failed (see above)"
+}
+
+# mm_build [target...]: build those targets (everything without any) with one job per core.
+mm_build() {
+  local targets=()
+  [ "$#" -gt 0 ] && targets=(--target "$@")
+  say "building ${*:-everything} with $MM_JOBS jobs"
+  cmake --build --preset default -j "$MM_JOBS" "${targets[@]}" || die "the build failed (see above)"
+}
+
+# Seconds of parallel work ($1, measured on 2 cores) on this machine's cores.
+mm_scaled() { echo $(( $1 * 2 / MM_JOBS )); }
+
+# "about 40 s", "about 4 min": $1 seconds, rounded.
+mm_minutes() {
+  local s=$1
+  if [ "$s" -lt 90 ]; then echo "about $(( (s + 5) / 10 * 10 )) s"; else echo "about $(( (s + 30) / 60 )) min"; fi
 }

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Builds everything, runs every chapter and draws the figures (the README's "run everything" command).
+# Builds what it runs, runs every chapter this machine can, and draws the figures (the README's
+# "run everything" command). It prints its plan, with rough times, before it starts.
 #
 #   scripts/run_all.sh
 #
-# With a GPU: every chapter binary writes plots/data/<gpu>/chNN_<name>.csv (chapter 01 runs on this
-# machine's CPU), then the figures go to docs/images/ and the README tables are refreshed.
-# Without a GPU: chapter 01 runs (CSV in build/results/), and the figures are drawn from the
-# committed H200 results in plots/data/h200/.
+# Without a GPU: builds chapter 01 only (about a minute on 2 cores), runs it on the CPU (CSV in
+# build/results/), and draws the figures from the committed H200 results in plots/data/h200 into
+# docs/images/, where they come out byte for byte as committed (matplotlib pinned; with another
+# version they go to build/figures/ instead). About 4 minutes on 2 cores; `git status` stays clean.
+# With a GPU: builds the chapter binaries (the CMake target `chapters`, no tests), every chapter
+# writes plots/data/<gpu>/chNN_<name>.csv (chapter 01 on this machine's CPU), then the figures go
+# to docs/images/ and the README tables are refreshed.
+# The tests are scripts/test.sh's (it builds everything: about 15 minutes on 2 cores).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -14,19 +19,53 @@ CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_
           ch05_layout_matmul ch06_tiled_copy_mma ch06_sizes ch07_pipelined_simt ch08_tensor_cores ch08_mma_ceiling
           ch09_hopper_wgmma_tma ch10_hopper_persistent ch10_sizes)
 
-mm_check_tools
-mm_venv
-mm_configure_and_build
+# Rough times measured on a 2-core machine (seconds; mm_minutes scales the build to this machine's cores):
+CONFIGURE_S=25         # cmake --preset default, fresh
+BUILD_CH01_S=70        # the harness and chapter 01, fresh (both device architectures of a GPU-less build)
+BUILD_CHAPTERS_S=540   # every chapter binary, fresh, one architecture (this GPU's): 60% of test.sh's build
+RUN_CH01_S=100         # chapter 01 at its default sizes (mostly the naive loop at 1024³)
+DRAW_S=20              # plots/plot.py on the committed data
 
-built=()
-for c in "${CHAPTERS[@]}"; do
-  [ -x "build/bin/$c" ] && built+=("$c")
-done
-[ "${#built[@]}" -gt 0 ] || die "no chapter binary in build/bin/"
-
+started=$SECONDS
 if gpu="$(mm_gpu_name)"; then
   slug="$(mm_gpu_slug "$gpu")"   # the same directory as scripts/results_dir.sh (the chapter READMEs)
   out="plots/data/$slug"
+  say "plan: GPU $gpu"
+  cat <<EOF
+  build: the chapter binaries (cmake --build build --target chapters; no tests): $(mm_minutes "$(mm_scaled $((CONFIGURE_S + BUILD_CHAPTERS_S)))") here when
+         build/ is fresh (about 9 min on 2 cores), less when it is up to date
+  run:   ${CHAPTERS[*]}
+         on this GPU (chapter 01 on the CPU, with --thread-sweep), CSVs into $out/: tens of minutes
+  draw:  the figures into docs/images/ and the README tables from $out/
+  not:   the tests (bash scripts/test.sh builds and runs them)
+EOF
+else
+  say "plan: no GPU found (nvidia-smi lists none)"
+  cat <<EOF
+  build: chapter 01 only (cmake --build build --target ch01_cpu_matmul): $(mm_minutes "$(mm_scaled $((CONFIGURE_S + BUILD_CH01_S)))") here when build/ is
+         fresh, seconds when it is up to date
+  run:   ch01_cpu_matmul on this CPU at 256³, 512³ and 1024³: $(mm_minutes $RUN_CH01_S) (progress on stderr),
+         CSV into build/results/ch01_cpu_matmul.csv
+  draw:  the figures from the committed H200 results (plots/data/h200): $(mm_minutes $DRAW_S)
+  skip:  chapters 02-10 (they need a GPU) and the tests (bash scripts/test.sh: it builds
+         everything, about 15 min on 2 cores)
+  in all: $(mm_minutes $(( $(mm_scaled $((CONFIGURE_S + BUILD_CH01_S))) + RUN_CH01_S + DRAW_S ))) on this machine ($MM_JOBS cores) from a fresh clone
+EOF
+fi
+
+say "checking the tools and the Python for the figures"
+mm_check_tools
+mm_python
+mm_stop_if_missing
+mm_configure
+
+if [ -n "${gpu:-}" ]; then
+  mm_build chapters
+  built=()
+  for c in "${CHAPTERS[@]}"; do
+    [ -x "build/bin/$c" ] && built+=("$c")
+  done
+  [ "${#built[@]}" -gt 0 ] || die "no chapter binary in build/bin/"
   mkdir -p "$out"
   say "GPU: $gpu; results go to $out/"
   failed=()
@@ -55,25 +94,17 @@ if gpu="$(mm_gpu_name)"; then
   if [ "${#failed[@]}" -gt 0 ]; then
     die "these chapters failed: ${failed[*]}"
   fi
-  say "done: figures in docs/images/, results in $out/"
+  say "done in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s: figures in docs/images/, results in $out/"
 else
+  mm_build ch01_cpu_matmul
   mkdir -p build/results
-  if [[ " ${built[*]} " == *" ch01_cpu_matmul "* ]]; then
-    say "running ch01_cpu_matmul on the CPU"
-    build/bin/ch01_cpu_matmul --csv build/results/ch01_cpu_matmul.csv
-  fi
-  gpu_chapters=()
-  for c in "${built[@]}"; do
-    [ "$c" != ch01_cpu_matmul ] && gpu_chapters+=("${c:2:2}")
-  done
-  if [ "${#gpu_chapters[@]}" -gt 0 ]; then
-    skipped="chapters ${gpu_chapters[0]}–${gpu_chapters[-1]}"
-    [ "${#gpu_chapters[@]}" -eq 1 ] && skipped="chapter ${gpu_chapters[0]}"
-  else
-    skipped="the GPU chapters"
-  fi
-  echo
-  echo "No GPU found: $skipped were skipped; plotting the committed H200 results from plots/data/h200"
-  "$MM_PY" plots/plot.py --data plots/data/h200 --out docs/images
-  say "done: chapter 01's results in build/results/ch01_cpu_matmul.csv, figures (H200 data) in docs/images/"
+  say "running ch01_cpu_matmul on the CPU"
+  build/bin/ch01_cpu_matmul --csv build/results/ch01_cpu_matmul.csv
+  # The committed figures, drawn again: in place when this matplotlib draws them byte for byte (the tree
+  # stays clean), else beside the build, so that a different version does not rewrite them.
+  figures=docs/images
+  mm_draws_committed_figures || figures=build/figures
+  say "drawing the figures from the committed H200 results (plots/data/h200) into $figures/"
+  "$MM_PY" plots/plot.py --data plots/data/h200 --out "$figures"
+  say "done in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s (no GPU: chapters 02-10 skipped): chapter 01's results in build/results/ch01_cpu_matmul.csv, figures (H200 data) in $figures/"
 fi

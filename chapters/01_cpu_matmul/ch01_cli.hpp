@@ -1,10 +1,12 @@
 /// @file ch01_cli.hpp
-/// @brief The command line of the chapter 01 binary: the shared harness flags plus --threads, --thread-sweep and --no-pin.
+/// @brief The command line of the chapter 01 binary: the shared harness flags plus --threads, --thread-sweep, --no-pin
+/// and --force, and the estimate of how long a run takes (a run estimated past ten minutes needs --force).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -17,12 +19,19 @@ namespace mm::ch01 {
 /// @brief Most workers --threads accepts with --no-pin: beyond any core count, short of exhausting the process's threads.
 inline constexpr std::int64_t max_threads = 1024;
 
+/// @brief A run estimated to take longer than this (seconds) is refused unless --force: the naive loop is cubic, and
+/// 2048³ already takes about ten minutes, 8192³ most of a day.
+inline constexpr double refuse_after_s = 600;
+/// @brief A run estimated to take longer than this (seconds) is run with a warning that says how long.
+inline constexpr double warn_after_s = 120;
+
 /// @brief The parsed command line of ch01_cpu_matmul.
 struct Options {
   CliOptions cli;              ///< the flags every chapter shares
   unsigned threads = 1;        ///< workers of the threaded kernel (default: the logical CPUs this process may use)
   bool thread_sweep = false;   ///< also run threaded at 1, 2, 4, ..., the physical core count, and `threads`
   bool pin = true;             ///< pin the main thread and every worker to a CPU (false with --no-pin)
+  bool force = false;          ///< run even when the estimate passes refuse_after_s (--force)
 };
 
 /// @brief What the binary accepts: four kernels, sizes a CPU finishes in seconds.
@@ -57,6 +66,65 @@ inline std::vector<unsigned> sweep_counts(unsigned threads, std::size_t physical
   return counts;
 }
 
+/// @brief The speed (GFLOP/s) the estimate assumes for a kernel at size `s` with `threads` workers: below the slower of
+/// the CPUs measured so far (a 2-core AMD EPYC VM and the 16-core Xeon of the H200 runs), so that the estimate errs long.
+inline double assumed_gflops(const std::string& kernel, const ProblemSize& s, unsigned threads) {
+  if (kernel == "naive") {
+    // The i-j-k loop walks B down its columns, so its speed falls as B outgrows the caches: measured 2.1 / 1.0 / 0.47
+    // / 0.31 GFLOP/s at 256³ / 512³ / 1024³ / 2048³ on the EPYC, 1.6 / 1.8 / 0.70 (to 1024³) on the Xeon. Past
+    // 16 MiB (4096³ and up) every step of the column is also a new page: assumed half again, not measured.
+    const double b_mib = 4.0 * double(s.k) * double(s.n) / (1024.0 * 1024.0);
+    return b_mib <= 0.25 ? 1.5 : b_mib <= 1 ? 0.8 : b_mib <= 16 ? 0.3 : 0.15;
+  }
+  if (kernel.rfind("threaded", 0) == 0) return 3.0 * std::max(1u, threads);  // 4.8-7 per worker measured
+  return 4.0;                                                                   // ikj, blocked: 5.8-17 measured
+}
+
+/// @brief How long a run of these options takes, by assumed_gflops: every size's fp64 reference (about 1 GFLOP/s)
+/// and (warm-up + timed) rounds of every variant.
+struct RunEstimate {
+  double seconds = 0;      ///< the whole run
+  std::string slowest;     ///< "2048x2048x2048: naive 11 runs at ~0.3 GFLOP/s, about 10 min": the largest part
+};
+
+/// @brief "45 s", "12 min", "3.4 h".
+inline std::string duration_text(double s) {
+  char buf[32];
+  if (s < 90) std::snprintf(buf, sizeof buf, "%.0f s", s);
+  else if (s < 90 * 60) std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  return buf;
+}
+
+/// @brief The estimate for `o` on a machine with `physical_cores` cores (for the sweep's worker counts).
+inline RunEstimate estimate_run(const Options& o, std::size_t physical_cores) {
+  // (kernel, workers) of every variant main.cpp runs.
+  std::vector<std::pair<std::string, unsigned>> variants;
+  for (const std::string& k : o.cli.kernels) variants.emplace_back(k, k == "threaded" ? o.threads : 1u);
+  if (o.thread_sweep)
+    for (unsigned t : sweep_counts(o.threads, physical_cores)) variants.emplace_back("threaded_" + std::to_string(t), t);
+  const double runs = double(o.cli.warmup + o.cli.reps);
+  RunEstimate e;
+  double largest = -1;
+  for (const ProblemSize& s : o.cli.sizes) {
+    const double gflop = 2e-9 * double(s.m) * double(s.n) * double(s.k);
+    if (o.cli.check) e.seconds += gflop / 1.0;
+    for (const auto& [name, threads] : variants) {
+      const double rate = assumed_gflops(name, s, threads);
+      const double t = runs * gflop / rate;
+      e.seconds += t;
+      if (t > largest) {
+        largest = t;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%lldx%lldx%lld: %s, %.0f runs at ~%.2g GFLOP/s, about %s", (long long)s.m,
+                      (long long)s.n, (long long)s.k, name.c_str(), runs, rate, duration_text(t).c_str());
+        e.slowest = buf;
+      }
+    }
+  }
+  return e;
+}
+
 /// @brief Parses argv against the CPUs in `topo`; throws CliError (exit code 2, one line naming the flag) on bad
 /// input, CliError with code 0 on --help.
 ///
@@ -67,7 +135,7 @@ inline Options parse_options(int argc, const char* const* argv, const CpuTopolog
   CliSpec spec = cli_spec();
   std::string threads_text;
   bool threads_given = false;  // so that an empty value ("--threads=") is rejected, not taken as the default
-  bool sweep = false, no_pin = false;
+  bool sweep = false, no_pin = false, force = false;
   const std::size_t cpus = std::max<std::size_t>(1, topo.logical());
   spec.extra = [&](CLI::App& app) {
     app.add_option_function<std::string>(
@@ -76,13 +144,17 @@ inline Options parse_options(int argc, const char* const* argv, const CpuTopolog
           threads_given = true;
         },
         "workers of the threaded kernel, at most the logical CPUs (default: the logical CPUs this process may use, here " +
-            std::to_string(cpus) + ")");
+            std::to_string(cpus) + ")")
+        ->type_name("INT");
     app.add_flag("--thread-sweep", sweep,
                  "also run the threaded kernel at 1, 2, 4, ..., the physical core count and --threads workers, as "
                  "kernels threaded_<t>");
     app.add_flag("--no-pin", no_pin,
                  "let the operating system place the threads (default: pinned, one worker per physical core first); "
                  "allows --threads up to " + std::to_string(max_threads));
+    app.add_flag("--force", force,
+                 "run even when the run is estimated to take more than " + duration_text(refuse_after_s) +
+                     " (without it such a run is refused, saying how long it would take)");
   };
   Options o;
   o.cli = parse_cli(argc, argv, spec);
@@ -99,6 +171,16 @@ inline Options parse_options(int argc, const char* const* argv, const CpuTopolog
     o.threads = unsigned(t);
   }
   o.thread_sweep = sweep;
+  o.force = force;
+  if (!o.force) {
+    const RunEstimate e = estimate_run(o, topo.physical());
+    if (e.seconds > refuse_after_s)
+      throw CliError("error: --sizes/--m/--n/--k: this run would take about " + duration_text(e.seconds) +
+                         " on a CPU like this (a conservative estimate; largest part " + e.slowest +
+                         "); runs estimated past " + duration_text(refuse_after_s) +
+                         " need --force, or drop naive (--kernel ikj,blocked,threaded) or use fewer --reps",
+                     2);
+  }
   return o;
 }
 

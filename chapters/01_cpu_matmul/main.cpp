@@ -7,6 +7,9 @@
 // that off), and the variants run in interleaved rounds (see time_rounds), so that
 // a slow stretch of the machine cannot land on one variant alone.
 //
+// A long size reports its progress on stderr (a line every few seconds: round, time so far, time
+// to go); a run estimated past ten minutes is refused unless --force (ch01_cli.hpp, estimate_run).
+//
 // Build and run:
 //   cmake --build build --target ch01_cpu_matmul && build/bin/ch01_cpu_matmul
 //   build/bin/ch01_cpu_matmul --sizes 1024 --kernel ikj,threaded --thread-sweep --csv ch01.csv
@@ -26,6 +29,7 @@
 
 #include "01_cpu_matmul/ch01_cli.hpp"
 #include "01_cpu_matmul/cpu_matmul.hpp"
+#include "01_cpu_matmul/progress.hpp"
 #include "gemm/problem.hpp"
 #include "harness/random.hpp"
 #include "harness/reference.hpp"
@@ -76,15 +80,24 @@ Timing summarize(std::vector<double> ms) {
 // each variant is timed at every stage of the run and after varied predecessors.
 // Before each timed run C is poisoned (NaN), outside the timed region: a run that
 // skips an element leaves a NaN behind. `after_last(v)` sees C after variant v's
-// last timed run (the check).
+// last timed run (the check); `after_run(round, v, ms)` follows every run, warm-up
+// rounds included (the progress lines).
 std::vector<Timing> time_rounds(const std::vector<Variant>& vs, const std::vector<float>& a,
                                 const std::vector<float>& b, std::vector<float>& c, const mm::GemmProblem& p,
-                                int warmup, int reps, const std::function<void(std::size_t)>& after_last) {
+                                int warmup, int reps, const std::function<void(std::size_t)>& after_last,
+                                const std::function<void(int, std::size_t, double)>& after_run) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::size_t nv = vs.size();
   std::vector<std::vector<double>> ms(nv);
+  auto elapsed_ms = [](Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
   for (int w = 0; w < warmup; ++w)
-    for (const Variant& v : vs) v.run(a.data(), b.data(), c.data(), p.m, p.n, p.k);
+    for (std::size_t v = 0; v < nv; ++v) {
+      const auto t0 = Clock::now();
+      vs[v].run(a.data(), b.data(), c.data(), p.m, p.n, p.k);
+      after_run(w, v, elapsed_ms(t0));
+    }
   for (int r = 0; r < reps; ++r)
     for (std::size_t i = 0; i < nv; ++i) {
       const std::size_t v = (i + std::size_t(r)) % nv;
@@ -94,6 +107,7 @@ std::vector<Timing> time_rounds(const std::vector<Variant>& vs, const std::vecto
       const auto t1 = Clock::now();
       ms[v].push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       if (r == reps - 1) after_last(v);
+      after_run(warmup + r, v, ms[v].back());
     }
   std::vector<Timing> out;
   for (auto& m : ms) out.push_back(summarize(std::move(m)));
@@ -173,8 +187,17 @@ int main(int argc, char** argv) {
   } else {
     std::printf("  not pinned (--no-pin): the operating system places and moves the threads\n");
   }
-  std::printf("  threaded uses %u workers; %d warm-up + %d timed rounds, every variant once per round%s\n\n",
+  std::printf("  threaded uses %u workers; %d warm-up + %d timed rounds, every variant once per round%s\n",
               o.threads, o.cli.warmup, o.cli.reps, o.cli.check ? "" : " (no check)");
+  const mm::ch01::RunEstimate estimate = mm::ch01::estimate_run(o, topo.physical());
+  std::printf("  estimated: at most about %s in all (longest part %s); progress on stderr\n\n",
+              mm::ch01::duration_text(estimate.seconds).c_str(), estimate.slowest.c_str());
+  // Piped output shows the header now, not after the first size's fp64 reference.
+  std::fflush(stdout);
+  if (estimate.seconds > mm::ch01::warn_after_s)
+    std::fprintf(stderr, "ch01_cpu_matmul: warning: this run may take about %s (%s)%s\n",
+                 mm::ch01::duration_text(estimate.seconds).c_str(), estimate.slowest.c_str(),
+                 o.force ? " (--force)" : "");
 
   const std::vector<Variant> vs = variants(o, topo, order);
   std::vector<mm::ResultRow> rows;
@@ -185,11 +208,21 @@ int main(int argc, char** argv) {
     const auto a = mm::random_host<float>(std::size_t(p.m * p.k), o.cli.seed);      // (M,K) row-major
     const auto b = mm::random_host<float>(std::size_t(p.k * p.n), o.cli.seed + 1);  // (K,N) row-major
     std::vector<float> c(std::size_t(p.m * p.n));                                   // (M,N) row-major
+    std::printf("%s: %s%zu variants x (%d + %d) rounds ...\n", size.c_str(),
+                o.cli.check ? "the fp64 reference, then " : "", vs.size(), o.cli.warmup, o.cli.reps);
+    std::fflush(stdout);
     mm::Reference ref;
     if (o.cli.check) ref = mm::reference_gemm_host(p, a, b);
 
-    std::printf("%s: %zu variants x (%d + %d) rounds ...\n", size.c_str(), vs.size(), o.cli.warmup, o.cli.reps);
-    std::fflush(stdout);
+    std::vector<double> assumed_ms;
+    for (const Variant& v : vs) {
+      const bool threaded = v.name.rfind("threaded", 0) == 0;
+      const unsigned workers = v.name == "threaded" ? o.threads
+                               : threaded           ? unsigned(std::stoul(v.name.substr(9)))
+                                                    : 1u;
+      assumed_ms.push_back(1e3 * p.flops() * 1e-9 / mm::ch01::assumed_gflops(v.name, s, workers));
+    }
+    mm::ch01::Progress progress(size, assumed_ms, o.cli.warmup + o.cli.reps);
     std::vector<std::string> verdict(vs.size(), "not checked");
     std::vector<double> rel(vs.size(), mm::not_measured);
     const auto t_size = Clock::now();
@@ -199,7 +232,7 @@ int main(int argc, char** argv) {
       rel[v] = r.rel_frobenius;
       verdict[v] = r.summary;
       all_ok = all_ok && r.ok;
-    });
+    }, [&](int round, std::size_t v, double ms) { progress.after_run(round, v, ms); });
     const double size_s = std::chrono::duration<double>(Clock::now() - t_size).count();
 
     std::printf("%-14s %16s %12s %12s %12s %10s %12s  %s\n", "kernel", "M x N x K", "median ms", "min ms", "max ms",
@@ -235,7 +268,7 @@ int main(int argc, char** argv) {
   }
 
   // The shared table, as every chapter prints it (its "% of cuBLAS" stays empty: there is no cuBLAS on the CPU).
-  mm::print_table(std::cout, rows);
+  mm::print_table(std::cout, rows, "cuBLAS", mm::FlopUnit::giga);
   if (!o.cli.csv.empty()) {
     mm::write_csv(o.cli.csv, rows);
     std::printf("\nwrote %zu rows to %s\n", rows.size(), o.cli.csv.c_str());

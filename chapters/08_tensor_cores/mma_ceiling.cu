@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
                "independent accumulators and resident warps"};
   std::string csv;
   int iters = 4096, reps = 10;
-  app.add_option("--csv", csv, "write the rows to this CSV file");
+  app.add_option("--csv", csv, "write the rows to this CSV file (checked before the run)")->type_name("FILE");
   app.add_option("--iters", iters, "mma.sync per accumulator per warp")->check(CLI::Range(1, 1 << 24));
   app.add_option("--reps", reps, "timed runs")->check(CLI::Range(1, 1000));
   try {
@@ -132,6 +132,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::cerr << program << ": error: " << e.what() << '\n';
+    return 2;
+  }
+  if (const std::string why = csv.empty() ? "" : mm::csv_unwritable(csv); !why.empty()) {
+    std::cerr << program << ": error: --csv: cannot write '" << csv << "': " << why << '\n';
     return 2;
   }
   if (mm::skipped_on_this_gpu(program, mm::arch::sm80)) return 0;

@@ -9,6 +9,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "harness/results.hpp"
+
 namespace mm {
 namespace {
 
@@ -76,19 +78,25 @@ CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec) {
   CLI::App app{spec.description, spec.program};
   std::string m, n, k, sizes, reps, warmup, kernel, layout, seed;
   CliOptions o;
-  app.add_option("--m", m, "rows of A and C");
-  app.add_option("--n", n, "columns of B and C");
-  if (spec.has_k) app.add_option("--k", k, "columns of A, rows of B");
+  o.program = spec.program;
+  // The values are parsed here (parse_int, parse_sizes: one line naming the flag), so CLI11 sees strings;
+  // type_name gives --help the type a reader must write instead of CLI11's TEXT.
+  app.add_option("--m", m, "rows of A and C")->type_name("INT");
+  app.add_option("--n", n, "columns of B and C")->type_name("INT");
+  if (spec.has_k) app.add_option("--k", k, "columns of A, rows of B")->type_name("INT");
   std::string size_help = spec.has_k ? "comma-separated sizes: N (square) or MxNxK" : "comma-separated sizes: N (square) or MxN";
-  app.add_option("--sizes", sizes, size_help + " (default: the chapter's list)");
-  app.add_option("--reps", reps, "timed repetitions (default " + std::to_string(spec.default_reps) + ")");
-  app.add_option("--warmup", warmup, "untimed warm-up runs (default " + std::to_string(spec.default_warmup) + ")");
-  app.add_option("--kernel", kernel, "comma-separated kernels to run: " + join(spec.kernels) + " (default: all)");
+  app.add_option("--sizes", sizes, size_help + " (default: the chapter's list)")->type_name("SIZES");
+  app.add_option("--reps", reps, "timed repetitions (default " + std::to_string(spec.default_reps) + ")")->type_name("INT");
+  app.add_option("--warmup", warmup, "untimed warm-up runs (default " + std::to_string(spec.default_warmup) + ")")
+      ->type_name("INT");
+  app.add_option("--kernel", kernel, "comma-separated kernels to run: " + join(spec.kernels) + " (default: all)")
+      ->type_name("NAMES");
   if (spec.layouts.size() > 1)
-    app.add_option("--layout", layout, "comma-separated storage orders of A,B,C: " + join(spec.layouts) + " or all (default " + spec.layouts.front() + ")");
-  app.add_option("--csv", o.csv, "write the results to this CSV file");
+    app.add_option("--layout", layout, "comma-separated storage orders of A,B,C: " + join(spec.layouts) + " or all (default " + spec.layouts.front() + ")")
+        ->type_name("ORDERS");
+  app.add_option("--csv", o.csv, "write the results to this CSV file (checked before the run)")->type_name("FILE");
   app.add_flag("--no-check", [&o](std::int64_t) { o.check = false; }, "skip the comparison with the fp64 reference");
-  app.add_option("--seed", seed, "seed of the random inputs (default 42)");
+  app.add_option("--seed", seed, "seed of the random inputs (default 42)")->type_name("INT");
   if (spec.extra) spec.extra(app);
 
   try {
@@ -147,6 +155,9 @@ CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec) {
       o.layouts.push_back(tag);
     }
   }
+  // Last, once the rest is known to be good, and long before the CSV is written at the end of the run.
+  if (!o.csv.empty())
+    if (const std::string why = csv_unwritable(o.csv); !why.empty()) reject("--csv", "cannot write '" + o.csv + "': " + why);
   return o;
 }
 

@@ -40,12 +40,13 @@ struct CliSpec {
 
 /// @brief The parsed command line.
 struct CliOptions {
+  std::string program;               ///< the binary's name (CliSpec::program), the prefix of its error lines
   std::vector<ProblemSize> sizes;    ///< the problems to run, in order
   std::vector<std::string> kernels;  ///< the selected kernels, in the spec's order
   std::vector<std::string> layouts;  ///< the selected layout tags
   int reps = 20;                     ///< timed runs
   int warmup = 5;                    ///< untimed runs first
-  std::string csv;                   ///< empty: no CSV
+  std::string csv;                   ///< empty: no CSV; else a path parse_cli found writable (csv_unwritable)
   bool check = true;                 ///< false with --no-check
   std::uint64_t seed = 42;           ///< seed of the random inputs
 };
@@ -58,6 +59,9 @@ struct CliError : std::runtime_error {
 };
 
 /// @brief Parses argv; throws CliError on bad input or --help.
+///
+/// Bad input includes a --csv path that cannot be written (results.hpp, csv_unwritable): it is found
+/// here, before any measurement, not when the table is written at the end of the run.
 CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec);
 
 /// @brief parse_cli, printing the message and exiting (2 on bad input, 0 after --help).

@@ -26,21 +26,21 @@ std::string size_text(const GemmProblem& p) {
 
 // Bad sizes are bad input: one line naming the flag, exit 2, before anything is allocated.
 template <class TIn, class TOut>
-void require_memory(const GemmProblem& p, bool check) {
+void require_memory(const GemmProblem& p, bool check, const std::string& program) {
   const double dev_bytes = double(p.m * p.k + p.k * p.n) * sizeof(TIn) + double(p.m * p.n) * sizeof(TOut) +
                            (check ? 2.0 * double(p.m * p.n) * sizeof(double) : 0.0);
   std::size_t free_b = 0, total_b = 0;
   MM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (dev_bytes > 0.9 * double(free_b)) {
-    std::fprintf(stderr, "error: --sizes/--m/--n/--k: %s needs %.1f GB of device memory, %.1f GB free\n",
-                 size_text(p).c_str(), dev_bytes / 1e9, double(free_b) / 1e9);
+    std::fprintf(stderr, "%s: error: --sizes/--m/--n/--k: %s needs %.1f GB of device memory, %.1f GB free\n",
+                 program.c_str(), size_text(p).c_str(), dev_bytes / 1e9, double(free_b) / 1e9);
     std::exit(2);
   }
   const double host_bytes = check ? double(p.m * p.n) * (2 * sizeof(double) + sizeof(TOut)) : 0.0;
   const double host_free = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
   if (host_bytes > 0.9 * host_free) {
-    std::fprintf(stderr, "error: --sizes/--m/--n/--k: checking %s needs %.1f GB of host memory, %.1f GB free (or pass --no-check)\n",
-                 size_text(p).c_str(), host_bytes / 1e9, host_free / 1e9);
+    std::fprintf(stderr, "%s: error: --sizes/--m/--n/--k: checking %s needs %.1f GB of host memory, %.1f GB free (or pass --no-check)\n",
+                 program.c_str(), size_text(p).c_str(), host_bytes / 1e9, host_free / 1e9);
     std::exit(2);
   }
 }
@@ -85,7 +85,7 @@ template <class TIn, class TOut>
 void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& run) {
   const GemmProblem& p = run.p;
   const CliOptions& opt = run.opt;
-  require_memory<TIn, TOut>(p, opt.check);
+  require_memory<TIn, TOut>(p, opt.check, opt.program);
   DeviceBuffer<TIn> a(p.m * p.k), b(p.k * p.n);
   DeviceBuffer<TOut> c(p.m * p.n);
   fill_random(a, opt.seed);

@@ -1,14 +1,19 @@
 #include "harness/results.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace mm {
 namespace {
@@ -58,10 +63,29 @@ std::string csv_header() {
   return "chapter,kernel,dtype,layout,M,N,K,median_ms,min_ms,tflops,gbps,pct_of_cublas,rel_error,gpu,cuda_version,timestamp";
 }
 
+std::string csv_unwritable(const std::string& path) {
+  if (path.empty()) return "empty path";
+  // Create it only if it is absent (O_EXCL), so that we know to remove it again.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return "";
+  }
+  if (errno != EEXIST) return std::strerror(errno);
+  fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return std::strerror(errno);
+  ::close(fd);
+  return "";
+}
+
 void write_csv(const std::string& path, const std::vector<ResultRow>& rows) {
   std::ofstream f(path);
   if (!f) {
-    std::fprintf(stderr, "error: --csv: cannot write '%s'\n", path.c_str());
+    // Checked before the run (csv_unwritable); this is a path that went bad since, or a full disk.
+    const std::string why = csv_unwritable(path);
+    std::fprintf(stderr, "%s: error: --csv: cannot write '%s'%s%s\n", program_invocation_short_name, path.c_str(),
+                 why.empty() ? "" : ": ", why.c_str());
     std::exit(2);
   }
   f << csv_header() << '\n';
@@ -98,10 +122,12 @@ std::vector<ResultRow> read_csv(const std::string& path) {
   return rows;
 }
 
-void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std::string& baseline_name) {
+void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std::string& baseline_name,
+                 FlopUnit unit) {
   const std::string pct = "% of " + baseline_name;
+  const bool giga = unit == FlopUnit::giga;
   os << std::left << std::setw(30) << "kernel" << std::setw(6) << "dtype" << std::setw(7) << "layout"
-     << std::right << std::setw(20) << "M x N x K" << std::setw(11) << "ms" << std::setw(10) << "TFLOP/s"
+     << std::right << std::setw(20) << "M x N x K" << std::setw(11) << "ms" << std::setw(10) << (giga ? "GFLOP/s" : "TFLOP/s")
      << std::setw(10) << "GB/s" << std::setw(14) << pct << std::setw(10) << "rel err" << '\n';
   for (const ResultRow& r : rows) {
     std::ostringstream size;
@@ -111,7 +137,7 @@ void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std
     if (!std::isnan(r.rel_error)) std::snprintf(err, sizeof err, "%.1e", r.rel_error);
     os << std::left << std::setw(30) << r.kernel << std::setw(6) << r.dtype << std::setw(7) << r.layout
        << std::right << std::setw(20) << size.str() << std::setw(11) << fixed(r.median_ms, 4)
-       << std::setw(10) << fixed(r.tflops, 2) << std::setw(10) << fixed(r.gbps, 1)
+       << std::setw(10) << fixed(giga ? r.tflops * 1e3 : r.tflops, 2) << std::setw(10) << fixed(r.gbps, 1)
        << std::setw(14) << fixed(r.pct_of_cublas, 1) << std::setw(10) << err << '\n';
   }
 }

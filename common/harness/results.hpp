@@ -36,14 +36,29 @@ struct ResultRow {
 /// @brief The header line of the CSV (column names, comma-separated, no newline).
 std::string csv_header();
 
-/// @brief Writes rows (with the header) to `path`, replacing the file. Exits 2 with a one-line message if it cannot.
+/// @brief Writes rows (with the header) to `path`, replacing the file. Exits 2 with a one-line message
+/// ("<program>: error: --csv: cannot write '<path>': <reason>") if it cannot.
 void write_csv(const std::string& path, const std::vector<ResultRow>& rows);
+
+/// @brief Why `path` cannot be written as write_csv will write it ("No such file or directory",
+/// "Is a directory", "Permission denied"), or "" when it can.
+///
+/// Every binary asks this before it measures anything (parse_cli does, for --csv), so that a bad path
+/// costs a second, not a whole run. The file is opened for appending: an existing CSV is left as it
+/// is, and a file this check had to create is removed again.
+std::string csv_unwritable(const std::string& path);
 
 /// @brief Reads a CSV written by write_csv. Throws std::runtime_error naming the line on a malformed file.
 std::vector<ResultRow> read_csv(const std::string& path);
 
-/// @brief Prints rows as an aligned table (kernel, dtype, layout, size, ms, TFLOP/s, GB/s, % of baseline, error).
-void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std::string& baseline_name = "cuBLAS");
+/// @brief The unit of the speed column of print_table: TFLOP/s for the GPU chapters, GFLOP/s for the CPU
+/// (chapter 01's kernels run at 0.5-100 GFLOP/s, which TFLOP/s would print as 0.00-0.10).
+enum class FlopUnit { tera, giga };
+
+/// @brief Prints rows as an aligned table (kernel, dtype, layout, size, ms, TFLOP/s or GFLOP/s, GB/s, % of baseline,
+/// error).
+void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std::string& baseline_name = "cuBLAS",
+                 FlopUnit unit = FlopUnit::tera);
 
 /// @brief Now as "2026-11-21T10:00:00Z".
 std::string utc_timestamp();

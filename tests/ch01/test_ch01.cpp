@@ -1,11 +1,13 @@
 // Chapter 01: every CPU variant equals the fp64 reference at awkward sizes, with C
 // poisoned (NaN) first so an element a variant forgets to write fails; the CPU
 // topology (SMT siblings from a fake sysfs tree, the pin order, the CPU model);
-// the chapter's --threads / --thread-sweep / --no-pin flags.
+// the chapter's --threads / --thread-sweep / --no-pin / --force flags, the run-time estimate behind
+// --force, and the progress lines of long sizes. (tests/cli runs the binary itself.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -20,6 +22,7 @@
 #include "01_cpu_matmul/ch01_cli.hpp"
 #include "01_cpu_matmul/cpu_matmul.hpp"
 #include "01_cpu_matmul/cpu_topology.hpp"
+#include "01_cpu_matmul/progress.hpp"
 #include "harness/dtype.hpp"
 #include "gemm/problem.hpp"
 #include "harness/random.hpp"
@@ -370,6 +373,92 @@ TEST(Ch01Cli, HelpMentionsTheChapterFlags) {
     EXPECT_NE(help.find("--thread-sweep"), std::string::npos);
     EXPECT_NE(help.find("--no-pin"), std::string::npos);
   }
+}
+
+// --- how long a run takes: the estimate, the refusal, the progress lines ---------
+
+// The default run (256³, 512³, 1024³; 1 + 10 rounds) takes 1.5 minutes on the 2-core EPYC that CI uses: estimated
+// above that (the estimate errs long) and below the warning.
+TEST(Ch01Estimate, DefaultRunIsMinutesWithoutWarning) {
+  const auto o = parse({}, fake_machine(2, 1));
+  const mm::ch01::RunEstimate e = mm::ch01::estimate_run(o, 2);
+  EXPECT_GT(e.seconds, 60);
+  EXPECT_LT(e.seconds, mm::ch01::warn_after_s);
+  EXPECT_NE(e.slowest.find("1024x1024x1024: naive"), std::string::npos) << e.slowest;
+}
+
+// 2048³ measured 11 min on the EPYC (naive 55 s a run): estimated past the limit; --reps 3 brings it under.
+TEST(Ch01Estimate, RefusesRunsPastTenMinutesUnlessForced) {
+  expect_rejected({"--sizes", "2048"}, "--sizes", fake_machine(2, 1));
+  expect_rejected({"--m", "8192", "--n", "8192", "--k", "8192", "--kernel", "naive"}, "--force", fake_machine(2, 1));
+  EXPECT_TRUE(parse({"--sizes", "8192", "--force"}, fake_machine(2, 1)).force);
+  EXPECT_FALSE(parse({"--sizes", "2048", "--reps", "3"}, fake_machine(2, 1)).force);
+  EXPECT_NO_THROW(parse({"--sizes", "4096", "--kernel", "threaded"}));  // 16 workers: seconds a run
+}
+
+TEST(Ch01Estimate, RefusalSaysHowLong) {
+  try {
+    parse({"--sizes", "8192"}, fake_machine(2, 1));
+    ADD_FAILURE() << "8192³ with the naive loop was accepted";
+  } catch (const mm::CliError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("would take about"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(" h "), std::string::npos) << "hours, said as hours: " << msg;
+    EXPECT_NE(msg.find("8192x8192x8192: naive"), std::string::npos) << msg;
+  }
+}
+
+TEST(Ch01Estimate, SlowerKernelsAndBiggerMatricesAreAssumedSlower) {
+  using mm::ch01::assumed_gflops;
+  const mm::ProblemSize s256{256, 256, 256}, s1024{1024, 1024, 1024}, s8192{8192, 8192, 8192};
+  EXPECT_GT(assumed_gflops("naive", s256, 1), assumed_gflops("naive", s1024, 1));
+  EXPECT_GT(assumed_gflops("naive", s1024, 1), assumed_gflops("naive", s8192, 1));
+  EXPECT_GT(assumed_gflops("ikj", s1024, 1), assumed_gflops("naive", s1024, 1));
+  EXPECT_EQ(assumed_gflops("threaded_4", s1024, 4), 4 * assumed_gflops("threaded_1", s1024, 1));
+  EXPECT_EQ(mm::ch01::duration_text(45), "45 s");
+  EXPECT_EQ(mm::ch01::duration_text(600), "10 min");
+  EXPECT_EQ(mm::ch01::duration_text(5.5 * 3600), "5.5 h");
+}
+
+// Progress lines go to the stream given; with no interval every run prints one, and the time to go is the
+// remaining runs at their variants' last times (assumed before the first).
+TEST(Ch01Progress, LinesSayRoundRunsAndTimeToGo) {
+  char* text = nullptr;
+  std::size_t len = 0;
+  std::FILE* out = open_memstream(&text, &len);
+  ASSERT_NE(out, nullptr);
+  {
+    mm::ch01::Progress progress("64x64x64", {1000.0, 2000.0}, 2, 0.0, out);  // 2 variants, 2 rounds
+    EXPECT_DOUBLE_EQ(progress.to_go_ms(), 6000.0);
+    progress.after_run(0, 0, 100.0);  // variant 0 is faster than assumed
+    EXPECT_DOUBLE_EQ(progress.to_go_ms(), 2000.0 + 100.0 + 2000.0);
+    progress.after_run(0, 1, 200.0);
+    progress.after_run(1, 0, 100.0);
+    progress.after_run(1, 1, 200.0);
+    EXPECT_DOUBLE_EQ(progress.to_go_ms(), 0.0);
+  }
+  std::fclose(out);
+  const std::string lines(text, len);
+  std::free(text);
+  EXPECT_NE(lines.find("64x64x64: round 1 of 2, 1 of 4 runs done"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("64x64x64: round 2 of 2, 4 of 4 runs done"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("about 0 s to go"), std::string::npos) << lines;
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 4) << lines;
+}
+
+// With the interval of a real run, runs of milliseconds print nothing.
+TEST(Ch01Progress, ShortRunsPrintNothing) {
+  char* text = nullptr;
+  std::size_t len = 0;
+  std::FILE* out = open_memstream(&text, &len);
+  ASSERT_NE(out, nullptr);
+  {
+    mm::ch01::Progress progress("16x16x16", {1.0}, 3, 5.0, out);
+    for (int r = 0; r < 3; ++r) progress.after_run(r, 0, 1.0);
+  }
+  std::fclose(out);
+  EXPECT_EQ(len, 0u) << text;
+  std::free(text);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The shared command line: good input parses, bad input is rejected with one
-// line that names the flag (the binaries print it and exit 2).
+// The shared command line: good input parses, bad input (an unwritable --csv included) is rejected
+// with one line that names the flag (the binaries print it after their name and exit 2).
 #include <gtest/gtest.h>
 
 #include <initializer_list>
@@ -123,6 +123,31 @@ TEST(Cli, HelpExitsZeroWithText) {
     EXPECT_EQ(e.exit_code, 0);
     EXPECT_NE(std::string(e.what()).find("--sizes"), std::string::npos);
   }
+}
+
+// --help shows what each option takes: numbers as INT (CLI11 would say TEXT: the values are parsed by parse_int).
+TEST(Cli, HelpShowsTheTypeOfEachValue) {
+  try {
+    parse({"--help"});
+    ADD_FAILURE() << "--help did not stop parsing";
+  } catch (const mm::CliError& e) {
+    const std::string help = e.what();
+    for (const char* shown : {"--m INT", "--n INT", "--k INT", "--reps INT", "--warmup INT", "--seed INT",
+                              "--sizes SIZES", "--kernel NAMES", "--layout ORDERS", "--csv FILE"})
+      EXPECT_NE(help.find(shown), std::string::npos) << shown << " not in:\n" << help;
+    EXPECT_EQ(help.find("TEXT"), std::string::npos) << help;
+  }
+}
+
+// A --csv that cannot be written is bad input, found while parsing: before the run, not after it.
+TEST(Cli, RejectsAnUnwritableCsvBeforeTheRun) {
+  expect_rejected({"--csv", "/nonexistent-mm-dir/x.csv"}, "--csv");
+  try {
+    parse({"--csv", "/nonexistent-mm-dir/x.csv"});
+  } catch (const mm::CliError& e) {
+    EXPECT_EQ(std::string(e.what()), "error: --csv: cannot write '/nonexistent-mm-dir/x.csv': No such file or directory");
+  }
+  EXPECT_EQ(parse({}).program, "chXX");
 }
 
 // ---- Launch arithmetic and the 32-bit rule (gemm/launch.hpp), at their boundaries ----

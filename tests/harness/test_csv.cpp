@@ -1,10 +1,13 @@
-// The one CSV schema: what write_csv writes, read_csv reads back unchanged.
+// The one CSV schema: what write_csv writes, read_csv reads back unchanged; csv_unwritable, which
+// every binary asks before it measures; the printed table's units.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness/results.hpp"
@@ -70,6 +73,51 @@ TEST(Csv, MalformedFileIsRejected) {
   }
   EXPECT_THROW(mm::read_csv(path), std::runtime_error);
   std::remove(path.c_str());
+}
+
+// Before any measurement: a path that cannot be written is named with its reason; one that can is left as it was
+// (an existing CSV keeps its rows, an absent one is not created).
+TEST(Csv, UnwritablePathsAreFoundBeforeTheRun) {
+  EXPECT_EQ(mm::csv_unwritable("/nonexistent-mm-dir/x.csv"), "No such file or directory");
+  EXPECT_EQ(mm::csv_unwritable(std::filesystem::temp_directory_path().string()), "Is a directory");
+  EXPECT_FALSE(mm::csv_unwritable("").empty());
+
+  const std::string absent = temp_path("absent");
+  std::remove(absent.c_str());
+  EXPECT_EQ(mm::csv_unwritable(absent), "");
+  EXPECT_FALSE(std::filesystem::exists(absent)) << "the check created the file and left it";
+
+  const std::string existing = temp_path("existing");
+  { std::ofstream(existing) << "old rows\n"; }
+  EXPECT_EQ(mm::csv_unwritable(existing), "");
+  std::ifstream in(existing);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "old rows") << "the check changed an existing file";
+  std::remove(existing.c_str());
+
+  if (::geteuid() != 0) {  // root writes anywhere
+    const std::string read_only = temp_path("read_only");
+    { std::ofstream(read_only) << "x\n"; }
+    ::chmod(read_only.c_str(), 0444);
+    EXPECT_EQ(mm::csv_unwritable(read_only), "Permission denied");
+    std::remove(read_only.c_str());
+  }
+}
+
+// GPU chapters print TFLOP/s; chapter 01 asks for GFLOP/s, where a CPU's 0.5-100 reads as more than 0.00.
+TEST(Csv, TableSpeedUnit) {
+  mm::ResultRow r;
+  r.kernel = "naive"; r.dtype = "fp32"; r.layout = "RRR"; r.m = r.n = r.k = 1024;
+  r.median_ms = 4585.7; r.tflops = 0.000468;
+  std::ostringstream tera, giga;
+  mm::print_table(tera, {r});
+  mm::print_table(giga, {r}, "cuBLAS", mm::FlopUnit::giga);
+  EXPECT_NE(tera.str().find("TFLOP/s"), std::string::npos);
+  EXPECT_NE(tera.str().find(" 0.00 "), std::string::npos) << tera.str();
+  EXPECT_NE(giga.str().find("GFLOP/s"), std::string::npos);
+  EXPECT_EQ(giga.str().find("TFLOP/s"), std::string::npos);
+  EXPECT_NE(giga.str().find(" 0.47 "), std::string::npos) << giga.str();
 }
 
 }  // namespace

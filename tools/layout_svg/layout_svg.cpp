@@ -1,9 +1,16 @@
 // Writes the SVG pictures used by docs/layouts.md and the chapter READMEs.
-// Usage: layout_svg [output_dir]   (default: docs/images; files are named layout_*.svg)
+// Usage: layout_svg [output_dir]   (default: docs/images; files are named layout_*.svg and mma_*.svg)
+// The directory must exist (a mistyped path is an error, exit 2, not a new directory); --help prints
+// the usage. tests/tools checks that the pictures it writes are the committed ones, byte for byte.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "layout/all.hpp"
 #include "layout/svg.hpp"
@@ -12,18 +19,67 @@ using namespace mm;
 
 namespace {
 
+constexpr const char* usage =
+    "Usage: layout_svg [-h|--help] [OUTPUT_DIR]\n"
+    "Writes the layout and mma-fragment pictures of docs/layouts.md and the chapter pages (layout_*.svg,\n"
+    "mma_*.svg) into OUTPUT_DIR, an existing directory (default: docs/images).\n";
+
+int failures = 0;  // files that could not be written; the exit code is 1 if any
+
 // Opens dir/name for writing, or reports the failure.
 std::ofstream open_svg(std::string const& dir, std::string const& name) {
   std::ofstream f(dir + "/" + name);
-  if (!f) std::fprintf(stderr, "layout_svg: cannot write %s/%s\n", dir.c_str(), name.c_str());
-  else std::printf("wrote %s/%s\n", dir.c_str(), name.c_str());
+  if (!f) {
+    std::fprintf(stderr, "layout_svg: error: cannot write %s/%s: %s\n", dir.c_str(), name.c_str(), std::strerror(errno));
+    ++failures;
+  } else {
+    std::printf("wrote %s/%s\n", dir.c_str(), name.c_str());
+  }
   return f;
+}
+
+// The output directory from the command line, or exits: 0 after --help, 2 (one line) on anything else
+// that is not an existing, writable directory.
+std::string output_dir(int argc, char** argv) {
+  std::string dir = "docs/images";
+  int given = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::cout << usage;
+      std::exit(0);
+    }
+    if (arg.size() > 1 && arg[0] == '-') {
+      std::fprintf(stderr, "layout_svg: error: unknown option '%s' (layout_svg --help)\n", arg.c_str());
+      std::exit(2);
+    }
+    if (++given > 1) {
+      std::fprintf(stderr, "layout_svg: error: one output directory, got '%s' and '%s'\n", dir.c_str(), arg.c_str());
+      std::exit(2);
+    }
+    dir = arg;
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    std::fprintf(stderr, "layout_svg: error: output directory '%s': %s (create it first)\n", dir.c_str(),
+                 std::strerror(errno));
+    std::exit(2);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    std::fprintf(stderr, "layout_svg: error: output directory '%s' is not a directory\n", dir.c_str());
+    std::exit(2);
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    std::fprintf(stderr, "layout_svg: error: output directory '%s': %s\n", dir.c_str(), std::strerror(errno));
+    std::exit(2);
+  }
+  return dir;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = argc > 1 ? argv[1] : "docs/images";
+  const std::string dir = output_dir(argc, argv);
   auto bank = [](int i) { return i % 32; };
 
   // Basic layouts: the same 4x2 shape, column-major and row-major, and a nested mode.
@@ -165,5 +221,5 @@ int main(int argc, char** argv) {
                        ": lane T holds it as value V");
     }
   }
-  return 0;
+  return failures > 0 ? 1 : 0;
 }

@@ -49,7 +49,7 @@ struct Blocktile1dCfg {
 };
 
 /// Step 2, layout_unpadded: an 8×8 block of outputs per thread, 8 + 8 loads for 64 FMAs. The block
-/// tile grows to 128×128 with it, so that 256 threads still cover it.
+/// tile grows to 128×128 with it: 256 threads of 64 outputs each.
 struct LayoutUnpaddedCfg : Blocktile1dCfg {
   using TN = _8;
   using BM = _128;

@@ -48,11 +48,11 @@ TILES = {
     ("03_tiled_shared_memory", "tiled_32"): (32, 32, "chapters/03_tiled_shared_memory/README.md:175"),
     ("05_layout_matmul", "layout_unpadded"): (128, 128, "ncu_ch05.log: tuple<C<128>, C<128>, C<8>>"),
     ("05_layout_matmul", "layout_padded"): (128, 128, "ncu_ch05.log: tuple<C<128>, C<128>, C<8>>"),
-    ("06_tiled_copy_mma", "tiled_vec128"): (128, 128, "chapters/06_tiled_copy_mma/main.cu: 128x128x8 tiles"),
-    ("06_tiled_copy_mma", "tiled_vec128_uncoalesced"): (128, 128, "chapters/06_tiled_copy_mma/main.cu"),
-    ("06_tiled_copy_mma", "tiled_prefetch"): (128, 128, "chapters/06_tiled_copy_mma/main.cu"),
-    ("07_pipelined_simt", "pipelined_s2"): (128, 128, "chapters/07_pipelined_simt/pipelined_simt.cuh (PipelinedCfg)"),
-    ("07_pipelined_simt", "deep_k"): (128, 128, "chapters/07_pipelined_simt/pipelined_simt.cuh:173 (DeepKCfg 128x128x16)"),
+    ("06_tiled_copy_mma", "tiled_vec128"): (128, 128, "chapters/06_tiled_copy_mma/tiled_copy_mma.hpp: 128x128x8 tiles"),
+    ("06_tiled_copy_mma", "tiled_vec128_uncoalesced"): (128, 128, "chapters/06_tiled_copy_mma/tiled_copy_mma.hpp"),
+    ("06_tiled_copy_mma", "tiled_prefetch"): (128, 128, "chapters/06_tiled_copy_mma/tiled_copy_mma.hpp"),
+    ("07_pipelined_simt", "pipelined_s2"): (128, 128, "chapters/07_pipelined_simt/pipelined.cuh (PipelinedS2Cfg)"),
+    ("07_pipelined_simt", "deep_k"): (128, 128, "chapters/07_pipelined_simt/fragment_pipelined.cuh (DeepKCfg 128x128x16)"),
     ("07_pipelined_simt", "big_tile"): (128, 256, "chapters/07_pipelined_simt/README.md:175 (128x256x16)"),
 }
 

@@ -558,10 +558,14 @@ HIT_COLOR, MISS_COLOR, PARTLY_COLOR = "#2e7d32", "#c62828", "#ef6c00"
 
 
 def find_row(all_rows: list[rd.Row], chapter: str, kernel: str, dtype: str, layout: str, size: int) -> rd.Row | None:
-    """The one row of a kernel at size³ (a copy: size×size) in one storage order, or None (absent or ambiguous)."""
-    found = [r for r in all_rows if r.chapter == chapter and r.kernel == kernel and r.dtype == dtype
-             and r.layout == layout and r.m == r.n == size and (r.k == size or r.is_copy)]
-    return found[0] if len(found) == 1 else None
+    """The one row of a kernel at size³ (a copy: size×size) in one storage order, or None (absent or ambiguous).
+    A chapter's step before ("ch05_layout_padded") is also found under its former name ("layout_padded")."""
+    for name in (kernel, rd.STEP_BEFORE_FORMER_NAMES.get((chapter, kernel))):
+        found = [r for r in all_rows if r.chapter == chapter and r.kernel == name and r.dtype == dtype
+                 and r.layout == layout and r.m == r.n == size and (r.k == size or r.is_copy)]
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None
 
 
 def measured_value(all_rows: list[rd.Row], p: pr.Prediction, layout: str, size: int) -> float | None:

@@ -127,7 +127,7 @@ PREDICTIONS: list[Prediction] = [
                ref=(_05, "layout_unpadded")),
     # --- 06: one idea at a time (written after the 1.32× total was known), then the headline steps
     Prediction(_06, "tiled_ldg128", RATIO, 0.97, 1.08, CH06, "0.97–1.08× `layout_padded`, 29–32.5 TFLOP/s",
-               ref=(_06, "layout_padded")),
+               ref=(_06, "ch05_layout_padded")),
     Prediction(_06, "tiled_ldg128", TFLOPS, 29, 32.5, CH06, "0.97–1.08× `layout_padded`, 29–32.5 TFLOP/s"),
     Prediction(_06, "tiled_ldg128_pad4", RATIO, 0.99, 1.05, CH06, "0.99–1.05× `tiled_ldg128`, 29–34 TFLOP/s",
                ref=(_06, "tiled_ldg128")),
@@ -137,7 +137,7 @@ PREDICTIONS: list[Prediction] = [
     Prediction(_06, "tiled_vec128", TFLOPS, 34, 40, CH06, "34–40 TFLOP/s, 66–78% of cuBLAS"),
     Prediction(_06, "tiled_vec128", PCT, 66, 78, CH06, "34–40 TFLOP/s, 66–78% of cuBLAS"),
     Prediction(_06, "tiled_vec128", RATIO, 1.1, 1.3, CH06, "(1.1–1.3× `layout_padded`)",
-               ref=(_06, "layout_padded")),
+               ref=(_06, "ch05_layout_padded")),
     Prediction(_06, "tiled_vec128_uncoalesced", RATIO, 0.85, 1.0, CH06, "0.85–1.0× `tiled_vec128`",
                ref=(_06, "tiled_vec128")),
     Prediction(_06, "tiled_prefetch", RATIO, 1.05, 1.25, CH06,
@@ -158,7 +158,7 @@ PREDICTIONS: list[Prediction] = [
                "0.97–1.03× `tiled_prefetch`, 41.9–44.5 TFLOP/s"),
     # --- 07: each step over the one it builds on, in the chapter's own run
     Prediction(_07, "pipelined_s2", RATIO, 1.02, 1.05, CH07, "`pipelined_s2` | +2–5%",
-               ref=(_07, "tiled_prefetch")),
+               ref=(_07, "ch06_tiled_prefetch")),
     Prediction(_07, "pipelined_s3", RATIO, 1.0, 1.03, CH07, "`pipelined_s3`, `s4` | +0–3% over `s2`",
                ref=(_07, "pipelined_s2")),
     Prediction(_07, "pipelined_s4", RATIO, 1.0, 1.03, CH07, "`pipelined_s3`, `s4` | +0–3% over `s2`",

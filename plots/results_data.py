@@ -31,6 +31,13 @@ GEMM_BASELINE = "cuBLAS"
 COPY_BASELINE = "cudaMemcpy"
 BASELINES = (GEMM_BASELINE, COPY_BASELINE)
 CPU_NAIVE = ("01", "naive")  # chapter number and kernel of the speedup baseline
+# The step before a chapter's own steps (the previous chapter's best, measured in the same run) is
+# named "chNN_<step>" (that chapter's best()); CSVs written before the chapters' step lists call it by
+# the step's own name. (chapter, name) -> the former name, for lookups that must find either.
+STEP_BEFORE_FORMER_NAMES = {
+    ("06_tiled_copy_mma", "ch05_layout_padded"): "layout_padded",
+    ("07_pipelined_simt", "ch06_tiled_prefetch"): "tiled_prefetch",
+}
 
 
 class DataError(Exception):

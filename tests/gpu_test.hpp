@@ -113,10 +113,10 @@ void expect_matches_fp64(const Kernel& kernel, const GemmProblem& p, std::uint64
   EXPECT_TRUE(r.ok) << kernel.name << " " << p.layout_tag() << " at " << size_name(p) << ": " << r.summary;
 }
 
-/// The launcher `inner` run on copies of A and B that start one float past a 16-byte boundary
-/// (cudaMalloc's 256-byte alignment + 4 bytes): a kernel must notice and take its unaligned path,
-/// where a 16-byte access would fault.
-inline GemmLaunch<float, float> shifted_by_one_float(GemmLaunchFn inner) {
+/// The launcher `inner` (a step's launch, or a launch function) run on copies of A and B that start
+/// one float past a 16-byte boundary (cudaMalloc's 256-byte alignment + 4 bytes): a kernel must
+/// notice and take its unaligned path, where a 16-byte access would fault.
+inline GemmLaunch<float, float> shifted_by_one_float(GemmLaunch<float, float> inner) {
   return [inner](const GemmProblem& p, const float* a, const float* b, float* c, cudaStream_t s) {
     const std::size_t na = std::size_t(p.m * p.k), nb = std::size_t(p.k * p.n);
     DeviceBuffer<float> a1(na + 1), b1(nb + 1);

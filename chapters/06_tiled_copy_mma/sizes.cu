@@ -6,17 +6,16 @@
 // the predicated path a partial tile takes. Its rows are chapter "06_tiled_copy_mma_sizes", kept out
 // of the chapters' own tables; the figure "fp32 kernels at awkward sizes" in the README draws them.
 //
-// No new kernels: it links the chapters' libraries (chapter 03's kernel is header-only).
+// No new kernels: each chapter's best step (its best(), from the chapter's list in steps.cu; chapter
+// 03's kernel is still its header's launch function, compiled here).
 //
 // Build: cmake --build build --target ch06_sizes
 // Run:   build/bin/ch06_sizes [--csv results.csv]   (RRR only: chapter 03's kernel takes no other order)
 #include "03_tiled_shared_memory/steps.hpp"
-#include "05_layout_matmul/layout_matmul.cuh"
-#include "06_tiled_copy_mma/tiled_copy_mma.cuh"
-#include "07_pipelined_simt/pipelined_simt.cuh"
+#include "05_layout_matmul/steps.hpp"
+#include "06_tiled_copy_mma/steps.hpp"
+#include "07_pipelined_simt/steps.hpp"
 #include "harness/gemm_runner.hpp"
-
-namespace ch07 = mm::ch07;
 
 int main(int argc, char** argv) {
   const mm::GemmChapter chapter{
@@ -50,13 +49,9 @@ int main(int argc, char** argv) {
   return mm::run_gemm_chapter<float, float>(
       argc, argv, chapter,
       {
-          mm::ch03::best(),
-          {.name = "ch05_layout_padded", .dtype = mm::DType::f32, .launch = mm::ch05::launch_layout_padded,
-           .rejects = mm::ch05::layout_gemm_rejects},
-          {.name = "ch06_tiled_prefetch", .dtype = mm::DType::f32, .launch = mm::ch06::launch_tiled_prefetch,
-           .rejects = mm::ch06::tiled_rejects},
-          {.name = "ch07_deep_k", .dtype = mm::DType::f32,
-           .launch = ch07::launch_pipelined<ch07::DeepKCfg>, .rejects = ch07::pipelined_rejects<ch07::DeepKCfg>,
-           .needs = mm::arch::sm80},
+          mm::ch03::best(),  // "ch03_tiled_32"
+          mm::ch05::best(),  // "ch05_layout_padded"
+          mm::ch06::best(),  // "ch06_tiled_prefetch"
+          mm::ch07::best(),  // "ch07_deep_k"
       });
 }

@@ -1,31 +1,65 @@
-// Chapter 07's tuning sweep: deep_k, the chapter's best kernel, next to the same kernel with one
-// choice changed (stages, K depth, fragment pipeline, thread numbering, vector type, L2 prefetch hint,
-// block tile), RRR and RCR: the evidence behind "Choosing the configuration" in the README. Not built by default (each point is four more kernel
-// instantiations): configure with -DMM_CH07_SWEEP=ON.
+// Chapter 07's tuning sweep: deep_k, the chapter's best step, next to the same kernel with one choice
+// changed (stages, K depth, register pipeline, thread numbering, vector type, L2 prefetch hint, block
+// tile), RRR and RCR: the evidence behind "Choosing the configuration" in the README. Each point is a
+// named configuration, deep_k's plus its one change. Not built by default (each point is two more
+// kernel instantiations): configure with -DMM_CH07_SWEEP=ON.
 //
 // Build: cmake -B build -DMM_CH07_SWEEP=ON && cmake --build build --target ch07_sweep
 // Run:   build/bin/ch07_sweep --sizes 4096,8192 --layout RRR,RCR --no-check
-#include "07_pipelined_simt/pipelined_simt.cuh"
+#include "07_pipelined_simt/fragment_pipelined.cuh"
+#include "07_pipelined_simt/pipelined.cuh"
 #include "harness/gemm_runner.hpp"
 
 namespace ch07 = mm::ch07;
 
-// (BM,BN,BK,stages, fragment pipeline): 16×16 warp-numbered threads; RunsM×RunsN runs of 4 per
-// thread; one block per SM when a thread owns 128 accumulators, two when it owns 64.
-template <int BM, int BN, int BK, int S, bool kFragmentPipeline, class Threads = ch07::Warp16x16,
-          bool kL2Prefetch = false, class FragVec = float4>
-using Point = ch07::Config<BM, BN, BK, S, Threads, BM / 64, BN / 64, ch07::Smem::padded,
-                           (BM / 64) * (BN / 64) >= 8 ? 1 : 2, kFragmentPipeline, FragVec, kL2Prefetch>;
+namespace {
 
-// RRR and RCR only (a row-major A): half the instantiations of the chapter's kernels.
-template <class Cfg>
+// deep_k's configuration (fragment_pipelined.cuh) with one choice changed. A tile of 128
+// accumulators per thread (8×16) gets one block per SM, as big_tile does.
+struct Stages4 : ch07::DeepKCfg {
+  static constexpr int kStages = 4;
+};
+struct Bk8 : ch07::DeepKCfg {
+  using BK = mm::_8;
+};
+struct Bk32 : ch07::DeepKCfg {
+  using BK = mm::_32;
+};
+struct WarpNumbering : ch07::DeepKCfg {
+  using ThrLayout = ch07::Warp16x16;
+};
+struct Uint128Fragments : ch07::DeepKCfg {
+  using FragVec = mm::uint128_t;
+};
+struct L2Prefetch128B : ch07::DeepKCfg {
+  static constexpr bool kL2Prefetch = true;
+};
+struct Tile128x256x8S3 : ch07::DeepKCfg {
+  using BN = mm::_256;
+  using BK = mm::_8;
+  static constexpr int kMinBlocks = 1;
+};
+struct Tile256x128x16S4 : ch07::DeepKCfg {
+  using BM = mm::_256;
+  static constexpr int kStages = 4;
+  static constexpr int kMinBlocks = 1;
+};
+
+// A point: RRR and RCR only (a row-major A), half the instantiations of the chapter's kernels.
+template <class Cfg, bool kFragmentPipeline = true>
 mm::GemmKernel<float, float> point(const char* name) {
-  return {.name = name, .dtype = mm::DType::f32, .launch = ch07::launch_pipelined<Cfg, true>,
+  constexpr auto kOrders = ch07::Orders::row_major_a;
+  mm::GemmLaunch<float, float> launch;
+  if constexpr (kFragmentPipeline) launch = ch07::launch_fragment_pipelined<Cfg, kOrders>;
+  else launch = ch07::launch_pipelined<Cfg, kOrders>;  // the kernel without the register pipeline
+  return {.name = name, .dtype = mm::DType::f32, .launch = launch,
           .rejects = [](const mm::GemmProblem& p) {
             return p.a == mm::Order::row ? ch07::pipelined_rejects<Cfg>(p) : std::string("the sweep takes RRR and RCR");
           },
           .needs = mm::arch::sm80};
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const mm::GemmChapter chapter{
@@ -38,15 +72,15 @@ int main(int argc, char** argv) {
       argc, argv, chapter,
       {
           // deep_k, the chapter's best, and one change at a time:
-          point<Point<128, 128, 16, 3, true, ch07::Plain16x16>>("deep_k"),
-          point<Point<128, 128, 16, 4, true, ch07::Plain16x16>>("stages_4"),
-          point<Point<128, 128, 8, 3, true, ch07::Plain16x16>>("bk_8"),
-          point<Point<128, 128, 32, 3, true, ch07::Plain16x16>>("bk_32"),
-          point<Point<128, 128, 16, 3, false, ch07::Plain16x16>>("no_fragment_pipeline"),
-          point<Point<128, 128, 16, 3, true, ch07::Warp16x16>>("warp_numbering"),
-          point<Point<128, 128, 16, 3, true, ch07::Plain16x16, false, mm::uint128_t>>("uint128_fragments"),
-          point<Point<128, 128, 16, 3, true, ch07::Plain16x16, true>>("l2_prefetch_128b"),
-          point<Point<128, 256, 8, 3, true, ch07::Plain16x16>>("tile_128x256x8_s3"),
-          point<Point<256, 128, 16, 4, true, ch07::Plain16x16>>("tile_256x128x16_s4"),
+          point<ch07::DeepKCfg>("deep_k"),
+          point<Stages4>("stages_4"),
+          point<Bk8>("bk_8"),
+          point<Bk32>("bk_32"),
+          point<ch07::DeepKCfg, false>("no_fragment_pipeline"),  // pipelined.cuh's kernel
+          point<WarpNumbering>("warp_numbering"),
+          point<Uint128Fragments>("uint128_fragments"),
+          point<L2Prefetch128B>("l2_prefetch_128b"),
+          point<Tile128x256x8S3>("tile_128x256x8_s3"),
+          point<Tile256x128x16S4>("tile_256x128x16_s4"),
       });
 }

@@ -131,7 +131,7 @@ for step in "${steps[@]}"; do
     # Chapter 06: per kernel the stall reasons (--print-details all prints the whole table), the issue
     # rate and FMA-pipe use, so the page can say what limits it; sectors, wavefronts and conflicts.
     pipes=sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,launch__registers_per_thread
-    prof ch06 ch06_tiled_copy_mma --kernel-name regex:"tiled_gemm|layout_gemm" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$sect,$pipes -- --sizes 4096
+    prof ch06 ch06_tiled_copy_mma --kernel-name regex:"tiled_gemm|tiled_prefetch_gemm|layout_gemm" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --print-details all --metrics $banks,$sect,$pipes -- --sizes 4096
     # Chapter 07: per kernel the stall reasons, issue and FMA-pipe use, shared-memory wavefronts and
     # conflicts, registers and occupancy; cuBLAS's own kernel profiled the same way beside them.
     for order in RRR RCR; do

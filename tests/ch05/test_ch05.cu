@@ -1,6 +1,6 @@
-// Chapter 05: both steps of the layout matmul (blocktile_1d, a column of 8 outputs per thread, and the
-// 8×8 kernels layout_unpadded and layout_padded) against the fp64 reference for every storage order
-// (GPU), and on the CPU the claims the chapter makes about their layouts: which elements each thread
+// Chapter 05: every step of the chapter's list (steps.cu: blocktile_1d, a column of 8 outputs per
+// thread, and the 8×8 steps layout_unpadded and layout_padded) against the fp64 reference for every
+// storage order (GPU), and on the CPU the claims the chapter makes about their layouts: which elements each thread
 // computes and copies, that a warp's global reads and writes are coalesced, and how many bank conflicts
 // its shared-memory accesses have. Every test name starts with "ch05", so that `ctest -R ch05` selects
 // this chapter.
@@ -15,7 +15,8 @@
 #include <tuple>
 #include <vector>
 
-#include "05_layout_matmul/layout_matmul.cuh"
+#include "05_layout_matmul/layout_gemm.cuh"
+#include "05_layout_matmul/steps.hpp"
 #include "gpu_test.hpp"
 #include "lds_wavefronts.hpp"
 #include "harness/gemm_runner.hpp"
@@ -24,15 +25,11 @@ namespace {
 
 using mm::GemmProblem;
 using mm::Order;
-using mm::test::NamedKernel;
+using GemmStep = mm::GemmKernel<float, float>;
+using mm::test::step_named;
 
-const NamedKernel kKernels[] = {
-    {"blocktile_1d", mm::ch05::launch_blocktile_1d},
-    {"layout_unpadded", mm::ch05::launch_layout_unpadded},
-    {"layout_padded", mm::ch05::launch_layout_padded},
-};
-const NamedKernel& kBlocktile1d = kKernels[0];
-const NamedKernel& kLayoutPadded = kKernels[2];
+// The chapter's list: the steps the binary runs (with MM_APPENDIX_STEPS, the appendix's too).
+const std::vector<GemmStep> kSteps = mm::ch05::steps();
 
 // The four orders of the issue (C row-major) and the four with a column-major C.
 const std::string kLayouts[] = {"RRR", "RCR", "CRR", "CCR", "RRC", "RCC", "CRC", "CCC"};
@@ -40,7 +37,7 @@ const std::string kLayouts[] = {"RRR", "RCR", "CRR", "CCR", "RRC", "RCC", "CRC",
 using mm::test::problem;
 using mm::test::Size;
 using mm::test::size_name;
-using Param = std::tuple<NamedKernel, std::string, Size>;
+using Param = std::tuple<GemmStep, std::string, Size>;
 
 // ---- GPU: every kernel, every storage order, every size, against the fp64 reference ----
 //
@@ -56,7 +53,7 @@ TEST_P(LayoutGemm, MatchesFp64Reference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ch05, LayoutGemm,
-                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts),
+                         ::testing::Combine(::testing::ValuesIn(kSteps), ::testing::ValuesIn(kLayouts),
                                             ::testing::ValuesIn(mm::test::tile128_sizes())),
                          mm::test::param_name);
 
@@ -70,7 +67,7 @@ class Blocktile1dEdges : public ::testing::TestWithParam<std::tuple<std::string,
 TEST_P(Blocktile1dEdges, MatchesFp64Reference) {
   MM_REQUIRE_GPU();
   const auto& [tag, size] = GetParam();
-  mm::test::expect_matches_fp64(kBlocktile1d, problem(size, tag));
+  mm::test::expect_matches_fp64(step_named(kSteps, "blocktile_1d"), problem(size, tag));
 }
 
 INSTANTIATE_TEST_SUITE_P(ch05, Blocktile1dEdges,
@@ -81,59 +78,70 @@ INSTANTIATE_TEST_SUITE_P(ch05, Blocktile1dEdges,
 TEST(ch05_LayoutGemm, MatchesFp64ReferenceWithAnotherSeed) {
   MM_REQUIRE_GPU();
   for (const char* tag : {"RRR", "RCR"})
-    for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem({300, 200, 100}, tag), 7);
+    for (const GemmStep& step : kSteps) mm::test::expect_matches_fp64(step, problem({300, 200, 100}, tag), 7);
 }
 
 // More rows than 65535 blocks of 8 (the bug: the check itself failed to launch), and a wide C
 // (N on grid y: 7813 tiles of 128).
 TEST(ch05_LayoutGemm, TallAndWideMatricesPassTheCheck) {
   MM_REQUIRE_GPU();
-  for (const NamedKernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
-  mm::test::expect_matches_fp64(kLayoutPadded, problem(mm::test::wide_size, "RCR"));
-  mm::test::expect_matches_fp64(kBlocktile1d, problem(mm::test::wide_size, "CRC"));
+  for (const GemmStep& step : kSteps) mm::test::expect_matches_fp64(step, problem(mm::test::tall_size));
+  mm::test::expect_matches_fp64(step_named(kSteps, "layout_padded"), problem(mm::test::wide_size, "RCR"));
+  mm::test::expect_matches_fp64(step_named(kSteps, "blocktile_1d"), problem(mm::test::wide_size, "CRC"));
 }
 
 // ---- CPU: the rejects and the grid ----
 
+// The 8×8 steps' grid and size rule (layout_unpadded's and layout_padded's are the same).
+using Padded = mm::ch05::LayoutPaddedCfg;
+using Blocktile1d = mm::ch05::Blocktile1dCfg;
+
 TEST(ch05_Launch, GridHasOneBlockPerTileOfC) {
-  const dim3 g = mm::ch05::layout_gemm_grid(GemmProblem{300, 129, 5});
+  const dim3 g = mm::ch05::layout_gemm_grid<Padded>(GemmProblem{300, 129, 5});
   EXPECT_EQ(g.x, 3u);  // ceil(300 / 128) tiles along M
   EXPECT_EQ(g.y, 2u);  // ceil(129 / 128) tiles along N
 }
 
 TEST(ch05_Launch, RejectsWhatTheGridOrTheIndicesCannotHold) {
-  EXPECT_EQ(mm::ch05::layout_gemm_rejects(GemmProblem{1, 65535 * 128, 1}), "");
-  EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{1, 65535 * 128 + 1, 1}), "");
-  EXPECT_EQ(mm::ch05::layout_gemm_rejects(GemmProblem{std::int64_t(1) << 30, 1, 1}), "");  // M is on x
-  EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{65536, 65536, 1}), "");              // C has 2^32 elements
-  EXPECT_EQ(mm::ch05::layout_gemm_rejects(GemmProblem{16384, 131072, 1}), "");  // C: 2^31 elements in whole tiles
-  EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{16385, 131072, 1}), "");  // one more tile of rows
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects<Padded>(GemmProblem{1, 65535 * 128, 1}), "");
+  EXPECT_NE(mm::ch05::layout_gemm_rejects<Padded>(GemmProblem{1, 65535 * 128 + 1, 1}), "");
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects<Padded>(GemmProblem{std::int64_t(1) << 30, 1, 1}), "");  // M is on x
+  EXPECT_NE(mm::ch05::layout_gemm_rejects<Padded>(GemmProblem{65536, 65536, 1}), "");              // C has 2^32 elements
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects<Padded>(GemmProblem{16384, 131072, 1}), "");  // C: 2^31 elements in whole tiles
+  EXPECT_NE(mm::ch05::layout_gemm_rejects<Padded>(GemmProblem{16385, 131072, 1}), "");  // one more tile of rows
   // A of 16909320 x 127 has fewer than 2^31 elements, but its last tile of rows overhangs to
   // 16909440 rows, whose offsets (up to 16909440 * 127) do not fit; one tile fewer of rows does.
-  EXPECT_NE(mm::ch05::layout_gemm_rejects(GemmProblem{16909320, 1, 127}), "");
-  EXPECT_EQ(mm::ch05::layout_gemm_rejects(GemmProblem{16909312, 1, 127}), "");
-  EXPECT_THROW(mm::ch05::launch_layout_padded(GemmProblem{65536, 65536, 1}, nullptr, nullptr, nullptr, nullptr),
+  EXPECT_NE(mm::ch05::layout_gemm_rejects<Padded>(GemmProblem{16909320, 1, 127}), "");
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects<Padded>(GemmProblem{16909312, 1, 127}), "");
+  EXPECT_THROW(step_named(kSteps, "layout_padded").launch(GemmProblem{65536, 65536, 1}, nullptr, nullptr, nullptr, nullptr),
                std::invalid_argument);
 }
 
 TEST(ch05_Launch, Blocktile1dHasOneBlockPerTileOf64AndRejectsWhatItsGridCannotHold) {
-  const dim3 g = mm::ch05::blocktile_1d::grid(GemmProblem{300, 129, 5});
+  const dim3 g = mm::ch05::layout_gemm_grid<Blocktile1d>(GemmProblem{300, 129, 5});
   EXPECT_EQ(g.x, 5u);  // ceil(300 / 64) tiles along M
   EXPECT_EQ(g.y, 3u);  // ceil(129 / 64) tiles along N
-  EXPECT_EQ(mm::ch05::blocktile_1d::rejects(GemmProblem{1, 65535 * 64, 1}), "");
-  EXPECT_EQ(mm::ch05::blocktile_1d::rejects(GemmProblem{1, 65535 * 64 + 1, 1}),
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects<Blocktile1d>(GemmProblem{1, 65535 * 64, 1}), "");
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects<Blocktile1d>(GemmProblem{1, 65535 * 64 + 1, 1}),
             "needs N <= 4194240 (65535 tiles of 64 columns along grid y)");
-  EXPECT_NE(mm::ch05::blocktile_1d::rejects(GemmProblem{65536, 65536, 1}), "");  // C has 2^32 elements
-  EXPECT_THROW(mm::ch05::launch_blocktile_1d(GemmProblem{1, 65535 * 64 + 1, 1}, nullptr, nullptr, nullptr, nullptr),
+  EXPECT_NE(mm::ch05::layout_gemm_rejects<Blocktile1d>(GemmProblem{65536, 65536, 1}), "");  // C has 2^32 elements
+  EXPECT_THROW(step_named(kSteps, "blocktile_1d").launch(GemmProblem{1, 65535 * 64 + 1, 1}, nullptr, nullptr, nullptr, nullptr),
                std::invalid_argument);
   // The 8×8 step's message is what it was before the steps shared tile_rejects (chapter 06 compares).
-  EXPECT_EQ(mm::ch05::layout_gemm_rejects(GemmProblem{1, 65535 * 128 + 1, 1}),
+  EXPECT_EQ(mm::ch05::layout_gemm_rejects<Padded>(GemmProblem{1, 65535 * 128 + 1, 1}),
             "needs N <= 8388480 (65535 tiles of 128 columns along grid y)");
 }
 
 // ---- CPU: which elements each thread owns, from the kernel's own layouts and partitions ----
 
 using namespace mm;  // the layout library's names, as in the kernel
+
+// The steps' configurations (layout_gemm.cuh): the 8×8 steps share their thread layouts, and
+// blocktile_1d has its own.
+using Cfg8x8 = ch05::LayoutUnpaddedCfg;
+using Cfg1d = ch05::Blocktile1dCfg;
+constexpr int kThreads8x8 = ch05::kThreadsOf<Cfg8x8>;  // 256
+constexpr int kThreads1d = ch05::kThreadsOf<Cfg1d>;    // 512
 
 // Thread t's coordinates of a (rows, cols) identity tile partitioned like the kernel does.
 struct RowCol {
@@ -151,11 +159,11 @@ RowCol rc(const T& coord) {
 // slice of sA (Step<_1,X>) is rows tm + 16i for every k, its slice of sB (Step<X,_1>) columns tn + 16j.
 template <Order OC>
 void check_compute_partition() {
-  const auto tC = ch05::compute_thread_layout<OC>();
+  const auto tC = ch05::compute_thread_layout<Cfg8x8, OC>();
   const auto cC = make_identity_tensor(make_shape(_128{}, _128{}));  // (BM,BN) -> (m,n)
   const auto cA = make_identity_tensor(make_shape(_128{}, _8{}));    // (BM,BK) -> (m,k)
   std::map<RowCol, int> owners;
-  for (int t = 0; t < ch05::kThreads; ++t) {
+  for (int t = 0; t < kThreads8x8; ++t) {
     const int tm = OC == Order::row ? t / 16 : t % 16;
     const int tn = OC == Order::row ? t % 16 : t / 16;
     const auto tCcC = local_partition(cC, tC, t, Step<_1, _1>{});  // (THR_M,THR_N)
@@ -186,7 +194,7 @@ TEST(ch05_Partition, ComputeThreadsOwnRowsAndColumns16ApartColMajorC) { check_co
 // The copy partition: 256 threads × 4 elements cover the (128,8) tile exactly once; MN-major thread t
 // copies (t % 32 + 32v, t / 32), K-major thread t copies (t / 8 + 32v, t % 8). blocktile_1d: 512
 // threads × 1 element cover (64,8) once, (t % 64, t / 64) and (t / 8, t % 8).
-template <ch05::Major major, int Threads = ch05::kThreads, int Rows = ch05::BM::value>
+template <ch05::Major major, int Threads = kThreads8x8, int Rows = Cfg8x8::BM::value>
 void check_copy_partition() {
   constexpr int thr_mn = Threads / 8, values = Rows * 8 / Threads;
   const auto tA = ch05::copy_thread_layout<major, Threads>();
@@ -210,10 +218,10 @@ void check_copy_partition() {
 TEST(ch05_Partition, CopyThreadsCoverTheTileOnceMNMajor) { check_copy_partition<ch05::Major::mn>(); }
 TEST(ch05_Partition, CopyThreadsCoverTheTileOnceKMajor) { check_copy_partition<ch05::Major::k>(); }
 TEST(ch05_Partition, Blocktile1dCopyThreadsCoverTheTileOnceMNMajor) {
-  check_copy_partition<ch05::Major::mn, ch05::blocktile_1d::kThreads, ch05::blocktile_1d::BM::value>();
+  check_copy_partition<ch05::Major::mn, kThreads1d, Cfg1d::BM::value>();
 }
 TEST(ch05_Partition, Blocktile1dCopyThreadsCoverTheTileOnceKMajor) {
-  check_copy_partition<ch05::Major::k, ch05::blocktile_1d::kThreads, ch05::blocktile_1d::BM::value>();
+  check_copy_partition<ch05::Major::k, kThreads1d, Cfg1d::BM::value>();
 }
 
 // blocktile_1d's compute partition. Row-major C: thread t is (tm, tn) = (t / 64, t % 64) and owns rows
@@ -222,13 +230,12 @@ TEST(ch05_Partition, Blocktile1dCopyThreadsCoverTheTileOnceKMajor) {
 // row tm, and the roles of sA and sB swap. The 512 threads cover the 64×64 tile exactly once.
 template <Order OC>
 void check_blocktile_1d_compute_partition() {
-  namespace bt = ch05::blocktile_1d;
   constexpr bool column = OC == Order::row;  // each thread a column of C (a row when C is column-major)
-  const auto tC = bt::compute_thread_layout<OC>();
+  const auto tC = ch05::compute_thread_layout<Cfg1d, OC>();
   const auto cC = make_identity_tensor(make_shape(_64{}, _64{}));  // (BM,BN) -> (m,n)
   const auto cS = make_identity_tensor(make_shape(_64{}, _8{}));   // (BM,BK) -> (m,k), and (BN,BK)
   std::map<RowCol, int> owners;
-  for (int t = 0; t < bt::kThreads; ++t) {
+  for (int t = 0; t < kThreads1d; ++t) {
     const int tm = column ? t / 64 : t % 64;
     const int tn = column ? t % 64 : t / 64;
     const auto tCcC = local_partition(cC, tC, t, Step<_1, _1>{});  // (8,1) or (1,8)
@@ -265,7 +272,7 @@ TEST(ch05_Partition, Blocktile1dThreadsOwnARowOf8ColumnsColMajorC) {
 // 32-byte sectors that one warp's load touches, for every (warp, value) of the copy of one (Rows,8) tile
 // of an (MN,K) operand with the given strides, worst case over the block. 32 floats in 4 sectors is the
 // ideal.
-template <int Rows = ch05::BM::value, class ThrLayout, class GStride>
+template <int Rows = Cfg8x8::BM::value, class ThrLayout, class GStride>
 int worst_sectors_per_warp(ThrLayout tA, GStride dA, int mn, int k) {
   const auto mA = make_identity_tensor(make_shape(mn, k));                            // (MN,K) -> (mn,k)
   const auto gA = local_tile(mA, make_shape(Int<Rows>{}, _8{}), make_coord(1, _));    // (BM,BK,k): tile row 1
@@ -289,30 +296,29 @@ int worst_sectors_per_warp(ThrLayout tA, GStride dA, int mn, int k) {
 TEST(ch05_Coalescing, EveryOperandOrderReadsFourSectorsPerWarp) {
   const int mn = 1024, k = 1024;
   // The thread layout the host picks for each majorness: 32 floats per warp in 4 sectors.
-  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::mn>(), ch05::operand_stride<ch05::Major::mn>(mn), mn, k), 4);
-  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::k>(), ch05::operand_stride<ch05::Major::k>(k), mn, k), 4);
+  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::mn, kThreads8x8>(), ch05::operand_stride<ch05::Major::mn>(mn), mn, k), 4);
+  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::k, kThreads8x8>(), ch05::operand_stride<ch05::Major::k>(k), mn, k), 4);
   // The other choice: a K-major operand read with lanes along MN lands in 32 different rows (32
   // sectors); an MN-major operand read with lanes along K touches 8 columns × 4 floats (8 sectors).
-  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::mn>(), ch05::operand_stride<ch05::Major::k>(k), mn, k), 32);
-  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::k>(), ch05::operand_stride<ch05::Major::mn>(mn), mn, k), 8);
+  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::mn, kThreads8x8>(), ch05::operand_stride<ch05::Major::k>(k), mn, k), 32);
+  EXPECT_EQ(worst_sectors_per_warp(ch05::copy_thread_layout<ch05::Major::k, kThreads8x8>(), ch05::operand_stride<ch05::Major::mn>(mn), mn, k), 8);
 }
 
 TEST(ch05_Coalescing, Blocktile1dCopiesReadFourSectorsPerWarp) {
-  namespace bt = ch05::blocktile_1d;
   constexpr Order R = Order::row, Cm = Order::col;
   const int mn = 1024, k = 1024;
   const auto mn_major = ch05::operand_stride<ch05::Major::mn>(mn);
   const auto k_major = ch05::operand_stride<ch05::Major::k>(k);
   // The (64,8) copy, one float per thread: a column-major A (M-major) is read 32 consecutive m of one
   // k per warp, a row-major A (K-major) 4 rows × 8 k; 4 sectors either way.
-  EXPECT_EQ(worst_sectors_per_warp<64>(bt::Config<Cm, R, R>::thread_a(), mn_major, mn, k), 4);
-  EXPECT_EQ(worst_sectors_per_warp<64>(bt::Config<R, R, R>::thread_a(), k_major, mn, k), 4);
+  EXPECT_EQ(worst_sectors_per_warp<64>(ch05::Layouts<Cfg1d, Cm, R, R>::thread_a(), mn_major, mn, k), 4);
+  EXPECT_EQ(worst_sectors_per_warp<64>(ch05::Layouts<Cfg1d, R, R, R>::thread_a(), k_major, mn, k), 4);
   // And B: row-major B is N-major, column-major B K-major.
-  EXPECT_EQ(worst_sectors_per_warp<64>(bt::Config<R, R, R>::thread_b(), mn_major, mn, k), 4);
-  EXPECT_EQ(worst_sectors_per_warp<64>(bt::Config<R, Cm, R>::thread_b(), k_major, mn, k), 4);
+  EXPECT_EQ(worst_sectors_per_warp<64>(ch05::Layouts<Cfg1d, R, R, R>::thread_b(), mn_major, mn, k), 4);
+  EXPECT_EQ(worst_sectors_per_warp<64>(ch05::Layouts<Cfg1d, R, Cm, R>::thread_b(), k_major, mn, k), 4);
   // The thread layouts swapped cost what they cost at 256 threads: 32 and 8 sectors.
-  EXPECT_EQ(worst_sectors_per_warp<64>(bt::Config<Cm, R, R>::thread_a(), k_major, mn, k), 32);
-  EXPECT_EQ(worst_sectors_per_warp<64>(bt::Config<R, R, R>::thread_a(), mn_major, mn, k), 8);
+  EXPECT_EQ(worst_sectors_per_warp<64>(ch05::Layouts<Cfg1d, Cm, R, R>::thread_a(), k_major, mn, k), 32);
+  EXPECT_EQ(worst_sectors_per_warp<64>(ch05::Layouts<Cfg1d, R, R, R>::thread_a(), mn_major, mn, k), 8);
 }
 
 // 32-byte sectors that one warp's store of C touches, for every (warp, value) of one (BM,BN) tile of an
@@ -338,35 +344,34 @@ int worst_c_store_sectors(ThrLayout tC, Tile tile, CStride dC, int m, int n) {
 }
 
 TEST(ch05_Coalescing, EveryStoreOfCIsFourSectorsPerWarp) {
-  namespace bt = ch05::blocktile_1d;
   const int m = 1024, n = 1024;
   const auto row_c = ch05::c_stride<Order::row>(m, n);
   const auto col_c = ch05::c_stride<Order::col>(m, n);
   const auto tile64 = make_shape(_64{}, _64{});
   const auto tile128 = make_shape(_128{}, _128{});
   // blocktile_1d: a warp stores 32 consecutive floats of a row (a column, when C is column-major).
-  EXPECT_EQ(worst_c_store_sectors(bt::compute_thread_layout<Order::row>(), tile64, row_c, m, n), 4);
-  EXPECT_EQ(worst_c_store_sectors(bt::compute_thread_layout<Order::col>(), tile64, col_c, m, n), 4);
+  EXPECT_EQ(worst_c_store_sectors(ch05::compute_thread_layout<Cfg1d, Order::row>(), tile64, row_c, m, n), 4);
+  EXPECT_EQ(worst_c_store_sectors(ch05::compute_thread_layout<Cfg1d, Order::col>(), tile64, col_c, m, n), 4);
   // Columns of 8 outputs for a column-major C too: the 32 lanes would land in 32 columns, 32 sectors.
-  EXPECT_EQ(worst_c_store_sectors(bt::compute_thread_layout<Order::row>(), tile64, col_c, m, n), 32);
+  EXPECT_EQ(worst_c_store_sectors(ch05::compute_thread_layout<Cfg1d, Order::row>(), tile64, col_c, m, n), 32);
   // The 8×8 step: 2 rows (columns) × 16 consecutive floats.
-  EXPECT_EQ(worst_c_store_sectors(ch05::compute_thread_layout<Order::row>(), tile128, row_c, m, n), 4);
-  EXPECT_EQ(worst_c_store_sectors(ch05::compute_thread_layout<Order::col>(), tile128, col_c, m, n), 4);
+  EXPECT_EQ(worst_c_store_sectors(ch05::compute_thread_layout<Cfg8x8, Order::row>(), tile128, row_c, m, n), 4);
+  EXPECT_EQ(worst_c_store_sectors(ch05::compute_thread_layout<Cfg8x8, Order::col>(), tile128, col_c, m, n), 4);
 }
 
 TEST(ch05_Coalescing, ConfigPicksTheCoalescedThreadLayoutForEveryOrder) {
   // A row-major A is K-major, a row-major B (K×N, seen as (N,K)) is N-major; the config follows.
-  EXPECT_EQ((ch05::LayoutGemmConfig<Order::row, Order::row, Order::row, false>::a_major), ch05::Major::k);
-  EXPECT_EQ((ch05::LayoutGemmConfig<Order::row, Order::row, Order::row, false>::b_major), ch05::Major::mn);
-  EXPECT_EQ((ch05::LayoutGemmConfig<Order::row, Order::col, Order::row, false>::b_major), ch05::Major::k);
-  EXPECT_EQ((ch05::LayoutGemmConfig<Order::col, Order::col, Order::row, false>::a_major), ch05::Major::mn);
+  EXPECT_EQ((ch05::Layouts<Cfg8x8, Order::row, Order::row, Order::row>::a_major), ch05::Major::k);
+  EXPECT_EQ((ch05::Layouts<Cfg8x8, Order::row, Order::row, Order::row>::b_major), ch05::Major::mn);
+  EXPECT_EQ((ch05::Layouts<Cfg8x8, Order::row, Order::col, Order::row>::b_major), ch05::Major::k);
+  EXPECT_EQ((ch05::Layouts<Cfg8x8, Order::col, Order::col, Order::row>::a_major), ch05::Major::mn);
   // And the strides are those of the storage: A row-major (M,K):(K,1), B row-major (N,K):(1,N).
   const GemmProblem p{300, 200, 100};
-  using RRR = ch05::LayoutGemmConfig<Order::row, Order::row, Order::row, false>;
+  using RRR = ch05::Layouts<Cfg8x8, Order::row, Order::row, Order::row>;
   EXPECT_EQ(int(get<0>(RRR::stride_a(p))), 100);
   EXPECT_EQ(int(get<1>(RRR::stride_b(p))), 200);
   EXPECT_EQ(int(get<0>(RRR::stride_c(p))), 200);
-  using CCC = ch05::LayoutGemmConfig<Order::col, Order::col, Order::col, false>;
+  using CCC = ch05::Layouts<Cfg8x8, Order::col, Order::col, Order::col>;
   EXPECT_EQ(int(get<1>(CCC::stride_a(p))), 300);
   EXPECT_EQ(int(get<0>(CCC::stride_b(p))), 100);
   EXPECT_EQ(int(get<1>(CCC::stride_c(p))), 300);
@@ -378,7 +383,7 @@ TEST(ch05_Coalescing, ConfigPicksTheCoalescedThreadLayoutForEveryOrder) {
 // time for all threads of a block (a phase ends where the kernel has a barrier). It cannot catch a
 // race, but it checks that the tiles, partitions, identity tensors and predicates the kernel builds
 // compute the right product for every storage order and every partial tile, without a GPU. Cfg is a
-// step's configuration for one set of storage orders (LayoutGemmConfig or blocktile_1d::Config).
+// step's layouts for one set of storage orders (ch05::Layouts<StepCfg, OA, OB, OC>).
 template <class Cfg>
 void emulate_layout_gemm(const GemmProblem& p, const float* A, const float* B, float* C) {
   using Tiler = typename Cfg::Tiler;
@@ -394,7 +399,7 @@ void emulate_layout_gemm(const GemmProblem& p, const float* A, const float* B, f
   auto cA = make_identity_tensor(shape(mA));
   auto cB = make_identity_tensor(shape(mB));
   auto cC = make_identity_tensor(shape(mC));
-  const dim3 grid = ch05::tile_grid<Tiler>(p);
+  const dim3 grid = mm::tile_grid(p, bm, bn);
   for (unsigned bx = 0; bx < grid.x; ++bx)
     for (unsigned by = 0; by < grid.y; ++by) {
       auto cta_coord = make_coord(int(bx), int(by), _);
@@ -424,9 +429,9 @@ void emulate_layout_gemm(const GemmProblem& p, const float* A, const float* B, f
           auto tBcB = local_partition(cgB, tB, t);
           auto tBsB = local_partition(sB, tB, t);
           if (a_rows_inside && k_inside) copy(tAgA(_, _, k_tile), tAsA);
-          else ch05::copy_or_zero(tAgA(_, _, k_tile), tAsA, tAcA(_, _, k_tile), shape(mA));
+          else mm::copy_or_zero(tAgA(_, _, k_tile), tAsA, tAcA(_, _, k_tile), shape(mA));
           if (b_rows_inside && k_inside) copy(tBgB(_, _, k_tile), tBsB);
-          else ch05::copy_or_zero(tBgB(_, _, k_tile), tBsB, tBcB(_, _, k_tile), shape(mB));
+          else mm::copy_or_zero(tBgB(_, _, k_tile), tBsB, tBcB(_, _, k_tile), shape(mB));
         }
         for (int t = 0; t < Cfg::threads; ++t) {  // compute phase
           auto tCsA = local_partition(sA, tC, t, Step<_1, X>{});
@@ -465,12 +470,12 @@ void check_emulation(const GemmProblem& p, const char* step) {
   EXPECT_EQ(bad, 0) << step << " " << p.layout_tag() << " " << size_name(p);
 }
 
-/// check_emulation for the eight storage orders; Config<OA, OB, OC> is the step's configuration.
-template <template <Order, Order, Order> class Config>
+/// check_emulation for the eight storage orders of step StepCfg (a configuration of layout_gemm.cuh).
+template <class StepCfg>
 void check_emulation_all_orders(const Size& s, const char* step) {
   constexpr Order R = Order::row, Cm = Order::col;
   const auto run = [&]<Order OA, Order OB, Order OC>() {
-    check_emulation<Config<OA, OB, OC>>(GemmProblem{s.m, s.n, s.k, OA, OB, OC}, step);
+    check_emulation<ch05::Layouts<StepCfg, OA, OB, OC>>(GemmProblem{s.m, s.n, s.k, OA, OB, OC}, step);
   };
   run.template operator()<R, R, R>();
   run.template operator()<R, Cm, R>();
@@ -485,9 +490,9 @@ void check_emulation_all_orders(const Size& s, const char* step) {
 class LayoutGemmOnCpu : public ::testing::TestWithParam<Size> {};
 
 TEST_P(LayoutGemmOnCpu, EveryOrderMatchesTheExactProduct) {
-  check_emulation_all_orders<ch05::blocktile_1d::Config>(GetParam(), "blocktile_1d");
-  check_emulation_all_orders<ch05::Register8x8<false>::Config>(GetParam(), "unpadded");
-  check_emulation_all_orders<ch05::Register8x8<true>::Config>(GetParam(), "padded");
+  check_emulation_all_orders<ch05::Blocktile1dCfg>(GetParam(), "blocktile_1d");
+  check_emulation_all_orders<ch05::LayoutUnpaddedCfg>(GetParam(), "unpadded");
+  check_emulation_all_orders<ch05::LayoutPaddedCfg>(GetParam(), "padded");
 }
 
 // The sizes of the GPU test but 1024³ (too slow thread by thread), plus one with two K steps, and
@@ -569,10 +574,10 @@ int compute_load_wavefronts(SL sL, TL tC, Proj proj) {
 }
 
 TEST(ch05_BankConflicts, KMajorCopyStoresAre8WayUnpaddedAnd4WayPadded) {
-  const auto unpadded = ch05::smem_layout<false>();
-  const auto padded = ch05::smem_layout<true>();
-  const auto t_k = ch05::copy_thread_layout<ch05::Major::k>();
-  const auto t_mn = ch05::copy_thread_layout<ch05::Major::mn>();
+  const auto unpadded = ch05::smem_layout<false, _128>();
+  const auto padded = ch05::smem_layout<true, _128>();
+  const auto t_k = ch05::copy_thread_layout<ch05::Major::k, kThreads8x8>();
+  const auto t_mn = ch05::copy_thread_layout<ch05::Major::mn, kThreads8x8>();
   // K-major: a warp writes 4 rows × 8 k. Unpadded, word m + 128k: bank m, 8 words per bank.
   // Padded, m + 129k: bank (m + k) % 32, sums 0..10, at most 4 pairs (m,k) per sum.
   EXPECT_EQ(copy_store_wavefronts(unpadded, t_k), 8);
@@ -590,22 +595,21 @@ TEST(ch05_BankConflicts, InnerLoopLoadsAreConflictFreeEitherWay) {
         EXPECT_EQ(compute_load_wavefronts(sL, tC, Step<X, _1>{}), 1) << "sB, padded " << pad << ", row-major C " << row_c;
       };
       const auto with_tc = [&](auto sL) {
-        if (row_c) check(sL, ch05::compute_thread_layout<Order::row>());
-        else check(sL, ch05::compute_thread_layout<Order::col>());
+        if (row_c) check(sL, ch05::compute_thread_layout<Cfg8x8, Order::row>());
+        else check(sL, ch05::compute_thread_layout<Cfg8x8, Order::col>());
       };
-      if (pad) with_tc(ch05::smem_layout<true>());
-      else with_tc(ch05::smem_layout<false>());
+      if (pad) with_tc(ch05::smem_layout<true, _128>());
+      else with_tc(ch05::smem_layout<false, _128>());
     }
 }
 
 TEST(ch05_BankConflicts, Blocktile1dKMajorCopyStoresAre8WayMNMajor1) {
-  namespace bt = ch05::blocktile_1d;
   // (64,8):(1,64): a K-major warp writes 4 rows × 8 k, word m + 64k, bank m: 8 words in each of 4 banks.
-  const auto t_k = ch05::copy_thread_layout<ch05::Major::k, bt::kThreads>();
-  const auto t_mn = ch05::copy_thread_layout<ch05::Major::mn, bt::kThreads>();
-  EXPECT_EQ(worst(copy_store_requests<64>(bt::smem_layout(), t_k), wavefronts), 8);
-  EXPECT_EQ(worst(copy_store_requests<64>(bt::smem_layout(), t_mn), wavefronts), 1);
-  EXPECT_EQ(int(copy_store_requests<64>(bt::smem_layout(), t_k).size()), 16);  // one store per warp
+  const auto t_k = ch05::copy_thread_layout<ch05::Major::k, kThreads1d>();
+  const auto t_mn = ch05::copy_thread_layout<ch05::Major::mn, kThreads1d>();
+  EXPECT_EQ(worst(copy_store_requests<64>(ch05::smem_layout<false, _64>(), t_k), wavefronts), 8);
+  EXPECT_EQ(worst(copy_store_requests<64>(ch05::smem_layout<false, _64>(), t_mn), wavefronts), 1);
+  EXPECT_EQ(int(copy_store_requests<64>(ch05::smem_layout<false, _64>(), t_k).size()), 16);  // one store per warp
 }
 
 // The inner loop of blocktile_1d, per warp and k tile, for a row-major C: 64 loads of sA, each one word
@@ -613,14 +617,13 @@ TEST(ch05_BankConflicts, Blocktile1dKMajorCopyStoresAre8WayMNMajor1) {
 // loads for the 64 FFMA a warp issues per k tile (8 accumulators × 8 k): 9 per 8. The 8×8 step issues
 // 128 loads for 512 FFMA: 1 per 4. A column-major C swaps the roles of sA and sB.
 TEST(ch05_BankConflicts, Blocktile1dInnerLoopIsOneBroadcastPerFmaAndConflictFree) {
-  namespace bt = ch05::blocktile_1d;
-  const auto sL = bt::smem_layout();
+  const auto sL = ch05::smem_layout<false, _64>();
   for (bool row_c : {true, false}) {
     // broadcast_proj: the operand whose 8 values a thread loads per k (sA for a row-major C).
     const auto check = [&](auto tC, auto broadcast_proj, auto spread_proj) {
       const auto broadcast = inner_loop_requests<64>(sL, tC, broadcast_proj);
       const auto spread = inner_loop_requests<64>(sL, tC, spread_proj);
-      const int warps = bt::kThreads / 32;
+      const int warps = kThreads1d / 32;
       EXPECT_EQ(int(broadcast.size()), warps * 8 * 8) << "row-major C " << row_c;  // 8 values × 8 k
       EXPECT_EQ(int(spread.size()), warps * 1 * 8) << "row-major C " << row_c;     // 1 value × 8 k
       EXPECT_EQ(worst(broadcast, distinct_words), 1) << "row-major C " << row_c;
@@ -628,14 +631,14 @@ TEST(ch05_BankConflicts, Blocktile1dInnerLoopIsOneBroadcastPerFmaAndConflictFree
       EXPECT_EQ(worst(broadcast, wavefronts), 1) << "row-major C " << row_c;
       EXPECT_EQ(worst(spread, wavefronts), 1) << "row-major C " << row_c;
     };
-    if (row_c) check(bt::compute_thread_layout<Order::row>(), Step<_1, X>{}, Step<X, _1>{});
-    else check(bt::compute_thread_layout<Order::col>(), Step<X, _1>{}, Step<_1, X>{});
+    if (row_c) check(ch05::compute_thread_layout<Cfg1d, Order::row>(), Step<_1, X>{}, Step<X, _1>{});
+    else check(ch05::compute_thread_layout<Cfg1d, Order::col>(), Step<X, _1>{}, Step<_1, X>{});
   }
   // The 8×8 step for comparison: 8 + 8 values × 8 k = 128 loads per warp and k tile.
-  const auto tC = ch05::compute_thread_layout<Order::row>();
-  const auto sA = inner_loop_requests<128>(ch05::smem_layout<false>(), tC, Step<_1, X>{});
-  const auto sB = inner_loop_requests<128>(ch05::smem_layout<false>(), tC, Step<X, _1>{});
-  EXPECT_EQ(int(sA.size() + sB.size()), ch05::kThreads / 32 * 128);
+  const auto tC = ch05::compute_thread_layout<Cfg8x8, Order::row>();
+  const auto sA = inner_loop_requests<128>(ch05::smem_layout<false, _128>(), tC, Step<_1, X>{});
+  const auto sB = inner_loop_requests<128>(ch05::smem_layout<false, _128>(), tC, Step<X, _1>{});
+  EXPECT_EQ(int(sA.size() + sB.size()), kThreads8x8 / 32 * 128);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Chapter 06: the TiledCopy/TiledMMA kernels against the fp64 reference in every storage order (GPU),
+// Chapter 06: every step of the chapter's list (steps.cu) against the fp64 reference in every storage
+// order (GPU),
 // and the partitions themselves on the CPU: every element owned once, float4s contiguous, warps
 // coalesced (or, for the counter-example, not), 8 rows of A per thread in two runs of 4 (or, unpermuted,
 // 16 apart), and the shared-memory wavefronts that each step's layouts predict.
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <random>
 #include <thread>
@@ -21,7 +23,10 @@
 #include <utility>
 #include <vector>
 
-#include "06_tiled_copy_mma/tiled_copy_mma.cuh"
+#include "05_layout_matmul/steps.hpp"
+#include "06_tiled_copy_mma/steps.hpp"
+#include "06_tiled_copy_mma/tiled.cuh"
+#include "06_tiled_copy_mma/tiled_prefetch.cuh"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
@@ -31,42 +36,12 @@
 namespace {
 
 namespace ch06 = mm::ch06;
-using ch06::Variant;
 using mm::GemmProblem;
+using GemmStep = mm::GemmKernel<float, float>;
+using mm::test::step_named;
 
-// Runs variant V's block function on host threads for p (A and B `shift` floats past a 16-byte
-// boundary) and compares with a double-precision product: empty when every element matches.
-template <Variant V>
-std::string emulate_and_check(const GemmProblem& p, int shift);
-
-/// A kernel of the chapter: the name ctest shows, its launcher (GPU tests) and its block function run
-/// by host threads (CPU tests).
-struct Kernel {
-  const char* name;                                          ///< "tiled_prefetch"
-  mm::test::GemmLaunchFn launch;                             ///< the chapter's host launch function
-  std::string (*emulate_and_check)(const GemmProblem&, int);  ///< the CPU emulation, checked
-};
-
-/// gtest prints a Kernel parameter as its name.
-void PrintTo(const Kernel& k, std::ostream* os) { *os << k.name; }
-
-// In main.cu's order: the steps from chapter 05, the chapter's kernels, the other lane order.
-const Kernel kKernels[] = {
-    {"tiled_ldg128", ch06::launch_tiled_ldg128, emulate_and_check<Variant::ldg128>},
-    {"tiled_ldg128_pad4", ch06::launch_tiled_ldg128_pad4, emulate_and_check<Variant::ldg128_pad4>},
-    {"tiled_vec128", ch06::launch_tiled_vec128, emulate_and_check<Variant::vec128>},
-    {"tiled_vec128_uncoalesced", ch06::launch_tiled_vec128_uncoalesced,
-     emulate_and_check<Variant::vec128_uncoalesced>},
-    {"tiled_prefetch", ch06::launch_tiled_prefetch, emulate_and_check<Variant::prefetch>},
-    {"tiled_prefetch_pairs_share_a", ch06::launch_tiled_prefetch_pairs_share_a,
-     emulate_and_check<Variant::prefetch_pairs_share_a>},
-};
-
-const Kernel& kernel_named(const std::string& name) {
-  for (const Kernel& k : kKernels)
-    if (name == k.name) return k;
-  throw std::invalid_argument("no kernel " + name);
-}
+// The chapter's list, in the page's order (with MM_APPENDIX_STEPS, the appendix's steps too).
+const std::vector<GemmStep> kSteps = ch06::steps();
 
 using mm::test::problem;
 using mm::test::Size;
@@ -86,7 +61,7 @@ const std::vector<Size> kSizes = [] {
 // The four storage orders of the chapter, and two with a column-major C.
 const char* const kLayouts[] = {"RRR", "RCR", "CRR", "CCR", "RRC", "CCC"};
 
-using Param = std::tuple<Kernel, const char*, Size>;
+using Param = std::tuple<GemmStep, const char*, Size>;
 
 // ---- GPU: every kernel, every storage order, every size, against the fp64 reference ----
 //
@@ -101,48 +76,51 @@ TEST_P(TiledCopyMmaGemm, MatchesFp64Reference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ch06, TiledCopyMmaGemm,
-                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts),
+                         ::testing::Combine(::testing::ValuesIn(kSteps), ::testing::ValuesIn(kLayouts),
                                             ::testing::ValuesIn(kSizes)),
                          mm::test::param_name);
 
 // A second seed, at a size with partial tiles in M and N and whole K steps.
 TEST(ch06_TiledCopyMmaGemm, AnotherSeed) {
   MM_REQUIRE_GPU();
-  for (const Kernel& kernel : kKernels)
-    for (const char* tag : {"RRR", "RCR"}) mm::test::expect_matches_fp64(kernel, problem({300, 260, 72}, tag), 7);
+  for (const GemmStep& step : kSteps)
+    for (const char* tag : {"RRR", "RCR"}) mm::test::expect_matches_fp64(step, problem({300, 260, 72}, tag), 7);
 }
 
 // More rows than 65535 blocks of 8 (the bug: the check itself failed to launch), and a wide C
 // (N on grid y: 7813 tiles of 128).
 TEST(ch06_TiledCopyMmaGemm, TallAndWideMatricesPassTheCheck) {
   MM_REQUIRE_GPU();
-  for (const Kernel& kernel : kKernels) mm::test::expect_matches_fp64(kernel, problem(mm::test::tall_size));
-  mm::test::expect_matches_fp64(kernel_named("tiled_prefetch"), problem(mm::test::wide_size, "RCR"));
+  for (const GemmStep& step : kSteps) mm::test::expect_matches_fp64(step, problem(mm::test::tall_size));
+  mm::test::expect_matches_fp64(step_named(kSteps, "tiled_prefetch"), problem(mm::test::wide_size, "RCR"));
 }
 
 TEST(ch06_TiledCopyMmaGemm, MisalignedPointerTakesTheScalarPath) {
   MM_REQUIRE_GPU();
-  for (const Kernel& kernel : kKernels) {
+  for (const GemmStep& step : kSteps) {
     // A and B one float past a 16-byte boundary: the kernel must see it and take the scalar path for
     // every tile; a 128-bit load there would fault.
     const mm::CheckResult r = mm::check_gemm_kernel<float, float>(
-        problem({256, 256, 64}, "RRR"), mm::test::shifted_by_one_float(kernel.launch), mm::DType::f32, 3);
-    EXPECT_TRUE(r.ok) << kernel.name << ": " << r.summary;
+        problem({256, 256, 64}, "RRR"), mm::test::shifted_by_one_float(step.launch), mm::DType::f32, 3);
+    EXPECT_TRUE(r.ok) << step.name << ": " << r.summary;
   }
 }
 
 // ---- CPU: the kernel's own code, run by 256 host threads per block ----
 //
-// tiled_gemm_block is the whole kernel body (__host__ __device__); here each block runs on 256
-// std::threads with a std::barrier for __syncthreads(). Same partitions, same predicates, same
-// vector/scalar decisions, same 128-bit copies (as 16-byte host loads): a GPU-free check of every
-// storage order and the ragged and unaligned paths.
+// tiled_gemm_block and tiled_prefetch_gemm_block are the whole kernel bodies (__host__ __device__); here each
+// block runs on 256 std::threads with a std::barrier for __syncthreads(). Same partitions, same
+// predicates, same vector/scalar decisions, same 128-bit copies (as 16-byte host loads): a GPU-free
+// check of every storage order and the ragged and unaligned paths.
 
-template <class Cfg, class Args>
+/// Which kernel body a step is: tiled.cuh's or tiled_prefetch.cuh's.
+enum class Body { tiled, tiled_prefetch };
+
+template <Body kBody, class Cfg, class Args>
 void emulate_grid(const Args& args, const GemmProblem& p) {
   struct Smem {  // as the kernel's: two arrays, each 16-byte aligned
-    alignas(16) float a[mm::cosize_v<typename Cfg::SmemLayoutA>];
-    alignas(16) float b[mm::cosize_v<typename Cfg::SmemLayoutB>];
+    alignas(16) float a[mm::cosize_v<ch06::SmemLayoutAOf<Cfg>>];
+    alignas(16) float b[mm::cosize_v<ch06::SmemLayoutBOf<Cfg>>];
   };
   const dim3 grid = mm::ch06::tiled_grid(p);
   for (unsigned by = 0; by < grid.y; ++by)
@@ -153,43 +131,64 @@ void emulate_grid(const Args& args, const GemmProblem& p) {
       std::vector<std::thread> threads;
       for (int t = 0; t < mm::ch06::kThreads; ++t)
         threads.emplace_back([&, t] {
-          ch06::tiled_gemm_block<Cfg>(args, int(bx), int(by), t, smem->a, smem->b, sync_threads);
+          if constexpr (kBody == Body::tiled)
+            ch06::tiled_gemm_block<Cfg>(args, int(bx), int(by), t, smem->a, smem->b, sync_threads);
+          else ch06::tiled_prefetch_gemm_block<Cfg>(args, int(bx), int(by), t, smem->a, smem->b, sync_threads);
         });
       for (std::thread& th : threads) th.join();
     }
 }
 
-template <Variant V>
+// Runs step Cfg's block function on host threads for p (A and B `shift` floats past a 16-byte
+// boundary) and compares with a double-precision product: empty when every element matches.
+template <Body kBody, class Cfg>
 std::string emulate_and_check(const GemmProblem& p, int shift) {
-  using Cfg = ch06::VariantConfig<V>;
   return mm::test::run_on_host_and_check(p, shift, [&](const float* A, const float* B, float* C) {
-    ch06::with_tiled_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) { emulate_grid<Cfg>(args, p); });
+    ch06::with_tiled_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) { emulate_grid<kBody, Cfg>(args, p); });
   });
+}
+
+// The CPU emulation of each step of the list, by its name (a step without one fails the tests below).
+using Emulation = std::string (*)(const GemmProblem&, int);
+const std::map<std::string, Emulation> kEmulations = {
+    {"tiled_ldg128", emulate_and_check<Body::tiled, ch06::TiledLdg128Cfg>},
+    {"tiled_ldg128_pad4", emulate_and_check<Body::tiled, ch06::TiledLdg128Pad4Cfg>},
+    {"tiled_vec128", emulate_and_check<Body::tiled, ch06::TiledVec128Cfg>},
+    {"tiled_vec128_uncoalesced", emulate_and_check<Body::tiled, ch06::TiledVec128UncoalescedCfg>},
+    {"tiled_prefetch", emulate_and_check<Body::tiled_prefetch, ch06::TiledPrefetchCfg>},
+    {"tiled_prefetch_pairs_share_a", emulate_and_check<Body::tiled_prefetch, ch06::TiledPrefetchPairsShareACfg>},
+};
+
+// The step's emulation run at p; fails (and returns an error) for a step that has none.
+std::string emulate_step(const GemmStep& step, const GemmProblem& p, int shift) {
+  const auto it = kEmulations.find(step.name);
+  if (it == kEmulations.end()) return "no CPU emulation for step " + step.name;
+  return it->second(p, shift);
 }
 
 // Few sizes (each block costs 256 thread starts): one element, ragged everything, several blocks with
 // ragged edges, K = 4k+1 (no 16-byte aligned rows of a row-major A), aligned full tiles.
 const Size kEmulatedSizes[] = {{1, 1, 1}, {17, 33, 9}, {129, 257, 33}, {64, 64, 13}, {130, 66, 18}, {128, 256, 24}};
 
-class TiledCopyMmaEmulated : public ::testing::TestWithParam<std::tuple<Kernel, const char*>> {};
+class TiledCopyMmaEmulated : public ::testing::TestWithParam<std::tuple<GemmStep, const char*>> {};
 
 TEST_P(TiledCopyMmaEmulated, MatchesDoubleOnTheCpu) {
-  const auto& [kernel, tag] = GetParam();
+  const auto& [step, tag] = GetParam();
   for (const Size& size : kEmulatedSizes) {
-    const std::string err = kernel.emulate_and_check(problem(size, tag), 0);
-    EXPECT_EQ(err, "") << kernel.name << " " << tag << " at " << size_name(size);
+    const std::string err = emulate_step(step, problem(size, tag), 0);
+    EXPECT_EQ(err, "") << step.name << " " << tag << " at " << size_name(size);
   }
 }
 
 // A and B one float past a 16-byte boundary: the kernel must see it and take the scalar path.
 TEST_P(TiledCopyMmaEmulated, MisalignedPointersTakeTheScalarPath) {
-  const auto& [kernel, tag] = GetParam();
-  const std::string err = kernel.emulate_and_check(problem({128, 128, 16}, tag), 1);
-  EXPECT_EQ(err, "") << kernel.name << " " << tag;
+  const auto& [step, tag] = GetParam();
+  const std::string err = emulate_step(step, problem({128, 128, 16}, tag), 1);
+  EXPECT_EQ(err, "") << step.name << " " << tag;
 }
 
 INSTANTIATE_TEST_SUITE_P(ch06, TiledCopyMmaEmulated,
-                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts)),
+                         ::testing::Combine(::testing::ValuesIn(kSteps), ::testing::ValuesIn(kLayouts)),
                          mm::test::param_name);  // "tiled_vec128_RCR"
 
 // ---- CPU: the partitions ----
@@ -209,9 +208,13 @@ std::vector<int> copy_hits(TiledCopy const& tiled_copy) {
   return hits;
 }
 
+// The copy thread layouts of the coalesced steps, or of the counter-example.
+template <bool kStrided>
+using CopyThreads = std::conditional_t<kStrided, ch06::StridedCopyThreads, ch06::CoalescedCopyThreads>;
+
 template <bool kKMajor, bool kStrided>
 void expect_copy_covers_tile_once() {
-  const std::vector<int> hits = copy_hits(mm::ch06::operand_copy<kKMajor, kStrided>());
+  const std::vector<int> hits = copy_hits(mm::ch06::operand_copy<kKMajor, CopyThreads<kStrided>>());
   int missed = 0, twice = 0;
   for (int h : hits) missed += h == 0, twice += h > 1;
   EXPECT_EQ(missed, 0) << "k_major " << kKMajor << " strided " << kStrided;
@@ -247,7 +250,7 @@ std::vector<std::vector<int>> thread_offsets(TiledCopy const& tiled_copy, Stride
 template <bool kKMajor, bool kStrided>
 void expect_float4s_and_sectors(int sectors) {
   const int ld = 1000;  // a leading dimension % 4 == 0 that is not a power of two
-  const auto tiled_copy = mm::ch06::operand_copy<kKMajor, kStrided>();
+  const auto tiled_copy = mm::ch06::operand_copy<kKMajor, CopyThreads<kStrided>>();
   const auto offsets = kKMajor ? thread_offsets(tiled_copy, mm::make_stride(ld, mm::_1{}), 128 * ld)
                                : thread_offsets(tiled_copy, mm::make_stride(mm::_1{}, ld), 8 * ld);
   std::set<int> warp0_sectors;
@@ -445,7 +448,7 @@ int copy_store_wavefronts(int w) {
   std::vector<int> offset(static_cast<std::size_t>(mm::cosize_v<Smem>));
   std::iota(offset.begin(), offset.end(), 0);
   auto s = mm::make_tensor(offset.data(), Smem{});  // (MN,BK) -> offset
-  const auto tiled_copy = ch06::operand_copy<kKMajor, false>();
+  const auto tiled_copy = ch06::operand_copy<kKMajor, ch06::CoalescedCopyThreads>();
   auto lane_value = [&](int lane, int v) { return int(tiled_copy.get_slice(32 * w + lane).partition_D(s)(v)); };
   if constexpr (!kKMajor && kPad % 4 == 0) {
     std::vector<int> starts;
@@ -491,22 +494,25 @@ TEST(ch06_TiledGrid, TakesAnySizeUpToTheGridLimitAnd32BitOffsets) {
   EXPECT_NE(mm::ch06::tiled_rejects(GemmProblem{1 << 20, 65535 * 128, 1}), "");
   EXPECT_EQ(mm::ch06::tiled_rejects(GemmProblem{16384, 131072, 1}), "");  // C: 2^31 elements in whole tiles
   EXPECT_NE(mm::ch06::tiled_rejects(GemmProblem{16385, 131072, 1}), "");  // one more tile of rows
-  // Chapter 05's kernels have the same tile and int offsets: the same answer, in every storage order.
+  // Chapter 05's best step (the step before) has the same tile and int offsets: the same answer, in
+  // every storage order; and so has every step of the list.
+  const GemmStep ch05_best = mm::ch05::best();
   for (const char* tag : {"RRR", "RCR", "CRR", "CCC"})
     for (const mm::ProblemSize& s : {mm::ProblemSize{16909320, 1, 127}, {16909312, 1, 127}, {131072, 16385, 1},
                                      {1, 1, 300000000}, {300, 200, 100}}) {
       const GemmProblem p = problem(s, tag);
-      EXPECT_EQ(mm::ch06::tiled_rejects(p), mm::ch05::layout_gemm_rejects(p)) << tag << " " << size_name(p);
+      EXPECT_EQ(mm::ch06::tiled_rejects(p), ch05_best.rejects(p)) << tag << " " << size_name(p);
+      for (const GemmStep& step : kSteps) EXPECT_EQ(step.rejects(p), mm::ch06::tiled_rejects(p)) << step.name;
     }
-  EXPECT_THROW(mm::ch06::launch_tiled_prefetch(GemmProblem{1, 65535 * 128 + 1, 1}, nullptr, nullptr, nullptr, nullptr),
+  EXPECT_THROW(step_named(kSteps, "tiled_prefetch").launch(GemmProblem{1, 65535 * 128 + 1, 1}, nullptr, nullptr, nullptr, nullptr),
                std::invalid_argument);
 }
 
 TEST(ch06_TiledGrid, VectorPathNeedsAlignedRows) {
   alignas(16) static float buffer[8];
-  EXPECT_TRUE(mm::ch06::vector_aligned(buffer, 1024));
-  EXPECT_FALSE(mm::ch06::vector_aligned(buffer, 1025));  // row 1 starts 4 bytes past a 16-byte boundary
-  EXPECT_FALSE(mm::ch06::vector_aligned(buffer + 1, 1024));
+  EXPECT_TRUE(mm::vector_aligned(buffer, 1024));
+  EXPECT_FALSE(mm::vector_aligned(buffer, 1025));  // row 1 starts 4 bytes past a 16-byte boundary
+  EXPECT_FALSE(mm::vector_aligned(buffer + 1, 1024));
 }
 
 }  // namespace

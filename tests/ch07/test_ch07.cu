@@ -1,5 +1,5 @@
-// Chapter 07: every pipelined kernel against the fp64 reference in every storage order (GPU); on the
-// CPU, the kernel's own block function run by host threads, and the properties the chapter claims
+// Chapter 07: every step of the chapter's list (steps.cu) against the fp64 reference in every storage
+// order (GPU); on the CPU, the kernels' own block functions run by host threads, and the properties the chapter claims
 // of its layouts: each 128-bit shared load of a half-warp touches at most 8 distinct 16-byte vectors
 // (one wavefront), the K-major copy writes 32 different banks, every element of C has one owner.
 // Every test name starts with "ch07", so that `ctest -R ch07` selects this chapter.
@@ -16,7 +16,9 @@
 #include <tuple>
 #include <vector>
 
-#include "07_pipelined_simt/pipelined_simt.cuh"
+#include "07_pipelined_simt/fragment_pipelined.cuh"
+#include "07_pipelined_simt/pipelined.cuh"
+#include "07_pipelined_simt/steps.hpp"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
@@ -27,20 +29,15 @@ namespace {
 
 namespace ch07 = mm::ch07;
 using mm::GemmProblem;
-using mm::test::NamedKernel;
 using mm::test::problem;
 using mm::test::Size;
+using mm::test::step_named;
+using GemmStep = mm::GemmKernel<float, float>;
+template <class Cfg>
+using Traits = ch07::Traits<Cfg>;
 
-const NamedKernel kKernels[] = {
-    {"pipelined_s2", ch07::launch_pipelined<ch07::PipelinedCfg<2>>},
-    {"pipelined_s3", ch07::launch_pipelined<ch07::PipelinedCfg<3>>},
-    {"pipelined_s4", ch07::launch_pipelined<ch07::PipelinedCfg<4>>},
-    {"warp_tiled", ch07::launch_pipelined<ch07::WarpTiledCfg>},
-    {"swizzled", ch07::launch_pipelined<ch07::SwizzledCfg>},
-    {"fragment_pipelined", ch07::launch_pipelined<ch07::FragmentPipelinedCfg>},
-    {"deep_k", ch07::launch_pipelined<ch07::DeepKCfg>},
-    {"big_tile", ch07::launch_pipelined<ch07::BigTileCfg>},
-};
+// The chapter's list, in the page's order (with MM_APPENDIX_STEPS, the appendix's steps too).
+const std::vector<GemmStep> kSteps = ch07::steps();
 
 // The sizes around the 128×128×8 tile (gpu_test.hpp), one past the 128×256×16 tile in every
 // direction, K not a multiple of 4 (no 16-byte row of a K-major operand... and a ragged last K step),
@@ -57,7 +54,7 @@ const char* const kLayouts[] = {"RRR", "RCR", "CRR", "CCR", "RRC", "CCC"};
 
 // ---- GPU: every kernel, every storage order, every size, against the fp64 reference ----
 
-using Param = std::tuple<NamedKernel, const char*, Size>;
+using Param = std::tuple<GemmStep, const char*, Size>;
 class PipelinedGemm : public ::testing::TestWithParam<Param> {};
 
 TEST_P(PipelinedGemm, MatchesFp64Reference) {
@@ -67,79 +64,89 @@ TEST_P(PipelinedGemm, MatchesFp64Reference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ch07, PipelinedGemm,
-                         ::testing::Combine(::testing::ValuesIn(kKernels), ::testing::ValuesIn(kLayouts),
+                         ::testing::Combine(::testing::ValuesIn(kSteps), ::testing::ValuesIn(kLayouts),
                                             ::testing::ValuesIn(kSizes)),
                          mm::test::param_name);
 
 TEST(ch07_PipelinedGemm, AnotherSeedAtALargerSize) {
   MM_REQUIRE_ARCH(mm::arch::sm80);
-  for (const NamedKernel& kernel : kKernels)
-    for (const char* tag : {"RRR", "RCR"}) mm::test::expect_matches_fp64(kernel, problem({1000, 1100, 520}, tag), 7);
+  for (const GemmStep& step : kSteps)
+    for (const char* tag : {"RRR", "RCR"}) mm::test::expect_matches_fp64(step, problem({1000, 1100, 520}, tag), 7);
 }
 
 TEST(ch07_PipelinedGemm, MisalignedPointersTakeTheFourByteCopies) {
   MM_REQUIRE_ARCH(mm::arch::sm80);
-  for (const NamedKernel& kernel : kKernels)
+  for (const GemmStep& step : kSteps)
     for (const char* tag : {"CRR", "RRR"}) {
       // A and B one float past a 16-byte boundary: a 16-byte cp.async there would fault.
       const mm::CheckResult r = mm::check_gemm_kernel<float, float>(
-          problem({256, 256, 64}, tag), mm::test::shifted_by_one_float(kernel.launch), mm::DType::f32, 3);
-      EXPECT_TRUE(r.ok) << kernel.name << " " << tag << ": " << r.summary;
+          problem({256, 256, 64}, tag), mm::test::shifted_by_one_float(step.launch), mm::DType::f32, 3);
+      EXPECT_TRUE(r.ok) << step.name << " " << tag << ": " << r.summary;
     }
 }
 
 // ---- CPU: the kernel's block function on host threads ----
 //
-// pipelined_gemm_block is the whole kernel body (__host__ __device__): each block runs on
-// Cfg::kThreads std::threads with a std::barrier for __syncthreads(). On the host a cp.async is a
+// pipelined_gemm_block and fragment_pipelined_gemm_block are the whole kernel bodies (__host__ __device__): each
+// block runs on Traits<Cfg>::kThreads std::threads with a std::barrier for __syncthreads(). On the host a cp.async is a
 // plain copy and cp_async_wait does nothing, so the ring's stage indices, the predicates, the
 // zero fill and the path choices are checked here; the asynchrony is the GPU tests' job.
 
-template <class Cfg, class Args>
+/// Which kernel body a step is: pipelined.cuh's or fragment_pipelined.cuh's.
+enum class Body { pipelined, fragment_pipelined };
+
+template <Body kBody, class Cfg, class Args>
 void emulate_grid(const Args& args, const GemmProblem& p) {
   const dim3 grid = ch07::gemm_grid<Cfg>(p);
   for (unsigned by = 0; by < grid.y; ++by)
     for (unsigned bx = 0; bx < grid.x; ++bx) {
-      std::vector<mm::uint128_t> smem(Cfg::kSmemBytes / 16);  // 16-byte aligned, as the kernel's
-      std::barrier<> barrier(Cfg::kThreads);
+      std::vector<mm::uint128_t> smem(Traits<Cfg>::kSmemBytes / 16);  // 16-byte aligned, as the kernel's
+      std::barrier<> barrier(Traits<Cfg>::kThreads);
       auto sync_threads = [&barrier] { barrier.arrive_and_wait(); };
       std::vector<std::thread> threads;
-      for (int t = 0; t < Cfg::kThreads; ++t)
+      for (int t = 0; t < Traits<Cfg>::kThreads; ++t)
         threads.emplace_back([&, t] {
-          ch07::pipelined_gemm_block<Cfg>(args, int(bx), int(by), t, reinterpret_cast<float*>(smem.data()),
-                                          sync_threads);
+          float* smem_f = reinterpret_cast<float*>(smem.data());
+          if constexpr (kBody == Body::pipelined)
+            ch07::pipelined_gemm_block<Cfg>(args, int(bx), int(by), t, smem_f, sync_threads);
+          else ch07::fragment_pipelined_gemm_block<Cfg>(args, int(bx), int(by), t, smem_f, sync_threads);
         });
       for (std::thread& th : threads) th.join();
     }
 }
 
-template <class Cfg>
+template <Body kBody, class Cfg>
 std::string emulate_and_check(const GemmProblem& p, int shift) {
   return mm::test::run_on_host_and_check(p, shift, [&](const float* A, const float* B, float* C) {
-    ch07::with_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) { emulate_grid<Cfg>(args, p); });
+    ch07::with_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) { emulate_grid<kBody, Cfg>(args, p); });
   });
 }
 
-template <class Cfg>
+template <Body kBody, class Cfg>
 void expect_host_emulation_matches(const char* name) {
   // Partial tiles in M, N and K; one whole tile; shifted pointers (4-byte copies of an MN-major operand).
   for (const char* tag : kLayouts)
     for (Size s : {Size{130, 260, 20}, Size{Cfg::BM::value, Cfg::BN::value, 3 * Cfg::BK::value}})
       for (int shift : {0, 1}) {
-        const std::string err = emulate_and_check<Cfg>(problem(s, tag), shift);
+        const std::string err = emulate_and_check<kBody, Cfg>(problem(s, tag), shift);
         EXPECT_EQ(err, "") << name << " " << tag << " " << mm::test::size_name(s) << " shift " << shift;
       }
 }
 
-TEST(ch07_HostEmulation, PipelinedTwoStages) { expect_host_emulation_matches<ch07::PipelinedCfg<2>>("pipelined_s2"); }
-TEST(ch07_HostEmulation, PipelinedFourStages) { expect_host_emulation_matches<ch07::PipelinedCfg<4>>("pipelined_s4"); }
-TEST(ch07_HostEmulation, WarpTiled) { expect_host_emulation_matches<ch07::WarpTiledCfg>("warp_tiled"); }
-TEST(ch07_HostEmulation, Swizzled) { expect_host_emulation_matches<ch07::SwizzledCfg>("swizzled"); }
-TEST(ch07_HostEmulation, FragmentPipelined) {
-  expect_host_emulation_matches<ch07::FragmentPipelinedCfg>("fragment_pipelined");
+constexpr Body kPipelined = Body::pipelined, kFragmentPipelined = Body::fragment_pipelined;
+TEST(ch07_HostEmulation, PipelinedTwoStages) {
+  expect_host_emulation_matches<kPipelined, ch07::PipelinedS2Cfg>("pipelined_s2");
 }
-TEST(ch07_HostEmulation, DeepK) { expect_host_emulation_matches<ch07::DeepKCfg>("deep_k"); }
-TEST(ch07_HostEmulation, BigTile) { expect_host_emulation_matches<ch07::BigTileCfg>("big_tile"); }
+TEST(ch07_HostEmulation, PipelinedFourStages) {
+  expect_host_emulation_matches<kPipelined, ch07::PipelinedS4Cfg>("pipelined_s4");
+}
+TEST(ch07_HostEmulation, WarpTiled) { expect_host_emulation_matches<kPipelined, ch07::WarpTiledCfg>("warp_tiled"); }
+TEST(ch07_HostEmulation, Swizzled) { expect_host_emulation_matches<kPipelined, ch07::SwizzledCfg>("swizzled"); }
+TEST(ch07_HostEmulation, FragmentPipelined) {
+  expect_host_emulation_matches<kFragmentPipelined, ch07::FragmentPipelinedCfg>("fragment_pipelined");
+}
+TEST(ch07_HostEmulation, DeepK) { expect_host_emulation_matches<kFragmentPipelined, ch07::DeepKCfg>("deep_k"); }
+TEST(ch07_HostEmulation, BigTile) { expect_host_emulation_matches<kFragmentPipelined, ch07::BigTileCfg>("big_tile"); }
 
 // ---- CPU: what the layouts promise ----
 
@@ -147,12 +154,12 @@ TEST(ch07_HostEmulation, BigTile) { expect_host_emulation_matches<ch07::BigTileC
 // 4 (a float4) of A and of B.
 template <class Cfg>
 std::pair<std::vector<int>, std::vector<int>> vector_starts(int t, int k) {
-  std::vector<int> offset(std::size_t(std::max(mm::cosize_v<typename Cfg::SmemLayoutA>,
-                                               mm::cosize_v<typename Cfg::SmemLayoutB>)));
+  std::vector<int> offset(std::size_t(std::max(mm::cosize_v<typename Traits<Cfg>::SmemLayoutA>,
+                                               mm::cosize_v<typename Traits<Cfg>::SmemLayoutB>)));
   for (std::size_t i = 0; i < offset.size(); ++i) offset[i] = int(i);
-  auto sA = mm::make_tensor(offset.data(), typename Cfg::SmemLayoutA{});  // (BM,BK,S) -> offset
-  auto sB = mm::make_tensor(offset.data(), typename Cfg::SmemLayoutB{});  // (BN,BK,S) -> offset
-  typename Cfg::TiledMma mma;
+  auto sA = mm::make_tensor(offset.data(), typename Traits<Cfg>::SmemLayoutA{});  // (BM,BK,S) -> offset
+  auto sB = mm::make_tensor(offset.data(), typename Traits<Cfg>::SmemLayoutB{});  // (BN,BK,S) -> offset
+  typename Traits<Cfg>::TiledMma mma;
   auto a = mma.get_slice(t).partition_A(sA(mm::_, mm::_, 0))(mm::_, mm::_, k);  // (MMA,MMA_M)
   auto b = mma.get_slice(t).partition_B(sB(mm::_, mm::_, 0))(mm::_, mm::_, k);  // (MMA,MMA_N)
   std::pair<std::vector<int>, std::vector<int>> r;
@@ -188,8 +195,8 @@ TEST(ch07_Wavefronts, LoadsOfACostFourLoadsOfBTwo) {
   for (int w = 0; w < 8; ++w)
     for (int k : {0, 5})
       for (int run = 0; run < 2; ++run) {
-        EXPECT_EQ(lds128_wavefronts<ch07::PipelinedCfg<3>>(w, k, true, run), 4) << "warp " << w << " k " << k;
-        EXPECT_EQ(lds128_wavefronts<ch07::PipelinedCfg<3>>(w, k, false, run), 2) << "warp " << w << " k " << k;
+        EXPECT_EQ(lds128_wavefronts<ch07::PipelinedS3Cfg>(w, k, true, run), 4) << "warp " << w << " k " << k;
+        EXPECT_EQ(lds128_wavefronts<ch07::PipelinedS3Cfg>(w, k, false, run), 2) << "warp " << w << " k " << k;
         EXPECT_EQ(lds128_wavefronts<ch07::WarpTiledCfg>(w, k, true, run), 4) << "warp " << w << " k " << k;
         EXPECT_EQ(lds128_wavefronts<ch07::WarpTiledCfg>(w, k, false, run), 2) << "warp " << w << " k " << k;
         EXPECT_EQ(lds128_wavefronts<ch07::SwizzledCfg>(w, k, true, run), 4) << "warp " << w << " k " << k;
@@ -202,12 +209,13 @@ TEST(ch07_Wavefronts, LoadsOfACostFourLoadsOfBTwo) {
 // A warp of the K-major copy writes 32 floats (4 MN × 8 k) to 32 different banks: no conflict.
 template <class Cfg, int MN>
 void expect_k_major_copy_conflict_free() {
-  std::vector<int> offset(std::size_t(mm::cosize_v<typename Cfg::SmemLayoutA> + mm::cosize_v<typename Cfg::SmemLayoutB>));
+  using T = Traits<Cfg>;
+  std::vector<int> offset(std::size_t(mm::cosize_v<typename T::SmemLayoutA> + mm::cosize_v<typename T::SmemLayoutB>));
   for (std::size_t i = 0; i < offset.size(); ++i) offset[i] = int(i);
-  using L = std::conditional_t<MN == Cfg::BM::value, typename Cfg::SmemLayoutA, typename Cfg::SmemLayoutB>;
+  using L = std::conditional_t<MN == T::BM::value, typename T::SmemLayoutA, typename T::SmemLayoutB>;
   auto s = mm::make_tensor(offset.data(), L{})(mm::_, mm::_, 1);  // (MN,BK) of stage 1
-  const auto copy = Cfg::template k_major_copy<MN>();
-  for (int w = 0; w < Cfg::kThreads / 32; ++w) {
+  const auto copy = T::template k_major_copy<MN>();
+  for (int w = 0; w < T::kThreads / 32; ++w) {
     const int values = int(mm::size(copy.get_slice(0).partition_D(s)));
     for (int v = 0; v < values; ++v) {
       std::set<int> banks;
@@ -218,7 +226,7 @@ void expect_k_major_copy_conflict_free() {
 }
 
 TEST(ch07_SharedMemory, KMajorCopyIsConflictFree) {
-  expect_k_major_copy_conflict_free<ch07::PipelinedCfg<3>, 128>();
+  expect_k_major_copy_conflict_free<ch07::PipelinedS3Cfg, 128>();
   expect_k_major_copy_conflict_free<ch07::SwizzledCfg, 128>();
   expect_k_major_copy_conflict_free<ch07::BigTileCfg, 128>();
   expect_k_major_copy_conflict_free<ch07::BigTileCfg, 256>();
@@ -226,11 +234,11 @@ TEST(ch07_SharedMemory, KMajorCopyIsConflictFree) {
 
 template <class Cfg>
 void expect_every_element_of_c_owned_once() {
-  typename Cfg::TiledMma mma;
+  typename Traits<Cfg>::TiledMma mma;
   constexpr int bm = Cfg::BM::value, bn = Cfg::BN::value;
   auto tile = mm::make_identity_tensor(mm::make_shape(mm::Int<bm>{}, mm::Int<bn>{}));  // (BM,BN) -> (m,n)
   std::vector<int> hits(std::size_t(bm * bn), 0);
-  for (int t = 0; t < Cfg::kThreads; ++t) {
+  for (int t = 0; t < Traits<Cfg>::kThreads; ++t) {
     auto part = mma.get_slice(t).partition_C(tile);  // (MMA,MMA_M,MMA_N) -> (m,n)
     for (int i = 0; i < int(mm::size(part)); ++i) {
       auto c = part(i);
@@ -244,14 +252,14 @@ void expect_every_element_of_c_owned_once() {
 }
 
 TEST(ch07_TiledMma, EveryElementOfCIsOwnedOnce) {
-  expect_every_element_of_c_owned_once<ch07::PipelinedCfg<2>>();
+  expect_every_element_of_c_owned_once<ch07::PipelinedS2Cfg>();
   expect_every_element_of_c_owned_once<ch07::WarpTiledCfg>();
   expect_every_element_of_c_owned_once<ch07::BigTileCfg>();
 }
 
 // A warp of warp_tiled owns a 64×32 block of C (two runs of 32 rows, two of 16 columns).
 TEST(ch07_TiledMma, AWarpOwnsA64x32BlockOfC) {
-  ch07::WarpTiledCfg::TiledMma mma;
+  Traits<ch07::WarpTiledCfg>::TiledMma mma;
   auto tile = mm::make_identity_tensor(mm::make_shape(mm::_128{}, mm::_128{}));
   for (int w = 0; w < 8; ++w) {
     std::set<int> rows, cols;
@@ -277,19 +285,12 @@ TEST(ch07_Launch, GridAndRejects) {
   // The 32-bit rule (gemm/launch.hpp): C of 2^20 × 2^12 rounds to 2^32 offsets; 2^18 × 2^12 fits.
   EXPECT_NE(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1 << 20, 1 << 12, 8}), "");
   EXPECT_EQ(ch07::pipelined_rejects<ch07::BigTileCfg>(GemmProblem{1 << 18, 1 << 12, 8}), "");
-  EXPECT_THROW(ch07::launch_pipelined<ch07::BigTileCfg>(GemmProblem{1, 65535 * 256 + 1, 1}, nullptr, nullptr, nullptr,
-                                                        nullptr),
+  EXPECT_THROW(step_named(kSteps, "big_tile").launch(GemmProblem{1, 65535 * 256 + 1, 1}, nullptr, nullptr, nullptr,
+                                                     nullptr),
                std::invalid_argument);
 }
 
-// A ring of S stages of (MN,BK) with k-rows of MN+4 floats ends at the last row's MN-th float: the
-// pad after it is never used. The B ring starts right after the A ring, still 16-byte aligned.
-TEST(ch07_Launch, SharedMemoryOfEachConfiguration) {
-  EXPECT_EQ(ch07::PipelinedCfg<2>::kSmemBytes, 2 * (2 * 8 * 132 - 4) * 4);            // 16.5 KB
-  EXPECT_EQ(ch07::PipelinedCfg<4>::kSmemBytes, 2 * (4 * 8 * 132 - 4) * 4);            // 33 KB
-  EXPECT_EQ(ch07::DeepKCfg::kSmemBytes, 2 * (3 * 16 * 132 - 4) * 4);                   // 50.7 KB: past 48 KB
-  EXPECT_EQ(ch07::BigTileCfg::kSmemBytes, ((4 * 16 * 132 - 4) + (4 * 16 * 260 - 4)) * 4);  // 98 KB
-  EXPECT_EQ(mm::cosize_v<ch07::BigTileCfg::SmemLayoutA> % 4, 0);
-}
+// The shared memory of each configuration (a ring of S stages ends at the last k-row's MN-th float)
+// is checked by static_asserts next to the configurations, in pipelined.cuh and fragment_pipelined.cuh.
 
 }  // namespace

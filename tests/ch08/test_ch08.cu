@@ -345,12 +345,4 @@ TEST(ch08_Launch, NoCopyBranchCountsTheKTilesItAddressesPastTheEnd) {
   }
 }
 
-// Chapter 09 measures against this kernel under this name.
-TEST(ch08_Steps, BestIsNoCopyBranch) {
-  const auto best = ch08::best();
-  EXPECT_EQ(best.name, "ch08_no_copy_branch");
-  EXPECT_EQ(best.dtype, mm::DType::bf16);
-  EXPECT_EQ(mm::test::step_named(kBf16Steps, "no_copy_branch").dtype, mm::DType::bf16);
-}
-
 }  // namespace

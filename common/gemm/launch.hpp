@@ -23,7 +23,10 @@
 ///   bound is each matrix's largest offset with its rows and columns rounded up to whole tiles.
 ///   Since every stride is at least 1, the row and column indices of those tiles fit as well.
 ///   A kernel whose threads outside C return before computing any offset (chapter 02) passes
-///   a 1×1×1 tile: only the matrices' own last elements count.
+///   a 1×1×1 tile: only the matrices' own last elements count. A pipelined kernel that issues its
+///   copies past the last K tile too (chapter 08's no_copy_branch: S−1 tiles, predicated off and
+///   never read, but their offsets computed) passes those tiles as `k_tiles_past_end`: A and B
+///   count as that many tile_k rows or columns longer along K.
 /// - A kernel whose offsets are 64-bit and whose indices are `int` (chapter 04's copies) calls
 ///   int32_index_rejects: only the rounded-up extents must fit.
 /// - The command line (harness/cli.hpp) refuses only what no kernel and no baseline could take:
@@ -63,23 +66,33 @@ constexpr std::int64_t tiled_max_offset(const MatrixShape& s, std::int64_t row_t
 /// @brief Empty when every offset a kernel with block tile (tile_m, tile_n, tile_k) computes into A
 /// (M×K, in tile_m × tile_k tiles), B (K×N, tile_k × tile_n) and C (M×N, tile_m × tile_n) fits in an
 /// `int`; otherwise one line naming the first matrix that does not (see the namespace's 32-bit rule).
+/// `k_tiles_past_end`: K tiles past the last whose offsets the kernel computes as well (a pipeline
+/// that issues predicated-off copies past the end). (Their K coordinates, at most A's largest offset
+/// along K, then fit too.)
 inline std::string int32_offset_rejects(const GemmProblem& p, std::int64_t tile_m, std::int64_t tile_n,
-                                        std::int64_t tile_k) {
+                                        std::int64_t tile_k, std::int64_t k_tiles_past_end = 0) {
   struct Operand {
     const char* name;
     MatrixShape shape;
     std::int64_t row_tile, col_tile;
+    std::int64_t extra_rows, extra_cols;  ///< the K tiles past the end, along K
   };
-  const Operand operands[] = {{"A", p.shape_a(), tile_m, tile_k},
-                              {"B", p.shape_b(), tile_k, tile_n},
-                              {"C", p.shape_c(), tile_m, tile_n}};
+  const std::int64_t past = k_tiles_past_end * tile_k;
+  const Operand operands[] = {{"A", p.shape_a(), tile_m, tile_k, 0, past},
+                              {"B", p.shape_b(), tile_k, tile_n, past, 0},
+                              {"C", p.shape_c(), tile_m, tile_n, 0, 0}};
   if (p.m > int32_max || p.n > int32_max || p.k > int32_max) return "needs M, N and K below 2^31 (32-bit ints)";
   for (const Operand& o : operands) {
-    const std::int64_t last = tiled_max_offset(o.shape, o.row_tile, o.col_tile);
-    if (last > int32_max)
+    const std::int64_t last = tiled_max_offset(o.shape, o.row_tile, o.col_tile) +
+                              o.extra_rows * o.shape.row_stride() + o.extra_cols * o.shape.col_stride();
+    if (last > int32_max) {
+      std::string tiles = std::to_string(o.row_tile) + "x" + std::to_string(o.col_tile) + " tiles";
+      if (o.extra_rows + o.extra_cols > 0)
+        tiles += " and " + std::to_string(k_tiles_past_end) + " past the last along K";
       return "needs 32-bit offsets: " + std::string(o.name) + " (" + std::to_string(o.shape.rows) + "x" +
-             std::to_string(o.shape.cols) + ", rounded up to whole " + std::to_string(o.row_tile) + "x" +
-             std::to_string(o.col_tile) + " tiles) reaches offset " + std::to_string(last) + " > 2^31 - 1";
+             std::to_string(o.shape.cols) + ", rounded up to whole " + tiles + ") reaches offset " +
+             std::to_string(last) + " > 2^31 - 1";
+    }
   }
   return {};
 }

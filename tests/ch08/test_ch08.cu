@@ -10,7 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "08_tensor_cores/tensor_cores.cuh"
+#include "08_tensor_cores/no_copy_branch.cuh"
+#include "08_tensor_cores/rounded_once.cuh"
+#include "08_tensor_cores/steps.hpp"
+#include "08_tensor_cores/two_blocks_per_sm.cuh"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
@@ -22,54 +25,20 @@ namespace {
 namespace ch08 = mm::ch08;
 using bf16 = __nv_bfloat16;
 using mm::GemmProblem;
+using mm::test::expect_matches_fp64;
 using mm::test::problem;
 using mm::test::Size;
 
-/// A kernel as the tests take it: its name, how it multiplies (the tolerance) and its launcher.
-template <class T, class TOut>
-struct TypedKernel {
-  const char* name;                                                                  ///< "mma_fragments"
-  mm::DType dtype;                                                                   ///< bf16 or tf32
-  void (*launch)(const GemmProblem&, const T*, const T*, TOut*, cudaStream_t);  ///< the chapter's launcher
-};
-using Bf16Kernel = TypedKernel<bf16, bf16>;
-using Tf32Kernel = TypedKernel<float, float>;
-void PrintTo(const Bf16Kernel& k, std::ostream* os) { *os << k.name; }
-void PrintTo(const Tf32Kernel& k, std::ostream* os) { *os << k.name; }
-
-const Bf16Kernel kBf16Kernels[] = {
-    {"mma_fragments", mm::DType::bf16, ch08::launch_tensor_core<ch08::FragmentsCfg, bf16>},
-    {"ldmatrix", mm::DType::bf16, ch08::launch_tensor_core<ch08::LdmatrixCfg, bf16>},
-    {"swizzled", mm::DType::bf16, ch08::launch_tensor_core<ch08::SwizzledCfg, bf16>},
-    {"big_tile", mm::DType::bf16, ch08::launch_tensor_core<ch08::BigTileCfg, bf16>},
-    {"register_pipelined", mm::DType::bf16, ch08::launch_tensor_core<ch08::RegisterPipelinedCfg, bf16>},
-    {"deep_k", mm::DType::bf16, ch08::launch_tensor_core<ch08::DeepKCfg, bf16>},
-    {"stage_in_pointer", mm::DType::bf16, ch08::launch_tensor_core<ch08::StageInPointerCfg, bf16>},
-    {"zfill_edges", mm::DType::bf16, ch08::launch_tensor_core<ch08::ZfillEdgesCfg, bf16>},
-    {"hoisted_swizzle", mm::DType::bf16, ch08::launch_tensor_core<ch08::HoistedSwizzleCfg, bf16>},
-    {"one_copy_path", mm::DType::bf16, ch08::launch_tensor_core<ch08::OneCopyPathCfg, bf16>},
-    {"no_copy_branch", mm::DType::bf16, ch08::launch_tensor_core<ch08::NoCopyBranchCfg, bf16>},
-    {"four_stages", mm::DType::bf16, ch08::launch_tensor_core<ch08::FourStagesCfg, bf16>},
-    {"two_blocks_per_sm", mm::DType::bf16, ch08::launch_tensor_core<ch08::TwoBlocksCfg, bf16>},
-};
-const Tf32Kernel kTf32Kernels[] = {
-    {"tf32_fragments", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32FragmentsCfg, float>},
-    {"tf32_swizzled", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32SwizzledCfg, float>},
-    {"tf32_big_tile", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32BigTileCfg, float>},
-    {"tf32_stage_in_pointer", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32StageInPointerCfg, float>},
-    {"tf32_zfill_edges", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32ZfillEdgesCfg, float>},
-    {"tf32_hoisted_swizzle", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32HoistedSwizzleCfg, float>},
-    {"tf32_no_copy_branch", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32NoCopyBranchCfg, float>},
-    {"tf32_conflict_free_b", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32ConflictFreeBCfg, float>},
-    {"tf32_rounded_once", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32RoundedOnceCfg, float>},
-    {"tf32_deep_k", mm::DType::tf32, ch08::launch_tensor_core<ch08::Tf32DeepKCfg, float>},
-};
+/// The chapter's lists (steps.cu): the main path, and with MM_APPENDIX_STEPS the appendix too.
+const std::vector<mm::GemmKernel<bf16, bf16>> kBf16Steps = ch08::bf16_steps();
+const std::vector<mm::GemmKernel<float, float>> kTf32Steps = ch08::tf32_steps();
 
 // Degenerate, smaller than a tile in every direction (K not a multiple of 8: no 16-byte rows, the
 // element-wise path), one short of a tile, exactly one 128×128×32 tile, one past it in every
 // direction, one past the 128×256 tile and the tf32 K step of 16, a few tiles, many blocks, tall and
 // skinny, wide and short. The last three keep N and K multiples of 8 with every edge partial, so
-// that the zero-fill kernels (zfill_edges) take their predicated 16-byte path rather than the fallback.
+// that the zero-fill kernels (zfill_edges on) take their predicated 16-byte path rather than the
+// fallback (stage_in_pointer).
 const std::vector<Size> kSizes = {
     {1, 1, 1},      {17, 33, 9},        {127, 129, 65}, {128, 128, 32}, {129, 129, 33}, {129, 257, 17},
     {256, 256, 64}, {1024, 1024, 1024}, {3000, 7, 129}, {5, 2000, 300}, {1, 300, 257},
@@ -77,15 +46,9 @@ const std::vector<Size> kSizes = {
 };
 const char* const kLayouts[] = {"RRR", "RCR"};
 
-template <class T, class TOut>
-void expect_matches_fp64(const TypedKernel<T, TOut>& kernel, const GemmProblem& p, std::uint64_t seed = 1) {
-  const mm::CheckResult r = mm::check_gemm_kernel<T, TOut>(p, kernel.launch, kernel.dtype, seed);
-  EXPECT_TRUE(r.ok) << kernel.name << " " << p.layout_tag() << " at " << mm::test::size_name(p) << ": " << r.summary;
-}
-
 // ---- GPU: every kernel, both storage orders, every size ----
 
-using Bf16Param = std::tuple<Bf16Kernel, const char*, Size>;
+using Bf16Param = std::tuple<mm::GemmKernel<bf16, bf16>, const char*, Size>;
 class Bf16Gemm : public ::testing::TestWithParam<Bf16Param> {};
 TEST_P(Bf16Gemm, MatchesFp64Reference) {
   MM_REQUIRE_ARCH(mm::arch::sm80);  // mma.sync bf16, cp.async
@@ -93,11 +56,11 @@ TEST_P(Bf16Gemm, MatchesFp64Reference) {
   expect_matches_fp64(kernel, problem(size, tag));
 }
 INSTANTIATE_TEST_SUITE_P(ch08, Bf16Gemm,
-                         ::testing::Combine(::testing::ValuesIn(kBf16Kernels), ::testing::ValuesIn(kLayouts),
+                         ::testing::Combine(::testing::ValuesIn(kBf16Steps), ::testing::ValuesIn(kLayouts),
                                             ::testing::ValuesIn(kSizes)),
                          mm::test::param_name);
 
-using Tf32Param = std::tuple<Tf32Kernel, const char*, Size>;
+using Tf32Param = std::tuple<mm::GemmKernel<float, float>, const char*, Size>;
 class Tf32Gemm : public ::testing::TestWithParam<Tf32Param> {};
 TEST_P(Tf32Gemm, MatchesFp64Reference) {
   MM_REQUIRE_ARCH(mm::arch::sm80);  // mma.sync tf32, cp.async
@@ -105,7 +68,7 @@ TEST_P(Tf32Gemm, MatchesFp64Reference) {
   expect_matches_fp64(kernel, problem(size, tag));
 }
 INSTANTIATE_TEST_SUITE_P(ch08, Tf32Gemm,
-                         ::testing::Combine(::testing::ValuesIn(kTf32Kernels), ::testing::ValuesIn(kLayouts),
+                         ::testing::Combine(::testing::ValuesIn(kTf32Steps), ::testing::ValuesIn(kLayouts),
                                             ::testing::ValuesIn(kSizes)),
                          mm::test::param_name);
 
@@ -113,15 +76,15 @@ TEST(ch08_Gemm, TallAndWide) {
   MM_REQUIRE_ARCH(mm::arch::sm80);
   for (const char* tag : kLayouts)
     for (Size s : {mm::test::tall_size, mm::test::wide_size}) {
-      for (const auto& k : kBf16Kernels) expect_matches_fp64(k, problem(s, tag));
-      for (const auto& k : kTf32Kernels) expect_matches_fp64(k, problem(s, tag));
+      for (const auto& k : kBf16Steps) expect_matches_fp64(k, problem(s, tag));
+      for (const auto& k : kTf32Steps) expect_matches_fp64(k, problem(s, tag));
     }
 }
 
 /// The launcher run on copies of A and B that start one element past a 16-byte boundary: the kernel
 /// must take its element-wise path, where a 16-byte cp.async would fault.
 template <class T, class TOut>
-mm::GemmLaunch<T, TOut> shifted_by_one_element(const TypedKernel<T, TOut>& kernel) {
+mm::GemmLaunch<T, TOut> shifted_by_one_element(const mm::GemmKernel<T, TOut>& kernel) {
   return [launch = kernel.launch](const GemmProblem& p, const T* a, const T* b, TOut* c, cudaStream_t s) {
     const std::size_t na = std::size_t(p.m * p.k), nb = std::size_t(p.k * p.n);
     mm::DeviceBuffer<T> a1(na + 1), b1(nb + 1);
@@ -136,11 +99,11 @@ TEST(ch08_Gemm, MisalignedPointersTakeTheElementwisePath) {
   MM_REQUIRE_ARCH(mm::arch::sm80);
   for (const char* tag : kLayouts) {
     const GemmProblem p = problem({256, 256, 64}, tag);
-    for (const auto& k : kBf16Kernels) {
+    for (const auto& k : kBf16Steps) {
       const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(p, shifted_by_one_element(k), k.dtype, 3);
       EXPECT_TRUE(r.ok) << k.name << " " << tag << ": " << r.summary;
     }
-    for (const auto& k : kTf32Kernels) {
+    for (const auto& k : kTf32Steps) {
       const mm::CheckResult r = mm::check_gemm_kernel<float, float>(p, shifted_by_one_element(k), k.dtype, 3);
       EXPECT_TRUE(r.ok) << k.name << " " << tag << ": " << r.summary;
     }
@@ -150,8 +113,8 @@ TEST(ch08_Gemm, MisalignedPointersTakeTheElementwisePath) {
 TEST(ch08_Gemm, AnotherSeedAtALargerSize) {
   MM_REQUIRE_ARCH(mm::arch::sm80);
   for (const char* tag : kLayouts) {
-    for (const auto& k : kBf16Kernels) expect_matches_fp64(k, problem({1000, 1100, 520}, tag), 7);
-    for (const auto& k : kTf32Kernels) expect_matches_fp64(k, problem({1000, 1100, 520}, tag), 7);
+    for (const auto& k : kBf16Steps) expect_matches_fp64(k, problem({1000, 1100, 520}, tag), 7);
+    for (const auto& k : kTf32Steps) expect_matches_fp64(k, problem({1000, 1100, 520}, tag), 7);
   }
 }
 
@@ -166,7 +129,7 @@ TEST(ch08_Gemm, Tf32KernelsRoundToNearestNotTruncate) {
     const float a = 1.0f + 3.0f / 4096.0f, rounded = 64.0f * (1.0f + 1.0f / 1024.0f);
     mm::DeviceBuffer<float> dA(std::vector<float>(std::size_t(p.m * p.k), a));
     mm::DeviceBuffer<float> dB(std::vector<float>(std::size_t(p.k * p.n), 1.0f));
-    for (const auto& k : kTf32Kernels) {
+    for (const auto& k : kTf32Steps) {
       mm::DeviceBuffer<float> dC(std::vector<float>(std::size_t(p.m * p.n), -1.0f));  // poisoned
       k.launch(p, dA.data(), dB.data(), dC.data(), nullptr);
       MM_CUDA_CHECK(cudaGetLastError());
@@ -184,10 +147,11 @@ TEST(ch08_Gemm, Tf32KernelsRoundToNearestNotTruncate) {
 // Every element of the block's C tile has exactly one owner (thread, value) in the TiledMMA.
 template <class Cfg>
 void expect_c_owned_once() {
-  typename Cfg::TiledMma mma;
+  using Tr = ch08::KernelTraits<Cfg>;
+  typename Tr::TiledMma mma;
   auto c = mm::make_identity_tensor(mm::make_shape(typename Cfg::BM{}, typename Cfg::BN{}));  // (BM,BN) -> (m,n)
   std::set<std::pair<int, int>> seen;
-  for (int t = 0; t < Cfg::kThreads; ++t) {
+  for (int t = 0; t < Tr::kThreads; ++t) {
     auto part = mma.get_slice(t).partition_C(c);  // (MMA,MMA_M,MMA_N) -> (m,n)
     for (int i = 0; i < int(mm::size(part)); ++i) {
       auto mn = part(i);
@@ -197,7 +161,7 @@ void expect_c_owned_once() {
   EXPECT_EQ(int(seen.size()), Cfg::BM::value * Cfg::BN::value);
 }
 TEST(ch08_TiledMma, EveryElementOfCIsOwnedOnce) {
-  expect_c_owned_once<ch08::FragmentsCfg>();
+  expect_c_owned_once<ch08::MmaFragmentsCfg>();
   expect_c_owned_once<ch08::BigTileCfg>();
   expect_c_owned_once<ch08::Tf32FragmentsCfg>();
   expect_c_owned_once<ch08::Tf32BigTileCfg>();
@@ -217,12 +181,13 @@ int matrix_wavefronts(F&& unit_bytes) {
 // .trans) reads; and of an MN-major tile, k-rows k..k+7 at one unit of MN (ldmatrix .trans).
 template <class Cfg, int MN, bool kKMajor>
 int worst_wavefronts() {
-  using T = typename Cfg::T;
+  using Tr = ch08::KernelTraits<Cfg>;
+  using T = typename Tr::T;
   auto smem = [] {
-    if constexpr (kKMajor) return Cfg::template k_major_smem<MN>();
-    else return Cfg::template mn_major_smem<MN>();
+    if constexpr (kKMajor) return Tr::template k_major_smem<MN>();
+    else return Tr::template mn_major_smem<MN>();
   }();  // (MN,BK,S)
-  const int bk = Cfg::BK::value, v = Cfg::kVec;
+  const int bk = Cfg::BK::value, v = Tr::kVec;
   int worst = 0;
   if constexpr (kKMajor) {
     for (int r = 0; r < MN; r += 8)
@@ -255,8 +220,9 @@ TEST(ch08_SharedMemory, PlainTilesCostFourOrEightWavefronts) {
 // tests/lds_wavefronts.hpp.
 template <class Cfg>
 int worst_elementwise_b_wavefronts() {
-  typename Cfg::TiledMma mma;
-  auto smem = Cfg::template mn_major_smem<Cfg::BN::value>();  // (BN,BK,S)
+  using Tr = ch08::KernelTraits<Cfg>;
+  typename Tr::TiledMma mma;
+  auto smem = Tr::template mn_major_smem<Cfg::BN::value>();  // (BN,BK,S)
   std::vector<float> buf(std::size_t(mm::cosize_v<decltype(smem)>));
   auto stage = mm::make_tensor(buf.data(), smem)(mm::_, mm::_, 0);  // (BN,BK)
   const int values = int(mm::size(mma.get_slice(0).partition_B(stage)));
@@ -279,17 +245,18 @@ TEST(ch08_SharedMemory, WideUnitSwizzleServesTf32ElementwiseBInOneWavefront) {
 // the address the plain partition gives it.
 template <class Cfg, int MN, bool kKMajor, bool kSource = true, class S2R>
 void expect_hoisted_addresses_match(S2R const& s2r) {
-  using T = typename Cfg::T;
+  using Tr = ch08::KernelTraits<Cfg>;
+  using T = typename Tr::T;
   std::vector<T> buf(std::size_t(MN) * Cfg::BK::value * Cfg::kStages);
   auto smem = [] {
-    if constexpr (kKMajor) return Cfg::template k_major_smem<MN>();
-    else return Cfg::template mn_major_smem<MN>();
+    if constexpr (kKMajor) return Tr::template k_major_smem<MN>();
+    else return Tr::template mn_major_smem<MN>();
   }();  // (MN,BK,S)
   auto ring = mm::make_tensor(buf.data(), smem);
   for (int stage = 0; stage < Cfg::kStages; ++stage) {
     // As the kernel sees a stage: its start in the pointer, the layout of stage 0.
     auto s = mm::make_tensor(buf.data() + stage * MN * Cfg::BK::value, ring(mm::_, mm::_, 0).layout());
-    for (int t = 0; t < Cfg::kThreads; ++t) {
+    for (int t = 0; t < Tr::kThreads; ++t) {
       auto plain = [&] {  // (CPY,CPY_MN,KB): ldmatrix sources; (CPY,CPY_MN,CPY_K): cp.async destinations
         if constexpr (kSource) return s2r.get_slice(t).partition_S(s);
         else return s2r.get_slice(t).partition_D(s);
@@ -310,45 +277,72 @@ void expect_hoisted_addresses_match(S2R const& s2r) {
 }
 TEST(ch08_SharedMemory, HoistedSwizzleGivesEveryLaneTheSameAddresses) {
   using H = ch08::HoistedSwizzleCfg;
-  typename H::TiledMma mma;
-  expect_hoisted_addresses_match<H, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<H::LdsmFor<true>, bf16>{}, mma));
-  expect_hoisted_addresses_match<H, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<H::LdsmFor<true>, bf16>{}, mma));
-  expect_hoisted_addresses_match<H, 256, false>(mm::make_tiled_copy_B(mm::Copy_Atom<H::LdsmFor<false>, bf16>{}, mma));
-  using W = ch08::TwoBlocksCfg;
-  typename W::TiledMma mma2;
-  expect_hoisted_addresses_match<W, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<W::LdsmFor<true>, bf16>{}, mma2));
-  expect_hoisted_addresses_match<W, 128, false>(mm::make_tiled_copy_B(mm::Copy_Atom<W::LdsmFor<false>, bf16>{}, mma2));
+  using HT = ch08::KernelTraits<H>;
+  typename HT::TiledMma mma;
+  expect_hoisted_addresses_match<H, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<HT::LdsmFor<true>, bf16>{}, mma));
+  expect_hoisted_addresses_match<H, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<HT::LdsmFor<true>, bf16>{}, mma));
+  expect_hoisted_addresses_match<H, 256, false>(mm::make_tiled_copy_B(mm::Copy_Atom<HT::LdsmFor<false>, bf16>{}, mma));
+  using W = ch08::TwoBlocksPerSmCfg;
+  using WT = ch08::KernelTraits<W>;
+  typename WT::TiledMma mma2;
+  expect_hoisted_addresses_match<W, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<WT::LdsmFor<true>, bf16>{}, mma2));
+  expect_hoisted_addresses_match<W, 128, false>(mm::make_tiled_copy_B(mm::Copy_Atom<WT::LdsmFor<false>, bf16>{}, mma2));
   // one_copy_path hoists the cp.async destinations too: A, B of RCR (K-major), B of RRR (N-major).
   using O = ch08::NoCopyBranchCfg;  // one_copy_path's destinations, and no_copy_branch's moved by stage
-  expect_hoisted_addresses_match<O, 128, true, false>(O::k_major_copy<128>());
-  expect_hoisted_addresses_match<O, 256, true, false>(O::k_major_copy<256>());
-  expect_hoisted_addresses_match<O, 256, false, false>(O::mn_major_copy<256>());
+  using OT = ch08::KernelTraits<O>;
+  expect_hoisted_addresses_match<O, 128, true, false>(OT::k_major_copy<128>());
+  expect_hoisted_addresses_match<O, 256, true, false>(OT::k_major_copy<256>());
+  expect_hoisted_addresses_match<O, 256, false, false>(OT::mn_major_copy<256>());
   // tf32's no_copy_branch steps: the destinations (and deep_k's 128-byte rows, a new swizzle) likewise.
   using N = ch08::Tf32NoCopyBranchCfg;
-  expect_hoisted_addresses_match<N, 128, true, false>(N::k_major_copy<128>());
-  expect_hoisted_addresses_match<N, 256, true, false>(N::k_major_copy<256>());
-  expect_hoisted_addresses_match<N, 256, false, false>(N::mn_major_copy<256>());
+  using NT = ch08::KernelTraits<N>;
+  expect_hoisted_addresses_match<N, 128, true, false>(NT::k_major_copy<128>());
+  expect_hoisted_addresses_match<N, 256, true, false>(NT::k_major_copy<256>());
+  expect_hoisted_addresses_match<N, 256, false, false>(NT::mn_major_copy<256>());
   using W32 = ch08::Tf32ConflictFreeBCfg;  // its B destinations under the 32-byte-unit swizzle
-  expect_hoisted_addresses_match<W32, 256, false, false>(W32::mn_major_copy<256>());
+  using W32T = ch08::KernelTraits<W32>;
+  expect_hoisted_addresses_match<W32, 256, false, false>(W32T::mn_major_copy<256>());
   using D = ch08::Tf32DeepKCfg;
-  typename D::TiledMma mma4;
-  expect_hoisted_addresses_match<D, 128, true, false>(D::k_major_copy<128>());
-  expect_hoisted_addresses_match<D, 256, true, false>(D::k_major_copy<256>());
-  expect_hoisted_addresses_match<D, 256, false, false>(D::mn_major_copy<256>());
-  expect_hoisted_addresses_match<D, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<D::LdsmFor<true>, float>{}, mma4));
-  expect_hoisted_addresses_match<D, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<D::LdsmFor<true>, float>{}, mma4));
+  using DT = ch08::KernelTraits<D>;
+  typename DT::TiledMma mma4;
+  expect_hoisted_addresses_match<D, 128, true, false>(DT::k_major_copy<128>());
+  expect_hoisted_addresses_match<D, 256, true, false>(DT::k_major_copy<256>());
+  expect_hoisted_addresses_match<D, 256, false, false>(DT::mn_major_copy<256>());
+  expect_hoisted_addresses_match<D, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<DT::LdsmFor<true>, float>{}, mma4));
+  expect_hoisted_addresses_match<D, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<DT::LdsmFor<true>, float>{}, mma4));
   using F = ch08::Tf32HoistedSwizzleCfg;
-  typename F::TiledMma mma3;
-  expect_hoisted_addresses_match<F, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<F::LdsmFor<true>, float>{}, mma3));
-  expect_hoisted_addresses_match<F, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<F::LdsmFor<true>, float>{}, mma3));
+  using FT = ch08::KernelTraits<F>;
+  typename FT::TiledMma mma3;
+  expect_hoisted_addresses_match<F, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<FT::LdsmFor<true>, float>{}, mma3));
+  expect_hoisted_addresses_match<F, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<FT::LdsmFor<true>, float>{}, mma3));
 }
 
 TEST(ch08_Launch, Rejects) {
-  EXPECT_EQ(ch08::tensor_core_rejects<ch08::FragmentsCfg>(problem({17, 33, 9}, "RRR")), "");
-  EXPECT_NE(ch08::tensor_core_rejects<ch08::FragmentsCfg>(problem({17, 33, 9}, "CRR")).find("row-major A"),
+  EXPECT_EQ(ch08::tensor_core_rejects<ch08::MmaFragmentsCfg>(problem({17, 33, 9}, "RRR")), "");
+  EXPECT_NE(ch08::tensor_core_rejects<ch08::MmaFragmentsCfg>(problem({17, 33, 9}, "CRR")).find("row-major A"),
             std::string::npos);
-  EXPECT_NE(ch08::tensor_core_rejects<ch08::FragmentsCfg>(problem({64, 65535 * 128 + 1, 8}, "RRR")).find("N <="),
+  EXPECT_NE(ch08::tensor_core_rejects<ch08::MmaFragmentsCfg>(problem({64, 65535 * 128 + 1, 8}, "RRR")).find("N <="),
             std::string::npos);
+}
+
+// no_copy_branch issues its copy on every K step, on the last S−1 past the last K tile too (predicated
+// off, never read, but their offsets computed in 32 bits): S−1 tiles further along K than the other
+// steps address. At N = 8192, K = 2^18 (RRR: B's rows are 8192 apart; RCR: B's columns are K apart)
+// B's last tile ends at offset 2^31 − 1 exactly: the other steps take the problem, no_copy_branch's
+// copies past the end would overflow, so it must refuse it; with two K tiles fewer its offsets fit.
+TEST(ch08_Launch, NoCopyBranchCountsTheKTilesItAddressesPastTheEnd) {
+  for (const char* tag : kLayouts) {
+    const GemmProblem p = problem({128, 8192, 262144}, tag);
+    EXPECT_EQ(mm::test::step_named(kBf16Steps, "hoisted_swizzle").rejects(p), "") << tag;
+    const std::string why = mm::test::step_named(kBf16Steps, "no_copy_branch").rejects(p);
+    EXPECT_NE(why.find("B ("), std::string::npos) << tag << ": " << why;
+    EXPECT_NE(ch08::best().rejects(p), "") << tag;
+    // tf32: S − 1 = 3 K tiles of 16 past the end.
+    EXPECT_NE(mm::test::step_named(kTf32Steps, "tf32_no_copy_branch").rejects(p), "") << tag;
+    EXPECT_NE(mm::test::step_named(kTf32Steps, "tf32_conflict_free_b").rejects(p), "") << tag;
+    EXPECT_EQ(ch08::no_copy_branch_rejects<ch08::NoCopyBranchCfg>(problem({128, 8192, 262144 - 128}, tag)), "") << tag;
+    EXPECT_EQ(ch08::no_copy_branch_rejects<ch08::Tf32NoCopyBranchCfg>(problem({128, 8192, 262144 - 48}, tag)), "") << tag;
+  }
 }
 
 }  // namespace

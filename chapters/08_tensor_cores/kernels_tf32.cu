@@ -1,6 +1,0 @@
-// Chapter 08's tf32 kernels, compiled once for the chapter binary and its tests (tensor_cores.cuh).
-#include "08_tensor_cores/tensor_cores.cuh"
-
-namespace mm::ch08 {
-MM_CH08_TF32_LADDER(MM_CH08_INSTANTIATE)
-}  // namespace mm::ch08

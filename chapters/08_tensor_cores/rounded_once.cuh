@@ -1,0 +1,212 @@
+// Chapter 08, step tf32_rounded_once (tf32 only): tf32_conflict_free_b with the inputs rounded to tf32
+// once per element, in shared memory, by the thread that copied them, instead of in every warp's fragment
+// registers: an element of A is loaded by WarpsN warps and one of B by WarpsM, and in registers each value
+// costs two instructions (sm_90's cvt.rna.tf32 is a test for infinity or NaN and an integer add). Each
+// thread rounds the vectors it copied once they have landed, among the K step's mma.sync, before the
+// barrier that makes the stage readable; every stage gets a copy (zeros past the last K step), so that
+// every stage is rounded whole. Measured: instructions −22%, time −15 to −23% (appendix): the
+// load-round-store chain sits on the path to the barrier. Its configuration:
+//   tf32_deep_k  K steps of 32 fp32 (128-byte rows), 4 stages (192 KB)
+//
+// Build: cmake -B build -DMM_APPENDIX_STEPS=ON && cmake --build build --target ch08_tensor_cores
+// Run:   build/bin/ch08_tensor_cores --kernel tf32_rounded_once
+#pragma once
+
+#include "08_tensor_cores/no_copy_branch.cuh"
+
+namespace mm::ch08 {
+
+/// tf32_rounded_once: tf32_conflict_free_b's tiles and layouts, the inputs rounded once in shared memory
+/// (the kernel below is the change).
+struct Tf32RoundedOnceCfg : Tf32ConflictFreeBCfg {};
+/// tf32_deep_k: tf32_rounded_once with K steps of 32 (128-byte rows), 4 stages (192 KB): the per-K-step
+/// work (barrier, copies' addresses, stage turn) spread over twice the mma.sync, as bf16's deep_k.
+struct Tf32DeepKCfg : Tf32RoundedOnceCfg {
+  using BK = Int<32>;
+};
+
+/// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
+/// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
+template <class Cfg, class Args>
+__global__ void __launch_bounds__(KernelTraits<Cfg>::kThreads, Cfg::kMinBlocks) rounded_once_gemm_kernel(Args args) {
+  if constexpr (!arch::compiled_for(arch::sm80)) {
+    arch::no_code_for_this_target();
+  } else {
+    using Tr = KernelTraits<Cfg>;
+    static_assert(Tr::kTf32, "rounded_once: the tf32 atom's fp32 inputs");
+    using T = typename Tr::T;
+    using BM = typename Cfg::BM;
+    using BN = typename Cfg::BN;
+    using BK = typename Cfg::BK;
+    constexpr int S = Cfg::kStages;
+    extern __shared__ uint128_t smem_u128[];  // 16-byte aligned: the rings take 16-byte copies
+    T* smem = reinterpret_cast<T*>(smem_u128);
+    const int tid = int(threadIdx.x), block_m = int(blockIdx.x), block_n = int(blockIdx.y);
+    const int M = args.m, N = args.n, K = args.k;
+    typename Tr::TiledMma mma;
+    typename Tr::CtaTiler cta_tiler;
+
+    auto mA = make_tensor(make_gmem_ptr(args.a), make_shape(M, K), args.da);  // (M,K)
+    auto mB = make_tensor(make_gmem_ptr(args.b), make_shape(N, K), args.db);  // (N,K)
+    auto mC = make_tensor(make_gmem_ptr(args.c), make_shape(M, N), args.dc);  // (M,N)
+    auto cA = make_identity_tensor(shape(mA));                                 // (M,K) -> (m,k)
+    auto cB = make_identity_tensor(shape(mB));                                 // (N,K) -> (n,k)
+    auto cC = make_identity_tensor(shape(mC));                                 // (M,N) -> (m,n)
+
+    auto cta_coord = make_coord(block_m, block_n, _);
+    auto gA = local_tile(mA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k)
+    auto gB = local_tile(mB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k)
+    auto gC = local_tile(mC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)
+    auto kA = local_tile(cA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k) -> (m,k)
+    auto kB = local_tile(cB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k) -> (n,k)
+    auto kC = local_tile(cC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)   -> (m,n)
+    // One stage of a ring, (MN,BK): its start in the pointer, the layout of stage 0. Stages are a whole
+    // number of the swizzle's period apart (2^(B+M+S) elements: the smem atoms' size), and adding such a
+    // multiple commutes with the swizzle, so the compiler can keep the swizzled part out of the loop.
+    auto stage_of = [](auto const& ring, int s) {
+      const int stage_elems = int(size<0>(ring)) * int(size<1>(ring));  // MN·BK: the stages are compact
+      return make_tensor(ring.data() + s * stage_elems, ring(_, _, 0).layout());
+    };
+    using SmemLayoutA = typename Args::SmemLayoutA;
+    auto sA = make_tensor(make_smem_ptr(smem), SmemLayoutA{});                                       // (BM,BK,S)
+    auto sB = make_tensor(make_smem_ptr(smem + cosize_v<SmemLayoutA>), typename Args::SmemLayoutB{});  // (BN,BK,S)
+
+    // Global -> shared: what this thread copies.
+    auto thr_copy_a = args.copy_a.get_slice(tid);
+    auto tAgA = thr_copy_a.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
+    auto tAcA = thr_copy_a.partition_S(kA);  // (CPY,CPY_M,CPY_K,k) -> (m,k)
+    auto thr_copy_b = args.copy_b.get_slice(tid);
+    auto tBgB = thr_copy_b.partition_S(gB);  // (CPY,CPY_N,CPY_K,k)
+    auto tBcB = thr_copy_b.partition_S(kB);  // (CPY,CPY_N,CPY_K,k) -> (n,k)
+
+    // The MMA: this thread's accumulators and its fragments of one K step.
+    auto thr_mma = mma.get_slice(tid);
+    auto tCgC = thr_mma.partition_C(gC);                    // (MMA,MMA_M,MMA_N)
+    auto tCcC = thr_mma.partition_C(kC);                    // (MMA,MMA_M,MMA_N) -> (m,n)
+    auto tCrC = thr_mma.make_fragment_C(tCgC);              // (MMA,MMA_M,MMA_N): fp32 accumulators
+    // Registers for two k-blocks (the atom's K each) of A and B: one multiplies while the other loads.
+    using TwoKBlocks = Int<2 * Tr::kAtomK>;
+    auto tCrA = thr_mma.partition_fragment_A(make_identity_tensor(make_shape(BM{}, TwoKBlocks{})));  // (MMA,MMA_M,2)
+    auto tCrB = thr_mma.partition_fragment_B(make_identity_tensor(make_shape(BN{}, TwoKBlocks{})));  // (MMA,MMA_N,2)
+    clear(tCrC);
+
+    // Shared -> registers, k-block kk (the atom's K) of a stage into register slot kk % 2. The tiled
+    // copy built from the MMA hands each lane its fragment, and retile_D regroups the fragment's values
+    // as the copy delivers them (for B, one ldmatrix.x4 fills two atoms along N). The values are
+    // tf32 already (rounded in shared memory). A tf32 operand stored MN-major cannot use ldmatrix (the
+    // transposing ldmatrix moves 16-bit elements): element by element.
+    // A lane's ldmatrix sources in a stage, (CPY,CPY_MN,KB), hoisted: the swizzle of the lane's offset
+    // is computed once. The stage is in the pointer, so that offset does not change in the loop and the
+    // compiler keeps Sw(t) (and hoist_swizzle's check) out of it.
+    constexpr bool b_ldsm = Args::kBKMajor || !Tr::kTf32;
+    auto load_a = [&](auto const& sA_stage, int kk) {  // sA_stage: (BM,BK)
+      auto s2r = make_tiled_copy_A(Copy_Atom<typename Tr::template LdsmFor<true>, T>{}, mma);
+      auto thr = s2r.get_slice(tid);
+      copy(s2r, hoist_swizzle(thr.partition_S(sA_stage))(_, _, kk), thr.retile_D(tCrA)(_, _, kk % 2));  // (CPY,CPY_M)
+    };
+    auto load_b = [&](auto const& sB_stage, int kk) {  // sB_stage: (BN,BK)
+      if constexpr (b_ldsm) {
+        auto s2r = make_tiled_copy_B(Copy_Atom<typename Tr::template LdsmFor<Args::kBKMajor>, T>{}, mma);
+        auto thr = s2r.get_slice(tid);
+        copy(s2r, hoist_swizzle(thr.partition_S(sB_stage))(_, _, kk), thr.retile_D(tCrB)(_, _, kk % 2));  // (CPY,CPY_N)
+      } else {
+        load_fragment<false>(thr_mma.partition_B(sB_stage)(_, _, kk), tCrB(_, _, kk % 2));  // (MMA,MMA_N)
+      }
+    };
+
+    const int k_tiles = size<3>(tAgA);
+    // This thread's cp.async destinations in stage 0, swizzled once before the loop, and moved to a
+    // stage by the pointer: stages are a whole number of swizzle periods apart (checked below).
+    // (Each returned from a lambda: written as in no_copy_branch, nvcc 13.0 orders the first stage's
+    // rounding and the trap path of hoist_swizzle's check differently, the same instructions otherwise;
+    // the lambda keeps the machine code that was measured.)
+    const auto tAsA0 = [&] { return hoist_swizzle(thr_copy_a.partition_D(stage_of(sA, 0))); }();  // (CPY,CPY_M,CPY_K)
+    const auto tBsB0 = [&] { return hoist_swizzle(thr_copy_b.partition_D(stage_of(sB, 0))); }();  // (CPY,CPY_N,CPY_K)
+    auto copy_dst = [&](auto const& ring, auto const& stage0, int stage) {
+      using Sw = typename std::remove_cvref_t<decltype(ring.layout())>::fn_type;
+      constexpr int stage_elems = size_v<decltype(ring(_, _, 0).layout().layout())>;
+      static_assert(stage_elems % Sw::block_size() == 0, "stages a whole number of swizzle periods apart");
+      return make_tensor(stage0.data().shifted(stage * stage_elems), stage0.layout());
+    };
+    // One copy for every K step: 16-byte cp.async, each vector predicated on its first element lying
+    // inside the matrix (zero-filled outside). Past the last K tile every predicate is false.
+    auto issue = [&](int kt) {
+      const int stage = kt % S;
+      auto tAsA = copy_dst(sA, tAsA0, stage);  // (CPY,CPY_M,CPY_K)
+      copy_if(args.copy_a, make_predicate(tAcA(_, _, _, kt), shape(mA)), tAgA(_, _, _, kt), tAsA);
+      auto tBsB = copy_dst(sB, tBsB0, stage);  // (CPY,CPY_N,CPY_K)
+      copy_if(args.copy_b, make_predicate(tBcB(_, _, _, kt), shape(mB)), tBgB(_, _, _, kt), tBsB);
+    };
+    // Once this thread's copies of a stage have landed, it rounds them to tf32 in place.
+    auto round_landed = [&](int stage) {
+      round_vectors_to_tf32(copy_dst(sA, tAsA0, stage));
+      round_vectors_to_tf32(copy_dst(sB, tBsB0, stage));
+    };
+
+    // Prologue: S-1 K steps in flight. Every K step commits one group (empty past the last), so
+    // "S-2 groups may still be pending" always means "the oldest has landed".
+    for (int s = 0; s < S - 1; ++s) {
+      issue(s);  // every stage, zeros past the last K step: the stages are rounded whole
+      cp_async_fence();
+    }
+    constexpr int KB = BK::value / Tr::kAtomK;  // k-blocks (the atom's K) per K step
+    // Registers one k-block ahead: k-block kk+1's fragments load while kk multiplies, across the
+    // K-step boundary too (the next step's first k-block loads right after the barrier that makes
+    // its stage readable, before this step's last k-block multiplies).
+    static_assert(KB % 2 == 0, "the register pipeline: an even number of k-blocks per K step (slot kk % 2)");
+    cp_async_wait<S - 2>();
+    round_landed(0);
+    __syncthreads();
+    int read_stage = 0;
+    load_a(stage_of(sA, read_stage), 0);
+    load_b(stage_of(sB, read_stage), 0);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+#pragma unroll
+      for (int kk = 0; kk < KB; ++kk) {
+        if (kk == KB - 1) {
+          // Step kt+1 must have landed (waited for and rounded at kk == 0), and every thread must be
+          // done with step kt's stage (its last k-block was loaded one k-block ago) before step kt+S
+          // refills it below.
+          __syncthreads();
+          read_stage = read_stage + 1 == S ? 0 : read_stage + 1;
+        }
+        const int kk_next = kk + 1 == KB ? 0 : kk + 1;
+        load_a(stage_of(sA, read_stage), kk_next);
+        load_b(stage_of(sB, read_stage), kk_next);
+        if (kk == 0) {
+          // Refill the stage step kt-1 used: every thread passed the barrier of step kt-1's last k-block.
+          // No branch: past the last K tile, the copy writes zeros into a stage nobody reads again.
+          issue(kt + S - 1);
+          cp_async_fence();
+          // Step kt+1 (issued S-1 steps ago) has landed: round it here, among this step's mma.sync,
+          // not just before the barrier that publishes it, where every warp would wait on the
+          // loads and stores of its rounding with nothing else to issue (short-scoreboard stalls).
+          cp_async_wait<S - 2>();
+          round_landed(read_stage + 1 == S ? 0 : read_stage + 1);
+        }
+        gemm(mma, tCrA(_, _, kk % 2), tCrB(_, _, kk % 2), tCrC);
+      }
+    }
+    cp_async_wait<0>();
+
+    store_c(tCrC, tCgC, tCcC, shape(mC), args.c_pairs);
+  }
+}
+
+/// Host launch: the kernel of p's storage orders, its shared memory raised past 48 KB where needed; A or
+/// B with vectors that are not whole goes to the fallback.
+template <class Cfg, class TOut>
+void launch_rounded_once(const GemmProblem& p, const Element<Cfg>* A, const Element<Cfg>* B, TOut* C,
+                         cudaStream_t stream) {
+  // no_copy_branch's size rule: the copies run S−1 K tiles past the last here too.
+  if (std::string why = no_copy_branch_rejects<Cfg>(p); !why.empty())
+    throw std::invalid_argument("rounded_once: " + why);
+  with_gemm_args<Cfg>(p, A, B, C, [&](auto const& args) {
+    // A or B not 16-byte aligned (a pointer or a leading dimension off 16 bytes): the 16-byte copies
+    // cannot take it. Run stage_in_pointer (Cfg::Fallback), whose edge copy goes element by element, instead.
+    if (!args.a_vec || !args.b_vec) return launch_stage_in_pointer<typename Cfg::Fallback, TOut>(p, A, B, C, stream);
+    launch_block_tiles<Cfg>(rounded_once_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>, args, p, stream);
+  });
+}
+
+}  // namespace mm::ch08

@@ -4,7 +4,7 @@
 //
 // Build: cmake --build build --target ch09_hopper_wgmma_tma
 // Run:   build/bin/ch09_hopper_wgmma_tma [--sizes 4096,8192] [--layout all] [--csv results.csv]   (--help for all flags)
-#include "08_tensor_cores/tensor_cores.cuh"
+#include "08_tensor_cores/steps.hpp"
 #include "09_hopper_wgmma_tma/steps.hpp"
 #include "harness/gemm_runner.hpp"
 
@@ -19,10 +19,6 @@ int main(int argc, char** argv) {
   };
   // Chapter 08's best mma.sync kernel first, the point of departure, then this chapter's steps.
   auto kernels = mm::ch09::steps();
-  kernels.insert(kernels.begin(),
-                 mm::GemmKernel<__nv_bfloat16, __nv_bfloat16>{
-                     .name = "ch08_no_copy_branch", .dtype = mm::DType::bf16,
-                     .launch = mm::ch08::launch_tensor_core<mm::ch08::NoCopyBranchCfg, __nv_bfloat16>,
-                     .rejects = mm::ch08::tensor_core_rejects<mm::ch08::NoCopyBranchCfg>, .needs = mm::arch::sm80});
+  kernels.insert(kernels.begin(), mm::ch08::best());
   return mm::run_gemm_chapter(argc, argv, chapter, mm::GemmKernelGroup<__nv_bfloat16, __nv_bfloat16>{.kernels = kernels});
 }

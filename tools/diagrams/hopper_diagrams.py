@@ -92,6 +92,24 @@ class Svg:
         self.items.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
                           f'fill="{fill}"{wt}>{esc}</text>')
 
+    def para(self, x, y, text: str, size=12, width=None, gap=1.5, **kw) -> float:
+        """Text wrapped into lines that fit `width` pixels (default: to the picture's right margin minus x);
+        returns the baseline after the last line."""
+        width = width if width is not None else self.width - 2 * x
+        line = ""
+        for word in text.split(" "):
+            trial = (line + " " + word).strip()
+            if CHAR_W * size * len(trial) > width and line:
+                self.text(x, y, line, size, **kw)
+                y += gap * size
+                line = word
+            else:
+                line = trial
+        if line:
+            self.text(x, y, line, size, **kw)
+            y += gap * size
+        return y
+
     def serialize(self) -> str:
         head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
                 f'viewBox="0 0 {self.width} {self.height}" font-family="{FONT}">\n'
@@ -406,6 +424,145 @@ def draw_ring() -> Svg:
     return s
 
 
+# ---- Transaction counts: one full barrier over one phase --------------------------------------------
+#
+# big_tile's stage in RRR (128×256 tiles, K steps of 64): A's (128,64) K-major tile is one TMA box (a row
+# of 64 k is one 128-byte swizzle row, 128 rows <= 256); B's (256,64) MN-major tile is cut into panels one
+# swizzle row (64 n) wide: 4 boxes (layout/copy_traits_sm90_tma.hpp, TmaBoxes). The producer's acquire
+# arms full[s] with one arrival and the stage's bytes; each box's bytes count the barrier down as they land.
+
+def tma_boxes(inner_extent: int, outer_extent: int, elem_bytes: int = 2) -> list[int]:
+    """Bytes of each TMA box of a stage: panels one 128-byte swizzle row wide, pieces of <= 256 rows."""
+    box_inner = min(inner_extent, 128 // elem_bytes)
+    pieces = (outer_extent + 255) // 256
+    return [box_inner * (outer_extent // pieces) * elem_bytes] * ((inner_extent // box_inner) * pieces)
+
+
+def draw_tx_count() -> Svg:
+    a_boxes = tma_boxes(64, 128)   # A (128,64), K-major: inner = 64 k
+    b_boxes = tma_boxes(256, 64)   # B (256,64), MN-major: inner = 256 n
+    total = sum(a_boxes) + sum(b_boxes)
+    events = [("start", 0), ("arm", total)] + [(f"A box {i}", -b) for i, b in enumerate(a_boxes)] + \
+             [(f"B box {i}", -b) for i, b in enumerate(b_boxes)]
+    x0, y0, step, h = 250, 90, 118, 170
+    s = Svg("hopper_tx_count", x0 + step * len(events) + 40, y0 + h + 156)
+    s.text(20, 24, "Transaction counts: one full barrier, one phase (big_tile's stage in RRR: 128×256 tile, K step 64)",
+           14, weight="bold")
+    s.text(20, 44, f"mbarrier_init(full[s], 1): one arrival per phase; the producer's acquire arrives once and announces "
+                   f"{total} bytes (arrive.expect_tx)", 12)
+    s.text(20, 62, "the phase completes when both counts reach zero: no arrival pending and every announced byte "
+                   "landed", 12)
+    Y = lambda b: y0 + h - b / total * h  # noqa: E731
+    s.text(20, Y(total) - 12, "bytes still to land", 11, fill=GREY)
+    s.text(20, Y(total) + 4, f"{total} B", 11)
+    s.text(20, Y(0) + 4, "0 B", 11)
+    s.text(20, y0 + h + 58, "arrivals pending", 12)
+    s.text(20, y0 + h + 84, "phase", 12)
+    s.line(x0 - 20, Y(0), x0 + step * len(events), Y(0), stroke=GREY)
+    pending, arrivals = 0, 1
+    for i, (label, delta) in enumerate(events):
+        x = x0 + i * step
+        before = pending
+        pending += delta
+        if label == "arm":
+            arrivals = 0
+        s.line(x, Y(before), x, Y(pending), stroke=ORANGE if delta > 0 else GREEN, sw=2.5)
+        s.line(x, Y(pending), x + step, Y(pending), stroke=DARK, sw=2)
+        s.text(x + step / 2, Y(pending) - 6, f"{pending}", 11, anchor="middle")
+        colour = ORANGE if delta > 0 else GREEN if delta < 0 else GREY
+        if label == "start":
+            s.text(x + 4, y0 + h + 18, "phase begins", 10, fill=colour)
+        else:
+            s.text(x + 4, y0 + h + 18, "producer arms" if label == "arm" else f"{label} lands", 10, fill=colour)
+            s.text(x + 4, y0 + h + 31, f"+{delta} B" if delta > 0 else f"{delta} B", 10, fill=colour)
+        s.text(x + step / 2, y0 + h + 58, f"{arrivals}", 12, anchor="middle")
+        done = pending == 0 and arrivals == 0
+        s.rect(x + 4, y0 + h + 70, step - 8, 20, fill="#d9ead3" if done else "#f3f3f3", stroke=GREY)
+        s.text(x + step / 2, y0 + h + 84, "completes" if done else "running", 10, anchor="middle",
+               fill=GREEN if done else GREY, check=False)
+    s.text(20, y0 + h + 118, f"A: {len(a_boxes)} box of {a_boxes[0]} B (64 k × 128 rows); B: {len(b_boxes)} boxes of "
+                             f"{b_boxes[0]} B (64 n × 64 k each: a box row is at most one 128-byte swizzle row)", 11)
+    s.text(20, y0 + h + 136, "the consumers wait on full[s] with the round's parity; the wait returns when the phase "
+                             "completes, and the bytes are then visible to them", 11)
+    return s
+
+
+# ---- The async proxy: when a fence is needed --------------------------------------------------------
+
+def draw_async_proxy() -> Svg:
+    x0, colw = 170, 300
+    s = Svg("hopper_async_proxy", x0 + 3 * colw + 20, 570)
+    s.text(20, 24, "Two proxies, one shared memory: which writes the copy engine and the tensor core are sure to see",
+           14, weight="bold")
+    s.text(20, 44, "ordinary instructions (st.shared, cp.async, stmatrix) write through the generic proxy; TMA and "
+                   "wgmma's operand reads go through the async proxy", 12)
+    lanes = {"threads": 96, "shared tile": 216, "async proxy": 336}
+    s.text(20, lanes["threads"] + 6, "threads", 13, weight="bold")
+    s.text(20, lanes["threads"] + 24, "(generic proxy)", 11)
+    s.text(20, lanes["shared tile"] + 6, "shared tile", 13, weight="bold")
+    s.text(20, lanes["async proxy"] + 6, "async proxy", 13, weight="bold")
+    s.text(20, lanes["async proxy"] + 24, "(TMA, wgmma)", 11)
+    for y in lanes.values():
+        s.line(x0 - 10, y, x0 + 3 * colw, y, stroke="#dddddd", sw=1)
+    cases = [
+        ("tma, big_tile, ...: TMA load → wgmma", "no fence: one proxy",
+         [("async proxy", "TMA writes", "write"), ("threads", "wait full[s]", None),
+          ("async proxy", "wgmma reads", "read")]),
+        ("wgmma_cp_async: cp.async → wgmma", "fence.proxy.async",
+         [("threads", "cp.async, wait", "write"), ("threads", "FENCE", None), ("threads", "barrier", None),
+          ("async proxy", "wgmma reads", "read")]),
+        ("tma_store: stmatrix → TMA store", "fence.proxy.async",
+         [("threads", "stmatrix", "write"), ("threads", "FENCE", None), ("threads", "barrier", None),
+          ("async proxy", "TMA store reads", "read")]),
+    ]
+    for c, (title, verdict, steps) in enumerate(cases):
+        xc = x0 + c * colw
+        s.text(xc, 72, title, 12, weight="bold")
+        n = len(steps)
+        bw = (colw - 30) / n
+        for i, (lane, label, arrow) in enumerate(steps):
+            x = xc + i * bw
+            y = lanes[lane]
+            if label == "FENCE":
+                s.rect(x + 4, lanes["threads"] - 16, bw - 8, lanes["async proxy"] - lanes["threads"] + 32,
+                       fill="#f6d5d1", stroke=RED, sw=2)
+                s.text(x + bw / 2, lanes["shared tile"] - 6, "fence.", 11, anchor="middle", fill=RED,
+                       weight="bold")
+                s.text(x + bw / 2, lanes["shared tile"] + 8, "proxy.", 11, anchor="middle", fill=RED,
+                       weight="bold")
+                s.text(x + bw / 2, lanes["shared tile"] + 22, "async", 11, anchor="middle", fill=RED, weight="bold")
+                continue
+            fill = "#fff2cc" if lane == "threads" else "#cfe2f3"
+            s.rect(x + 4, y - 16, bw - 8, 32, fill=fill, stroke=DARK)
+            words = label.split(" ")
+            if CHAR_W * 10 * len(label) < bw - 14:
+                s.text(x + bw / 2, y + 4, label, 10, anchor="middle", check=False)
+            else:
+                half = (len(words) + 1) // 2
+                s.text(x + bw / 2, y - 2, " ".join(words[:half]), 10, anchor="middle", check=False)
+                s.text(x + bw / 2, y + 10, " ".join(words[half:]), 10, anchor="middle", check=False)
+            ts = lanes["shared tile"]
+            near_tile, near_box = (ts - 10, y + 16) if y < ts else (ts + 10, y - 16)
+            if arrow == "write":
+                s.line(x + bw / 2, near_box, x + bw / 2, near_tile, stroke=DARK, sw=1.5, arrow="end")
+            elif arrow == "read":
+                s.line(x + bw / 2, near_tile, x + bw / 2, near_box, stroke=DARK, sw=1.5, arrow="end")
+            if arrow:
+                s.rect(x + 4, lanes["shared tile"] - 10, bw - 8, 20, fill="#eeeeee", stroke=GREY)
+        s.text(xc, lanes["async proxy"] + 50, verdict, 12, weight="bold", fill=GREEN if c == 0 else RED)
+    y = lanes["async proxy"] + 86
+    y = s.para(20, y, "A fence.proxy.async.shared::cta in each writing thread, then a barrier, orders that thread's "
+                      "generic-proxy writes before the async proxy's later reads: without it the copy engine or the "
+                      "tensor core may read the tile's old bytes. TMA loads need none: their bytes arrive through "
+                      "the async proxy, and the mbarrier's phase completion makes them visible to the waiting "
+                      "threads, whose wgmma read them through the async proxy again.", 12)
+    y = s.para(20, y + 4, "barrier: __syncthreads in wgmma_cp_async; in tma_store a named barrier of the consumer "
+                          "warpgroup's 128 threads, after which one thread issues the store.", 12)
+    s.para(20, y + 4, "The other way round, before a thread overwrites a buffer that a TMA store still reads: "
+                      "cp.async.bulk.wait_group.read (tma_store_wait).", 12)
+    return s
+
+
 # ---- wgmma.wait_group 0 against 1 --------------------------------------------------------------------
 
 def draw_wait_group() -> Svg:
@@ -665,6 +822,8 @@ PICTURES = {
     "hopper_gmma_desc_k_major": lambda data: draw_desc_k_major(),
     "hopper_gmma_desc_mn_major": lambda data: draw_desc_mn_major(),
     "hopper_mbarrier_ring": lambda data: draw_ring(),
+    "hopper_tx_count": lambda data: draw_tx_count(),
+    "hopper_async_proxy": lambda data: draw_async_proxy(),
     "hopper_wait_group": lambda data: draw_wait_group(),
     "hopper_ws_schedule": lambda data: draw_ws_schedule(),
     "hopper_tile_order": lambda data: draw_tile_order(),

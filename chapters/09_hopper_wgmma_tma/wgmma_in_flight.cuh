@@ -70,8 +70,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_in_flight_kernel(const
     bool stalled = false;
     auto write = make_producer_start_state<Pipeline>();
     if (producer)
-      for (int kt = 0; kt < S && kt < k_tiles; ++kt) {  // the first S stages are free
-        stalled = !pipeline.producer_acquire(write);
+      for (int kt = 0; kt < S && kt < k_tiles; ++kt) {  // the first S stages are free: no wait, only the arm
+        pipeline.producer_acquire(write, /*skip_wait=*/true);
         load(write, kt);
         ++write;
       }

@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     using BN = typename Cfg::BN;
     using BK = typename Cfg::BK;
     using Atom = SM90_64xNx16_F32BF16BF16_SS<BN::value, GmmaMajor::K, MajorB>;  // B K-major (RCR) or MN-major (RRR)
-    extern __shared__ uint128_t smem_raw[];
+    extern __shared__ __align__(1024) std::uint8_t smem_raw[];  // 1024-byte aligned: gemm/smem.hpp
     Storage& shared = shared_storage<Storage>(smem_raw);
     auto sA = make_tensor(make_smem_ptr(shared.a), typename Storage::RingA{});  // (BM,BK,S)
     auto sB = make_tensor(make_smem_ptr(shared.b), typename Storage::RingB{});  // (BN,BK,S)

@@ -2,6 +2,7 @@
 // the CPU; the opt-in itself on a GPU (skipped without one).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -29,7 +30,34 @@ __global__ void smem_static_kernel(int* out, int n) {
   if (threadIdx.x == 0) out[0] = buf[0];
 }
 
+// Reports where its dynamic shared memory starts, as a shared-window address (cvta.to.shared).
+__global__ void smem_start_kernel(unsigned* out) {
+  extern __shared__ __align__(1024) std::uint8_t raw[];
+  raw[threadIdx.x] = 1;
+  if (threadIdx.x == 0) out[0] = unsigned(__cvta_generic_to_shared(raw));
+}
+
 }  // namespace
+
+// gemm/smem.hpp's shared_storage() places a kernel's SharedStorage at the start of its dynamic shared
+// memory, with no rounding: the Hopper kernels' 128-byte-swizzled tiles need that start 1024-byte
+// aligned (wgmma's descriptors and TMA's swizzle are functions of the address). Checked here for
+// the sizes those kernels use.
+TEST(SharedStorage, DynamicSharedMemoryStartsAt1024ByteBoundary) {
+  MM_REQUIRE_GPU();
+  unsigned* out = nullptr;
+  MM_CUDA_CHECK(cudaMalloc(&out, sizeof(unsigned)));
+  for (std::size_t bytes : {std::size_t(1024), std::size_t(48 * 1024), std::size_t(200 * 1024)}) {
+    if (!mm::try_opt_in_dynamic_smem(smem_start_kernel, bytes).empty()) continue;  // a GPU with less
+    smem_start_kernel<<<2, 128, bytes>>>(out);
+    MM_CUDA_CHECK(cudaGetLastError());
+    MM_CUDA_CHECK(cudaDeviceSynchronize());
+    unsigned start = 1;
+    MM_CUDA_CHECK(cudaMemcpy(&start, out, sizeof(unsigned), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(start % 1024, 0u) << bytes << " bytes of dynamic shared memory start at " << start;
+  }
+  MM_CUDA_CHECK(cudaFree(out));
+}
 
 TEST(SmemOptIn, ReasonNamesNeedAndLimitInKB) {
   EXPECT_EQ(mm::smem_shortfall(100 * 1024, 99 * 1024), "needs 100 KB of shared memory per block, this GPU allows 99 KB");

@@ -113,11 +113,14 @@ class PipelineTmaAsync {
   /// block's rank in its cluster (cluster_ctarank(); 0 without a cluster), column-major in
   /// (ClusterM, ClusterN) as CuTe numbers a cluster's blocks.
   MM_HD PipelineTmaAsync(SharedStorage& storage, Params params, int thread_idx, int block_rank = 0)
-      : full_(storage.full), empty_(storage.empty), params_(params) {
+      : full_(storage.full),
+        full_smem_(detail::smem_address(storage.full)),
+        empty_smem_(detail::smem_address(storage.empty)),
+        params_(params) {
     if (thread_idx == 0) {
       for (int s = 0; s < Stages; ++s) {
-        mbarrier_init(&full_[s], 1);
-        mbarrier_init(&empty_[s], int(empty_arrivals(params.consumer_warpgroups)));
+        mbarrier_init(&storage.full[s], 1);
+        mbarrier_init(&storage.empty[s], int(empty_arrivals(params.consumer_warpgroups)));
       }
       fence_mbarrier_init();
     }
@@ -137,8 +140,8 @@ class PipelineTmaAsync {
   /// also a consumer) in per-thread registers instead of uniform ones: 16 more instructions between
   /// the four wgmma of each K step, 8-10% slower when nothing else hides them.
   MM_HD bool producer_acquire(State state, bool skip_wait = false) const {
-    if (!skip_wait && !mbarrier_wait_bounded(&empty_[state.index()], int(state.phase()))) return false;
-    if (params_.is_leader) mbarrier_arrive_expect_tx(&full_[state.index()], params_.transaction_bytes);
+    if (!skip_wait && !mbarrier_wait_bounded(empty(state), int(state.phase()))) return false;
+    if (params_.is_leader) mbarrier_arrive_expect_tx(full(state), params_.transaction_bytes);
     return true;
   }
   /// Producer: the barrier the stage's TMA loads complete on.
@@ -146,21 +149,26 @@ class PipelineTmaAsync {
 
   /// Consumer: waits until stage `state.index()` of this round has landed. False on a deadlock.
   MM_HD bool consumer_wait(State state) const {
-    return mbarrier_wait_bounded(&full_[state.index()], int(state.phase()));
+    return mbarrier_wait_bounded(full(state), int(state.phase()));
   }
   /// Consumer (every thread of a consumer warpgroup): this warpgroup's wgmma no longer read stage
   /// `state.index()`; the stage is released in every block of this block's row and column.
   MM_HD void consumer_release(State state) const {
     if constexpr (kClusterSize == 1) {
-      if (is_signalling_) mbarrier_arrive(&empty_[state.index()]);
+      if (is_signalling_) mbarrier_arrive(empty(state));
     } else {
-      if (is_signalling_) mbarrier_arrive_cluster(&empty_[state.index()], dst_block_);
+      if (is_signalling_) mbarrier_arrive_cluster(empty(state), dst_block_);
     }
   }
 
  private:
-  std::uint64_t* full_;
-  std::uint64_t* empty_;
+  // The barriers' shared-window addresses, converted once: each use in the loop is an add.
+  MM_HD std::uint32_t full(State state) const { return full_smem_ + 8u * std::uint32_t(state.index()); }
+  MM_HD std::uint32_t empty(State state) const { return empty_smem_ + 8u * std::uint32_t(state.index()); }
+
+  std::uint64_t* full_;       // for producer_get_barrier (a TMA copy takes the barrier's pointer)
+  std::uint32_t full_smem_;   // full[0]'s shared-window address
+  std::uint32_t empty_smem_;  // empty[0]'s
   Params params_;
   std::uint32_t dst_block_ = 0;
   bool is_signalling_ = false;

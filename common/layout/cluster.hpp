@@ -73,19 +73,25 @@ MM_HD void cluster_sync() {
   cluster_wait();
 }
 
-/// `mapa.shared::cluster.u32`: the shared::cluster address of the object at `p` (in this block's
-/// shared memory) in the shared memory of block `rank` of the cluster (the same offset there).
+/// `mapa.shared::cluster.u32`: the shared::cluster address of the object at shared-window address
+/// `addr` (in this block's shared memory) in the shared memory of block `rank` of the cluster (the
+/// same offset there).
 template <class = void>
-MM_HD std::uint32_t map_shared_rank(void const* p, std::uint32_t rank) {
+MM_HD std::uint32_t map_shared_rank(std::uint32_t addr, std::uint32_t rank) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
   std::uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(detail::smem_address(p)), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
   return remote;
 #else
   (void)rank;
-  return detail::smem_address(p);
+  return addr;
 #endif
+}
+/// map_shared_rank of the object at `p`.
+template <class = void>
+MM_HD std::uint32_t map_shared_rank(void const* p, std::uint32_t rank) {
+  return map_shared_rank(detail::smem_address(p), rank);
 }
 
 /// The multicast mask of a TMA load (bit r set: block r of the cluster receives the box): `count`
@@ -103,14 +109,18 @@ MM_HD constexpr std::uint16_t multicast_mask(int first, int count, int stride = 
 /// free. What it releases are reads by wgmma, already complete (wgmma.wait_group); the stronger
 /// `.release.cluster` would add a GPU-wide memory barrier (MEMBAR.ALL.GPU in SASS) to every K step.
 template <class = void>
-MM_HD void mbarrier_arrive_cluster(std::uint64_t* bar, std::uint32_t rank) {
+MM_HD void mbarrier_arrive_cluster(std::uint32_t bar, std::uint32_t rank) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(map_shared_rank(bar, rank))
-               : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(map_shared_rank(bar, rank)) : "memory");
 #else
   (void)bar, (void)rank;
 #endif
+}
+/// mbarrier_arrive_cluster of the barrier at `bar`.
+template <class = void>
+MM_HD void mbarrier_arrive_cluster(std::uint64_t* bar, std::uint32_t rank) {
+  mbarrier_arrive_cluster(detail::smem_address(bar), rank);
 }
 
 }  // namespace mm

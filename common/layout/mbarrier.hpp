@@ -61,34 +61,46 @@ MM_HD void fence_mbarrier_init() {
 }
 
 /// `mbarrier.arrive.expect_tx.shared::cta.b64`: this thread arrives and announces `bytes` that
-/// asynchronous copies will deliver in the current phase.
+/// asynchronous copies will deliver in the current phase. The barrier given by its shared-window
+/// address (what detail::smem_address gives; a pipeline keeps its barriers' addresses this way, so
+/// the loop does not convert a generic pointer at each use).
 template <class = void>
-MM_HD void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+MM_HD void mbarrier_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(detail::smem_address(bar)), "r"(bytes)
-               : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 #else
   (void)bar, (void)bytes;
 #endif
 }
+/// mbarrier_arrive_expect_tx of the barrier at `bar`.
+template <class = void>
+MM_HD void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+  mbarrier_arrive_expect_tx(detail::smem_address(bar), bytes);
+}
 
 /// `mbarrier.arrive.shared::cta.b64`: this thread arrives (release: its earlier reads of the guarded
-/// tile are done).
+/// tile are done). The barrier given by its shared-window address.
 template <class = void>
-MM_HD void mbarrier_arrive(std::uint64_t* bar) {
+MM_HD void mbarrier_arrive(std::uint32_t bar) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(detail::smem_address(bar)) : "memory");
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 #else
   (void)bar;
 #endif
 }
+/// mbarrier_arrive of the barrier at `bar`.
+template <class = void>
+MM_HD void mbarrier_arrive(std::uint64_t* bar) {
+  mbarrier_arrive(detail::smem_address(bar));
+}
 
 /// `mbarrier.try_wait.parity.shared::cta.b64` once: true when the phase of parity `parity` has
-/// completed (acquire: what the phase guarded is then visible).
+/// completed (acquire: what the phase guarded is then visible). The barrier given by its
+/// shared-window address.
 template <class = void>
-MM_HD bool mbarrier_try_wait(std::uint64_t* bar, int parity) {
+MM_HD bool mbarrier_try_wait(std::uint32_t bar, int parity) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
   std::uint32_t done;
@@ -99,13 +111,18 @@ MM_HD bool mbarrier_try_wait(std::uint64_t* bar, int parity) {
       "selp.u32 %0, 1, 0, p;\n"
       "}\n"
       : "=r"(done)
-      : "r"(detail::smem_address(bar)), "r"(parity)
+      : "r"(bar), "r"(parity)
       : "memory");
   return done != 0;
 #else
   (void)bar, (void)parity;
   return true;
 #endif
+}
+/// mbarrier_try_wait of the barrier at `bar`.
+template <class = void>
+MM_HD bool mbarrier_try_wait(std::uint64_t* bar, int parity) {
+  return mbarrier_try_wait(detail::smem_address(bar), parity);
 }
 
 /// The watchdog: with MM_MBARRIER_WATCHDOG on (the default; CMake option of the same name), a wait
@@ -127,7 +144,7 @@ inline constexpr std::uint64_t kMbarrierTimeoutNs = 4'000'000'000ull;
 /// first try has failed, so a wait that succeeds at once costs nothing more. Without the watchdog it
 /// waits for as long as it takes and returns true.
 template <class = void>
-MM_HD bool mbarrier_wait_bounded(std::uint64_t* bar, int parity) {
+MM_HD bool mbarrier_wait_bounded(std::uint32_t bar, int parity) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
   if (mbarrier_try_wait(bar, parity)) return true;
@@ -148,6 +165,12 @@ MM_HD bool mbarrier_wait_bounded(std::uint64_t* bar, int parity) {
   (void)bar, (void)parity;
   return true;
 #endif
+}
+
+/// mbarrier_wait_bounded of the barrier at `bar`.
+template <class = void>
+MM_HD bool mbarrier_wait_bounded(std::uint64_t* bar, int parity) {
+  return mbarrier_wait_bounded(detail::smem_address(bar), parity);
 }
 
 /// mbarrier_wait_bounded, trapping on a timeout: the launch fails with an error ("unspecified launch

@@ -237,6 +237,18 @@ def check_committed(repo: pathlib.Path, script: pathlib.Path, tmp: pathlib.Path)
         fail("docs/results.md has no 'results:summary-gpus' block")
     if run("--check").returncode != 0:
         fail("--check must pass on the committed READMEs and data")
+    # The top README and the documentation's main page quote the ladder's numbers only through blocks
+    # that update_tables fills (so none goes stale): a percentage or a FLOP rate outside a block fails.
+    import re
+    for page in ("README.md", "docs/mainpage.md"):
+        text = (repo / page).read_text(encoding="utf-8")
+        for block in ("summary", "limits"):
+            if f"<!-- results:{block} -->" not in text:
+                fail(f"{page} has no 'results:{block}' block")
+        prose = re.sub(r"<!--\s*results:[\w.-]+\s*-->.*?<!--\s*/results\s*-->", "", text, flags=re.S)
+        typed = re.findall(r"\d[\d.,–-]*\s*%|\d[\d.,]*\s*[TG]FLOP/s", prose)
+        if typed:
+            fail(f"{page}: numbers typed by hand outside the generated blocks: {typed}")
     # From here on the H100 directory is a relabelled copy of the H200's (minus chapter 10), so the
     # cells it must give are known; the committed H100 results, if any, make way for it.
     h100 = root / "plots" / "data" / "h100-80gb-hbm3"

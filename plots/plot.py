@@ -6,10 +6,14 @@
 Reads every *.csv under --data (schema: common/harness/results.hpp) and writes,
 as PNG and SVG, into --out:
 
-  gemm_tflops       TFLOP/s of every kernel at the headline size, grouped by chapter,
-                    each bar labelled with its % of cuBLAS measured in the same run
-                    (of the cuBLAS of the kernel's dtype, where a chapter has several),
-                    cuBLAS as a reference line per dtype;
+  ladder            the README's figure: one bar per chapter, its best step (the summary
+                    table's) as % of the baseline measured in the same run: GPU GEMMs at the
+                    headline size against the cuBLAS of their dtype, chapter 04's copy against
+                    cudaMemcpy, chapter 01 (the CPU) against cuBLAS SGEMM at its size;
+  ladder_chNN       one per chapter: every step, a bar at the first of the headline sizes and
+                    storage orders (4096³ and 8192³, RRR and RCR, those measured; 16384² and
+                    8192² for the copies; GFLOP/s for the CPU), markers for the others, and
+                    every value written in a column per size and order;
   speedup_vs_cpu    speedup over chapter 01's fastest CPU kernel, every bar at one size that
                     chapter 01 and the most GPU chapters measured (log scale);
   best_vs_size      each GPU chapter's best kernel against the square size, one panel per
@@ -19,7 +23,8 @@ as PNG and SVG, into --out:
   copy_bandwidth    GB/s of the copy chapter's kernels against cudaMemcpy
                     (only when copy rows exist);
   vs_cublas_sizes   % of cuBLAS against the problem, for a chapter's size sweep
-                    (rows of a chapter named *_sizes other than the fp32 one; only when such rows exist);
+                    (rows of a chapter named *_sizes other than the fp32 one; only when such rows exist),
+                    each problem labelled with its 128×256 tiles per 132 SMs;
   fp32_sizes        TFLOP/s and % of cuBLAS of the fp32 sweep (chapter 06_tiled_copy_mma_sizes,
                     build/bin/ch06_sizes) at non-multiples and rectangular shapes, each problem
                     labelled with its 128×128 tiles per 132 SMs (only when its rows exist);
@@ -155,41 +160,201 @@ def chapter_legend(ax, chapters: list[str], colors: dict[str, str], extra=(), **
     ax.legend(handles=handles, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), **kw)
 
 
-def plot_headline(rows, headline, colors, out_dir) -> bool:
-    name = "gemm_tflops"
-    if headline is None:
-        skip(name, "no square GEMM size measured on the GPU", out_dir)
+# --- The ladder: each chapter's best step, and each chapter's steps ---------------------------------
+KIND_COLORS = {"cpu": "#9e9e9e", "fp32": "#1f77b4", "copy": "#e6a23c", "bf16": "#2ca02c", "tf32": "#17becf"}
+KIND_LABELS = {"cpu": "CPU (chapter 01): of cuBLAS SGEMM on the GPU at the same size",
+               "fp32": "fp32 on the CUDA cores: of cuBLAS SGEMM",
+               "copy": "a copy (chapter 04): of cudaMemcpy, not of a GEMM",
+               "bf16": "bf16 on the tensor cores: of cuBLAS bf16",
+               "tf32": "tf32 on the tensor cores: of cuBLAS tf32"}
+
+
+def fmt_tflops(v: float) -> str:
+    """TFLOP/s as the README's tables write them: three significant digits, thousands separated."""
+    return f"{v:,.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+
+
+def ladder_data(rows: list[rd.Row], headline: int | None):
+    """[(chapter, best row, % of its baseline, kind, what the % is of)] for every chapter with a best step
+    (rd.best_row, the summary table's choice): GPU GEMMs against their cuBLAS, the copy against
+    cudaMemcpy, the CPU against cuBLAS SGEMM at its size (rd.cpu_vs_cublas)."""
+    out = []
+    for chapter in rd.chapters(rows):
+        found = rd.best_row(rows, chapter, headline)
+        if found is None:
+            continue
+        r, _ = found
+        base = rd.baseline_of(rows, chapter)
+        if base == rd.COPY_BASELINE:
+            pct, kind = rd.pct_of_baseline(rows, r), "copy"
+        elif base == rd.GEMM_BASELINE:
+            pct, kind = rd.pct_of_baseline(rows, r), r.dtype if r.dtype in KIND_COLORS else "fp32"
+        else:
+            vs = rd.cpu_vs_cublas(rows, r)
+            pct, kind = (None if vs is None else vs[0]), "cpu"
+        if pct is not None:
+            out.append((chapter, r, pct, kind))
+    return out
+
+
+def plot_ladder(rows, headline, out_dir) -> bool:
+    """The README's figure: one bar per chapter, its best step's % of the baseline measured in the same
+    run, chapter 01 at the top; each bar says its kernel, its rate and what the % is of."""
+    name = "ladder"
+    data = ladder_data(rows, headline)
+    if headline is None or not data:
+        skip(name, "no chapter with a best step and a baseline", out_dir)
         return False
-    at = [r for r in rows if r.is_square and r.m == headline and r.tflops is not None]
-    kernels = [r for r in at if not r.is_baseline]
-    if not kernels:
-        skip(name, f"no kernel measured at {headline}³", out_dir)
+    fig, ax = plt.subplots(figsize=(8.4, 0.42 * len(data) + 1.9))
+    ys = list(range(len(data)))[::-1]
+    ax.axvline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.1, zorder=1)
+    for y, (chapter, r, pct, kind) in zip(ys, data):
+        ax.barh(y, pct, height=0.62, color=KIND_COLORS[kind], hatch="//" if kind == "copy" else None,
+                edgecolor="white" if kind != "copy" else "#8a5a00", linewidth=0.6, zorder=2)
+        if kind == "copy":
+            rate = f"{r.gbps:,.0f} GB/s ({r.size_text} copy)"
+        elif kind == "cpu":
+            rate = f"{r.tflops * 1e3:.3g} GFLOP/s at {r.size_text} (CPU)"
+        else:
+            rate = f"{fmt_tflops(r.tflops)} TFLOP/s"
+        pct_text = f"{pct:.2g}%" if pct < 1 else f"{pct:.1f}%"
+        ax.annotate(f"{pct_text}  {rate}", (pct, y), xytext=(4, 0), textcoords="offset points", va="center",
+                    fontsize=9, zorder=4,
+                    bbox=dict(boxstyle="square,pad=0.15", facecolor="white", edgecolor="none"))
+    ax.set_yticks(ys)
+    ax.set_yticklabels([f"{c.split('_', 1)[0]}  {r.kernel}" for c, r, _, _ in data], fontsize=9.5)
+    ax.set_xlim(0, 150)
+    ax.set_xticks([0, 20, 40, 60, 80, 100])
+    ax.set_ylim(-0.6, len(data) - 0.4)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(f"% of the baseline measured in the same run (ratio of median times)\n"
+                  f"GPU GEMMs: C = A·B at {headline}³, A, B and C row-major")
+    ax.set_title(f"Each chapter's best step on {gpu_name(rows)} (100% = the baseline, dashed)", fontsize=11, loc="left")
+    kinds = [k for k in KIND_COLORS if any(kind == k for *_, kind in data)]
+    ax.legend(handles=[Patch(facecolor=KIND_COLORS[k], hatch="//" if k == "copy" else None,
+                             edgecolor="white" if k != "copy" else "#8a5a00", label=KIND_LABELS[k]) for k in kinds],
+              fontsize=8.5, frameon=False, loc="upper left", bbox_to_anchor=(-0.3, -0.15), ncol=2)
+    save(fig, out_dir, name)
+    return True
+
+
+# A chapter's own ladder figure draws its steps at these square sizes and storage orders (those the
+# chapter measured); with fewer than two of them, every square size it measured instead.
+LADDER_SIZES = (4096, 8192)
+LADDER_LAYOUTS = ("RRR", "RCR")
+COPY_LADDER_SIZES = (16384, 8192)  # chapter 04's large matrices, the sizes its predictions are about
+COMBO_COLORS = ["#37474f", "#d81b60", "#1e88e5", "#ffb300", "#43a047", "#8e24aa"]
+COMBO_MARKERS = ["|", "o", "s", "D", "^", "v"]
+
+
+def chapter_ladder_data(all_rows: list[rd.Row], chapter: str):
+    """(combinations, [(kernel label, dtype, {combination: value})], unit) of one chapter's ladder figure:
+    its kernels in the order the binary ran them; a GEMM's value is its % of the cuBLAS of its dtype, a
+    copy's its % of cudaMemcpy, the CPU's its GFLOP/s. A combination is (size text, layout); the first is
+    the bar, the others are markers."""
+    rows = [r for r in all_rows if r.chapter == chapter and not r.is_baseline]
+    base = rd.baseline_of(all_rows, chapter)
+    if base == rd.COPY_BASELINE:
+        sizes = [n for n in COPY_LADDER_SIZES if any(r.m == r.n == n for r in rows)]
+        combos = [(f"{n}²", r0.layout) for n in sizes for r0 in rows[:1]]
+        pick = {c: [r for r in rows if f"{r.m}²" == c[0] and r.m == r.n] for c in combos}
+        unit = "% of cudaMemcpy (same run, same matrix)"
+    else:
+        squares = sorted({r.m for r in rows if r.is_square}, reverse=True)
+        layouts = [x for x in LADDER_LAYOUTS if any(r.layout == x for r in rows)] or sorted({r.layout for r in rows})
+        sizes = [n for n in LADDER_SIZES if n in squares]
+        combos = [(f"{n}³", x) for n in sizes for x in layouts]
+        if len(combos) < 2:
+            combos = [(f"{n}³", x) for n in squares for x in layouts]
+        pick = {c: [r for r in rows if r.is_square and f"{r.m}³" == c[0] and r.layout == c[1]] for c in combos}
+        unit = "GFLOP/s (median)" if base is None else "% of cuBLAS of the step's dtype (same run, same problem)"
+    steps = []
+    for kernel, dtype in dict.fromkeys((r.kernel, r.dtype) for r in rows):
+        values = {}
+        for c in combos:
+            found = [r for r in pick[c] if (r.kernel, r.dtype) == (kernel, dtype)]
+            if found:
+                r = found[0]
+                values[c] = r.tflops * 1e3 if base is None else rd.pct_of_baseline(all_rows, r)
+        if values:
+            steps.append((kernel, dtype, values))
+    combos = [c for c in combos if any(c in v for *_, v in steps)]
+    return combos, steps, unit
+
+
+def combo_text(combo: tuple[str, str], sep: str = " ", layout: bool = True) -> str:
+    """"4096³ RRR"; the size alone where the chapter has one storage order (a copy's matrix, "16384²")."""
+    size, order = combo
+    return f"{size}{sep}{order}" if layout and not size.endswith("²") else size
+
+
+def plot_chapter_ladder(all_rows, chapter: str, out_dir) -> bool:
+    """One chapter's steps as horizontal bars (the first combination of size and storage order), markers
+    for the others, and every value written in a column per combination to the right of the plot."""
+    import matplotlib.transforms as mtransforms
+    name = f"ladder_ch{chapter[:2]}"
+    combos, steps, unit = chapter_ladder_data(all_rows, chapter)
+    if not steps or not combos:
+        skip(name, f"no rows of chapter {chapter}", out_dir)
         return False
-    labels = kernel_labels([r for r in rows if not r.is_copy])
-    groups = []
-    for chapter in rd.chapters(kernels):
-        bars = []
-        for r in (x for x in kernels if x.chapter == chapter):
-            pct = rd.pct_of_baseline(rows, r)
-            bars.append((labels[r], r.tflops, None if pct is None else f"{pct:.0f}%\nof {rd.baseline_label(rows, r)}"))
-        groups.append((chapter, bars))
-    fig, ax = plt.subplots(figsize=(max(7.0, 0.75 * sum(len(b) for _, b in groups) + 3), 4.8))
-    grouped_bars(ax, groups, colors)
-    extra = []
-    levels = sorted(baseline_levels(rows, rd.GEMM_BASELINE, lambda r: r.is_square and r.m == headline).items())
-    for i, (dtype, level) in enumerate(levels):
-        style = BASELINE_STYLES[i % len(BASELINE_STYLES)]
-        ax.axhline(level, color=BASELINE_COLOR, linestyle=style, linewidth=1.2)
-        extra.append(Line2D([], [], color=BASELINE_COLOR, linestyle=style, label=f"cuBLAS {dtype}: {level:.1f} TFLOP/s"))
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
-    dtypes = "/".join(sorted({r.dtype for r in kernels}))
-    ax.set_ylabel("TFLOP/s (median)")
-    # A chapter with kernels of several types measures each against the cuBLAS of its type.
-    own_dtype = any(len(rd.baseline_dtypes(rows, c)) > 1 for c, _ in groups)
-    ax.set_title(f"{dtypes} GEMM at {headline}×{headline}×{headline} on {gpu_name(rows)}\n"
-                 "% of cuBLAS" + (" of the same dtype" if own_dtype else "")
-                 + " measured side by side in each chapter's run")
-    chapter_legend(ax, [g for g, _ in groups], colors, extra)
+    n = len(steps)
+    height = 0.3 * n + 1.9
+    col = 0.07  # width of one value column, as a fraction of the figure's width
+    right = 0.985 - col * len(combos)
+    fig, ax = plt.subplots(figsize=(10.0, height))
+    fig.subplots_adjust(left=0.27, right=right, top=1 - 0.95 / height, bottom=0.75 / height)
+    ys = list(range(n))[::-1]
+    cpu = unit.startswith("GFLOP")
+    copy = rd.baseline_of(all_rows, chapter) == rd.COPY_BASELINE
+    vmax = max(v for *_, vals in steps for v in vals.values())
+    xmax = vmax * 1.08 if cpu else max(110.0, vmax * 1.05)
+    dtypes = list(dict.fromkeys(d for _, d, _ in steps))
+    columns = mtransforms.blended_transform_factory(fig.transFigure, ax.transData)
+    orders = len({r.layout for r in all_rows if r.chapter == chapter}) > 1
+
+    def label(c, sep=" "):
+        return combo_text(c, sep, orders)
+
+    def bar_color(dtype):
+        return KIND_COLORS["cpu"] if cpu else KIND_COLORS["copy"] if copy else KIND_COLORS.get(dtype, KIND_COLORS["fp32"])
+
+    for y, (kernel, dtype, values) in zip(ys, steps):
+        if combos[0] in values:
+            ax.barh(y, values[combos[0]], height=0.6, color=bar_color(dtype), alpha=0.85, edgecolor="none")
+        for i, c in enumerate(combos[1:], start=1):
+            if c in values:
+                ax.plot([values[c]], [y], marker=COMBO_MARKERS[i % len(COMBO_MARKERS)], linestyle="none",
+                        markersize=6, color=COMBO_COLORS[i % len(COMBO_COLORS)], markeredgecolor="white",
+                        markeredgewidth=0.5, zorder=3)
+        for i, c in enumerate(combos):
+            if c in values:
+                v = values[c]
+                text = (f"{v:,.0f}" if v >= 100 else f"{v:#.3g}") if cpu else f"{v:.1f}"
+                ax.text(right + col * (i + 0.85), y, text, transform=columns, ha="right", va="center", fontsize=8)
+    for i, c in enumerate(combos):
+        ax.text(right + col * (i + 0.85), n - 0.5, label(c, "\n"), transform=columns, ha="right", va="bottom",
+                fontsize=8, fontweight="bold", color=COMBO_COLORS[i % len(COMBO_COLORS)])
+    if not cpu:
+        ax.axvline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.0)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([k if len(dtypes) == 1 or k.startswith(d) else f"{k} ({d})" for k, d, _ in steps], fontsize=9)
+    ax.set_ylim(-0.6, n - 0.4)
+    ax.set_xlim(0, xmax)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(unit)
+    legend = [Patch(facecolor=bar_color(dtypes[0]), label=f"bar: {label(combos[0])}"
+                    + (f" ({dtypes[0]})" if len(dtypes) > 1 else ""))]
+    legend += [Patch(facecolor=bar_color(d), label=f"bar: {label(combos[0])} ({d})") for d in dtypes[1:]]
+    legend += [Line2D([], [], marker=COMBO_MARKERS[i % len(COMBO_MARKERS)], linestyle="none",
+                      color=COMBO_COLORS[i % len(COMBO_COLORS)], label=label(c))
+               for i, c in enumerate(combos[1:], start=1)]
+    # Above the plot, under the title: never over a bar.
+    ax.legend(handles=legend, fontsize=8, frameon=False, loc="lower left", bbox_to_anchor=(-0.01, 1.0),
+              ncol=len(legend), handlelength=1.5, columnspacing=1.2, borderaxespad=0.2)
+    what = {rd.COPY_BASELINE: "against cudaMemcpy", rd.GEMM_BASELINE: "against cuBLAS", None: "on the CPU"}
+    where = " / ".join(sorted({r.gpu.split(" (")[0] for r in all_rows if r.chapter == chapter} - {""})) or "GPU"
+    ax.set_title(f"Chapter {chapter_label(chapter)}: every step {what[rd.baseline_of(all_rows, chapter)]} ({where})",
+                 fontsize=10.5, loc="left", pad=30)
     save(fig, out_dir, name)
     return True
 
@@ -458,7 +623,17 @@ TILE = 128  # the block tile of chapters 05, 06 and 07's deep_k (128×128); chap
 
 def tiles_128(m: int, n: int) -> int:
     """Blocks of a 128×128 tiling of an M×N output: ceil(M/128)·ceil(N/128)."""
-    return -(-m // TILE) * -(-n // TILE)
+    return tiles_of(m, n, (TILE, TILE))
+
+
+def tiles_of(m: int, n: int, tile: tuple[int, int]) -> int:
+    """Tiles of tile[0]×tile[1] that cover an M×N output: ceil(M/tile[0])·ceil(N/tile[1])."""
+    return -(-m // tile[0]) * -(-n // tile[1])
+
+
+# The bf16 size sweep (chapter 10's sizes.cu): chapters 09 and 10 compute 128×256 tiles of C, one
+# block of chapter 10 per SM at a time.
+SWEEP_TILE = (128, 256)
 
 
 def plot_fp32_sizes(all_rows, out_dir) -> bool:
@@ -529,8 +704,12 @@ def plot_vs_cublas_sizes(all_rows, out_dir) -> bool:
     for r in rows:
         if (r.m, r.n, r.k) not in problems:
             problems.append((r.m, r.n, r.k))
-    labels = [f"{m}³" if m == n == k else f"{m}×{n}×{k}" for m, n, k in problems]
-    fig, ax = plt.subplots(figsize=(max(7.5, 0.75 * len(problems) + 2.5), 4.8))
+    labels = []
+    for m, n, k in problems:
+        size = f"{m}³" if m == n == k else f"{m}×{n}\n×{k}"
+        tiles = tiles_of(m, n, SWEEP_TILE)
+        labels.append(f"{size}\n{tiles} tiles\n÷{SMS} = {tiles / SMS:.2f}")
+    fig, ax = plt.subplots(figsize=(max(7.5, 0.8 * len(problems) + 2.5), 5.2))
     kernels = [k for k in dict.fromkeys(r.kernel for r in rows) if k != rd.GEMM_BASELINE]
     palette = plt.get_cmap("tab10")
     for i, kernel in enumerate(kernels):
@@ -543,9 +722,10 @@ def plot_vs_cublas_sizes(all_rows, out_dir) -> bool:
                         color=palette(i), label=f"{kernel} ({layout})")
     ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="cuBLAS (same run)")
     ax.set_xticks(range(len(problems)))
-    ax.set_xticklabels(labels, rotation=35, ha="right")
+    ax.set_xticklabels(labels, rotation=0, fontsize=7)
     ax.set_ylabel("% of cuBLAS (ratio of median times)")
-    ax.set_xlabel("problem (M×N×K)")
+    ax.set_xlabel(f"problem M×N×K; below it, its {SWEEP_TILE[0]}×{SWEEP_TILE[1]} output tiles (one per block, "
+                  f"one block per SM) and how many times they fill {SMS} SMs")
     gpus = " / ".join(sorted({r.gpu for r in rows} - {""})) or "GPU"
     ax.set_title(f"Against cuBLAS at every size (chapter {chapter_label(sweeps[-1].rsplit('_', 1)[0])}, {gpus})")
     ax.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.01, 0.5))
@@ -692,7 +872,7 @@ def parse_args(argv):
     p.add_argument("--out", type=pathlib.Path, default=REPO / "docs" / "images",
                    help="where the PNG and SVG files go (default: docs/images)")
     p.add_argument("--headline", type=int, default=None, metavar="N",
-                   help="square size N of the headline figure (default: the size most GPU chapters measured, largest on a tie)")
+                   help="square size N of the ladder figure (default: the size most GPU chapters measured, largest on a tie)")
     args = p.parse_args(argv)
     if args.headline is not None and args.headline < 1:
         p.exit(2, f"error: --headline: must be a positive size, got {args.headline}\n")
@@ -713,10 +893,11 @@ def main(argv=None) -> int:
         print(f"error: --headline: no kernel was measured at {headline}³ in {args.data}", file=sys.stderr)
         return 2
     colors = chapter_colors(rd.chapters(rows))
-    drawn = [plot_headline(rows, headline, colors, args.out), plot_speedup(rows, colors, args.out),
+    drawn = [plot_ladder(rows, headline, args.out), plot_speedup(rows, colors, args.out),
              plot_best_vs_size(rows, headline, colors, args.out), plot_roofline(rows, colors, args.out),
              plot_copy(rows, colors, args.out), plot_vs_cublas_sizes(all_rows, args.out),
              plot_fp32_sizes(all_rows, args.out), plot_predictions(all_rows, colors, args.out)]
+    drawn += [plot_chapter_ladder(all_rows, chapter, args.out) for chapter in rd.chapters(all_rows)]
     if not any(drawn):
         print(f"error: --data: nothing to plot in {args.data}", file=sys.stderr)
         return 2

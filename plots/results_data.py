@@ -269,3 +269,46 @@ def cpu_naive(rows: list[Row]) -> Row | None:
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def best_row(rows: list[Row], chapter: str, headline: int | None) -> tuple[Row, str] | None:
+    """The chapter's best step as the summary table and the ladder figure show it, from canonical rows,
+    and a note when it is not at the headline size: the copy chapter's fastest kernel at its largest
+    matrix; a GPU GEMM chapter's fastest kernel at headline³ (else at its largest square size, noted);
+    the CPU chapter's fastest kernel at the size of its naive loop's largest run. None: nothing to show."""
+    mine = [r for r in rows if r.chapter == chapter and not r.is_baseline]
+    base = baseline_of(rows, chapter)
+    if base == COPY_BASELINE:
+        copies = [r for r in mine if r.gbps is not None]
+        if not copies:
+            return None
+        big = max(r.m * r.n for r in copies)
+        return max((r for r in copies if r.m * r.n == big), key=lambda r: r.gbps), ""
+    gemms = [r for r in mine if r.tflops is not None]
+    if not gemms:
+        return None
+    if base == GEMM_BASELINE:
+        at = [r for r in gemms if r.is_square and r.m == headline]
+        note = ""
+        if not at:  # this chapter did not run the headline size: its largest square size, said so
+            squares = [r for r in gemms if r.is_square] or gemms
+            big = max(r.m * r.n * r.k for r in squares)
+            at = [r for r in squares if r.m * r.n * r.k == big]
+            note = f" (at {at[0].size_text})"
+        return max(at, key=lambda r: r.tflops), note
+    naive = cpu_naive(rows)
+    ref = (naive.m, naive.n, naive.k) if naive and naive.chapter == chapter else None
+    at = [r for r in gemms if (r.m, r.n, r.k) == ref] or gemms
+    return max(at, key=lambda r: r.tflops), ""
+
+
+def cpu_vs_cublas(rows: list[Row], row: Row) -> tuple[float, float] | None:
+    """A CPU row against cuBLAS SGEMM on the GPU at the same size: (% of cuBLAS, cuBLAS TFLOP/s), the
+    cuBLAS being the median of the fp32 cuBLAS rows the GPU chapters measured at that size (each in its
+    own run). None when no GPU chapter measured cuBLAS fp32 at that size."""
+    level = [r.tflops for r in rows if r.kernel == GEMM_BASELINE and r.dtype == "fp32" and r.tflops
+             and (r.m, r.n, r.k) == (row.m, row.n, row.k) and r.layout in ("RRR", row.layout)]
+    if not level or not row.tflops:
+        return None
+    cublas = median(level)
+    return 100.0 * row.tflops / cublas, cublas

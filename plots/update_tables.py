@@ -10,11 +10,16 @@ A README marks where a table goes with a block
     <!-- /results -->
 
 `results:<chapter>` (the CSV's chapter column, or just its number, "02") gets that
-chapter's rows; `results:summary` (in the top README.md) gets one row per chapter:
-its best kernel, that kernel's TFLOP/s at the headline size and its % of cuBLAS;
+chapter's rows; `results:summary` (in the top README.md and docs/mainpage.md) gets one
+row per chapter: its idea, its best kernel, that kernel's TFLOP/s at the headline size
+and its % of cuBLAS (chapter 01, the CPU: of cuBLAS SGEMM at its size on the GPU);
 `results:summary-gpus` the same for several GPUs side by side, one pair of columns
-per directory under plots/data/ (--gpus; "–" where a GPU has no CSV).
-Files searched: <root>/README.md and <root>/chapters/*/README.md.
+per directory under plots/data/ (--gpus; "–" where a GPU has no CSV); `results:limits`
+each GPU GEMM chapter's best kernel over the headline size and larger and every storage
+order (min–max % of cuBLAS), and where the last chapter's best kernel loses in its size
+sweep; `results:cpu` one sentence: chapter 01's fastest kernel over its naive loop.
+Files searched: <root>/README.md, <root>/docs/*.md and <root>/chapters/*/README.md; the
+links a table writes are relative to the page it is in.
 
 --check changes nothing: it exits 1 (naming each stale block) when a block differs
 from what the CSVs give, 0 when all are up to date. Only the standard library is
@@ -142,61 +147,71 @@ def short_gpu(rows: list[rd.Row]) -> str:
     return names[0] if len(names) == 1 else "GPU"
 
 
-def chapter_cell(chapter: str, root: pathlib.Path) -> str:
+def chapter_cell(chapter: str, root: pathlib.Path, page_dir: str = "") -> str:
+    """The chapter's name, linked to its page (relative to the directory `page_dir` of the page the
+    table is in, itself relative to root: "" for the top README, "docs" for docs/*.md)."""
     readme = root / "chapters" / chapter / "README.md"
     num, _, name = chapter.partition("_")
     title = f"{num} {name}" if name else chapter
-    return f"[{title}](chapters/{chapter}/README.md)" if readme.is_file() else title
+    up = "../" * len(pathlib.PurePosixPath(page_dir).parts) if page_dir else ""
+    return f"[{title}]({up}chapters/{chapter}/README.md)" if readme.is_file() else title
+
+
+# The idea of each chapter, for the summary table (by chapter number). A chapter without an entry
+# shows "–"; keep each a few words, the page says the rest.
+IDEAS = {
+    "01": "loop order, cache blocking, threads (CPU)",
+    "02": "one thread per element of C; coalesced loads",
+    "03": "tiles of A and B in shared memory",
+    "04": "layouts: tiles, thread partitions, banks and padding (a copy and a transpose)",
+    "05": "an 8×8 register tile per thread, written with layouts",
+    "06": "TiledCopy and TiledMMA: 128-bit loads, register prefetch",
+    "07": "a cp.async ring of shared stages, swizzle, registers loaded one k ahead",
+    "08": "tensor cores: mma.sync and ldmatrix on swizzled tiles",
+    "09": "Hopper: wgmma from shared memory, TMA loads, an mbarrier ring",
+    "10": "warp specialization, persistent blocks, a TMA-store epilogue, clusters",
+}
+
+
+def fmt_small_pct(v: float) -> str:
+    """A percentage that may be far below 1 (the CPU against cuBLAS): two significant digits there."""
+    return f"{v:.2g}%" if v < 1 else fmt_pct(v)
 
 
 def summary_entry(rows: list[rd.Row], chapter: str, headline: int | None) -> tuple[str, str, str] | None:
     """(best kernel, its rate, its % of the baseline) of one chapter as the summary shows them, from
-    canonical rows; None when the chapter has nothing to show."""
-    mine = [r for r in rows if r.chapter == chapter and not r.is_baseline]
+    canonical rows (rd.best_row); None when the chapter has nothing to show."""
+    found = rd.best_row(rows, chapter, headline)
+    if found is None:
+        return None
+    best, note = found
     base = rd.baseline_of(rows, chapter)
     if base == rd.COPY_BASELINE:
-        copies = [r for r in mine if r.gbps is not None]
-        if not copies:
-            return None
-        big = max(r.m * r.n for r in copies)
-        best = max((r for r in copies if r.m * r.n == big), key=lambda r: r.gbps)
         return (best.kernel, f"{fmt_rate(best.gbps)} GB/s ({best.size_text} copy)",
                 f"{fmt_pct(rd.pct_of_baseline(rows, best))} of cudaMemcpy")
-    gemms = [r for r in mine if r.tflops is not None]
-    if not gemms:
-        return None
     if base == rd.GEMM_BASELINE:
-        at = [r for r in gemms if r.is_square and r.m == headline]
-        note = ""
-        if not at:  # this chapter did not run the headline size: its largest square size, said so
-            squares = [r for r in gemms if r.is_square] or gemms
-            big = max(r.m * r.n * r.k for r in squares)
-            at = [r for r in squares if r.m * r.n * r.k == big]
-            note = f" (at {at[0].size_text})"
-        best = max(at, key=lambda r: r.tflops)
         kernel = best.kernel
-        if len({r.dtype for r in gemms}) > 1:  # which type won, and so which cuBLAS the % is of
-            kernel += f" ({best.dtype})"
+        if len({r.dtype for r in rows if r.chapter == chapter and not r.is_baseline and r.tflops}) > 1:
+            kernel += f" ({best.dtype})"  # which type won, and so which cuBLAS the % is of
         return kernel, fmt_rate(best.tflops) + note, fmt_pct(rd.pct_of_baseline(rows, best))
-    naive = rd.cpu_naive(rows)
-    ref = (naive.m, naive.n, naive.k) if naive and naive.chapter == chapter else None
-    at = [r for r in gemms if (r.m, r.n, r.k) == ref] or gemms
-    best = max(at, key=lambda r: r.tflops)
-    return best.kernel, f"{fmt_rate(best.tflops * 1e3)} GFLOP/s (CPU, {best.size_text})", "–"
+    vs = rd.cpu_vs_cublas(rows, best)
+    pct = "–" if vs is None else f"{fmt_small_pct(vs[0])} of cuBLAS SGEMM at {best.size_text}"
+    return best.kernel, f"{fmt_rate(best.tflops * 1e3)} GFLOP/s (CPU, {best.size_text})", pct
 
 
-def summary_table(rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path) -> str:
+def summary_table(rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,
+                  page_dir: str = "") -> str:
     if not rows:
         return f"_No results in `{data_dir}` yet._"
     size = f"{headline}³" if headline else "largest size"
-    header = ["chapter", "technique (best kernel)", f"TFLOP/s on {short_gpu(rows)} at {size}", "% of cuBLAS"]
+    header = ["chapter", "the idea", "best step", f"TFLOP/s on {short_gpu(rows)} at {size}", "% of cuBLAS"]
     out = []
     rows = rd.canonical(rows)  # every chapter on the same problem: C = A·B, all row-major
     for chapter in rd.chapters(rows):
         entry = summary_entry(rows, chapter, headline)
         if entry is not None:
-            out.append([chapter_cell(chapter, root), *entry])
-    text = md_table(header, out, right={2, 3})
+            out.append([chapter_cell(chapter, root, page_dir), IDEAS.get(chapter[:2], "–"), *entry])
+    text = md_table(header, out, right={3, 4})
     return text + ("\n\n_From `" + data_dir + "/*.csv` by `plots/update_tables.py`; % of cuBLAS (or cudaMemcpy) "
                    "is measured side by side in each chapter's own run; all chapters on C = A·B with A, B and C row-major "
                    "(each chapter's table has the other storage orders)._")
@@ -223,7 +238,7 @@ def gpu_dirs(root: pathlib.Path, names: list[str] | None) -> list[tuple[pathlib.
     return out
 
 
-def gpus_table(gpus: list[tuple[pathlib.Path, str, list[rd.Row]]], root: pathlib.Path) -> str:
+def gpus_table(gpus: list[tuple[pathlib.Path, str, list[rd.Row]]], root: pathlib.Path, page_dir: str = "") -> str:
     """Per chapter, its best kernel and that kernel's rate (% of cuBLAS) on each GPU, each at that GPU's
     own headline size; "–" where a GPU has no row of the chapter."""
     per_gpu = []
@@ -239,7 +254,7 @@ def gpus_table(gpus: list[tuple[pathlib.Path, str, list[rd.Row]]], root: pathlib
         header += [f"{label}: best kernel", f"{label}{at}: TFLOP/s (% of cuBLAS)"]
     out = []
     for chapter in chapters:
-        line = [chapter_cell(chapter, root)]
+        line = [chapter_cell(chapter, root, page_dir)]
         for _, _, canon, headline in per_gpu:
             entry = summary_entry(canon, chapter, headline) if chapter in rd.chapters(canon) else None
             if entry is None:
@@ -263,6 +278,81 @@ def gpus_table(gpus: list[tuple[pathlib.Path, str, list[rd.Row]]], root: pathlib
                    + " by `plots/update_tables.py`._")
 
 
+# A problem of the size sweep at which the last chapter's best kernel reaches less than this share of
+# cuBLAS in some storage order is listed as one where it loses (results:limits).
+LOSES_BELOW = 97.0
+
+
+def pct_range(values: list[float]) -> str:
+    lo, hi = min(values), max(values)
+    return fmt_pct(lo) if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}–{hi:.1f}%"
+
+
+def limits_block(all_rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,
+                 page_dir: str = "") -> str:
+    """Each GPU GEMM chapter's best kernel (the summary's) over every square size from the headline up
+    and every storage order it measured, as a min–max of % of cuBLAS (chapters that measured it at one
+    size and order only are left to the summary); then where the last chapter's
+    best kernel falls below LOSES_BELOW % in that chapter's size sweep (chapter "<chapter>_sizes")."""
+    rows = [r for r in all_rows if not rd.is_tuning(r.chapter)]
+    canon = rd.canonical(rows)
+    chapters = rd.gpu_gemm_chapters(rows)
+    if not chapters or headline is None:
+        return f"_No GPU GEMM results in `{data_dir}` yet._"
+    header = ["chapter", "best step", "dtype", "sizes", "storage orders", "% of cuBLAS (min–max)"]
+    out, last = [], None
+    for chapter in chapters:
+        found = rd.best_row(canon, chapter, headline)
+        if found is None:
+            continue
+        best, _ = found
+        mine = [r for r in rows if (r.chapter, r.kernel, r.dtype) == (chapter, best.kernel, best.dtype)
+                and r.is_square and r.m >= headline and rd.pct_of_baseline(rows, r) is not None]
+        if len(mine) < 2:  # one size and order: the summary's row already says it
+            continue
+        sizes = sorted({r.m for r in mine})
+        layouts = sorted({r.layout for r in mine}, key=lambda x: (x != "RRR", x))
+        out.append([chapter_cell(chapter, root, page_dir), best.kernel, best.dtype, ", ".join(f"{n}³" for n in sizes),
+                    ", ".join(layouts), pct_range([rd.pct_of_baseline(rows, r) for r in mine])])
+        last = (chapter, best)
+    text = md_table(header, out, right={5})
+    if last is None:
+        return text
+    chapter, best = last
+    sweep = [r for r in all_rows if r.chapter == chapter + "_sizes" and (r.kernel, r.dtype) == (best.kernel, best.dtype)
+             and rd.pct_of_baseline(all_rows, r) is not None]
+    if not sweep:
+        return text
+    problems: dict[str, list[rd.Row]] = {}
+    for r in sweep:
+        problems.setdefault(r.size_text, []).append(r)
+    layouts = sorted({r.layout for r in sweep}, key=lambda x: (x != "RRR", x))
+    losing = []
+    for size, mine in problems.items():
+        low = [r for r in sorted(mine, key=lambda r: (r.layout != "RRR", r.layout)) if rd.pct_of_baseline(all_rows, r) < LOSES_BELOW]
+        if low:
+            losing.append(f"{size} (" + ", ".join(f"{fmt_pct(rd.pct_of_baseline(all_rows, r))} {r.layout}" for r in low) + ")")
+    source = ", ".join(sorted({f"`{relative(r.source, root)}`" for r in sweep}))
+    num = chapter.split("_", 1)[0]
+    line = (f"Chapter {num}'s `{best.kernel}` over its size sweep ({source}: {len(problems)} problems, "
+            f"{' and '.join(layouts)}): at least {LOSES_BELOW:g}% of cuBLAS at {len(problems) - len(losing)} of them")
+    line += (f"; below at {', '.join(losing)}." if losing else ".")
+    return (text + "\n\n" + line + "\n\n_% of the cuBLAS (`cublasGemmEx`, its default algorithm) measured in "
+            "the same run on the same problem, ratio of medians; from `" + data_dir + "/*.csv` by `plots/update_tables.py`._")
+
+
+def cpu_sentence(rows: list[rd.Row], data_dir: str) -> str:
+    """Chapter 01's fastest kernel over its naive loop at the naive loop's largest size, in one sentence."""
+    naive = rd.cpu_naive(rows)
+    if naive is None:
+        return f"_No CPU results in `{data_dir}` yet._"
+    same = [r for r in rows if r.chapter == naive.chapter and (r.m, r.n, r.k) == (naive.m, naive.n, naive.k) and r.tflops]
+    best = max(same, key=lambda r: r.tflops)
+    return (f"At {naive.size_text} chapter 01's naive loop runs at {fmt_rate(naive.tflops * 1e3)} GFLOP/s and its "
+            f"fastest kernel, `{best.kernel}`, at {fmt_rate(best.tflops * 1e3)} GFLOP/s: "
+            f"{best.tflops / naive.tflops:.1f}× faster (`{data_dir}/`, by `plots/update_tables.py`).")
+
+
 def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,
            name: str, gpus=None) -> tuple[str, list[str]]:
     """The file's text with every block filled, and the ids of the blocks that changed."""
@@ -270,13 +360,19 @@ def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, r
     if not (opens == closes == blocks):
         raise BlockError(f"{name}: {opens} '<!-- results:... -->' and {closes} '<!-- /results -->' markers do not pair up")
     changed: list[str] = []
+    page_dir = pathlib.PurePosixPath(name).parent.as_posix()
+    page_dir = "" if page_dir == "." else page_dir
 
     def fill(m: re.Match) -> str:
         marker = m.group("id")
         if marker == "summary":
-            table = summary_table(rows, headline, data_dir, root)
+            table = summary_table(rows, headline, data_dir, root, page_dir)
         elif marker == "summary-gpus":
-            table = gpus_table(gpus() if gpus else [], root)
+            table = gpus_table(gpus() if gpus else [], root, page_dir)
+        elif marker == "limits":
+            table = limits_block(rows, headline, data_dir, root, page_dir)
+        elif marker == "cpu":
+            table = cpu_sentence(rows, data_dir)
         else:
             table = chapter_table(rows, marker, data_dir, root)
         body = "\n" + table + "\n"
@@ -292,7 +388,7 @@ def main(argv=None) -> int:
     p.add_argument("--data", type=pathlib.Path, default=None,
                    help="directory searched (recursively) for *.csv (default: <root>/plots/data/h200)")
     p.add_argument("--root", type=pathlib.Path, default=REPO,
-                   help="repository root holding README.md and chapters/*/README.md (default: this repository)")
+                   help="repository root holding README.md, docs/*.md and chapters/*/README.md (default: this repository)")
     p.add_argument("--headline", type=int, default=None, metavar="N",
                    help="square size of the summary table (default: as plot.py chooses it)")
     p.add_argument("--gpus", default=None, metavar="DIR[,DIR...]",
@@ -323,7 +419,7 @@ def main(argv=None) -> int:
                 loaded.append((d, label, rd.load(d, require=False)))
         return loaded
 
-    files = [root / "README.md"] + sorted((root / "chapters").glob("*/README.md"))
+    files = [root / "README.md"] + sorted((root / "docs").glob("*.md")) + sorted((root / "chapters").glob("*/README.md"))
     updates = []  # all files are rendered before any is written: a bad marker leaves everything untouched
     for f in files:
         if not f.is_file():

@@ -16,10 +16,11 @@ import subprocess
 import sys
 import tempfile
 
-FIGURES = ["gemm_tflops", "speedup_vs_cpu", "best_vs_size", "copy_bandwidth", "vs_cublas_sizes", "fp32_sizes"]
+FIGURES = ["ladder", "speedup_vs_cpu", "best_vs_size", "copy_bandwidth", "vs_cublas_sizes", "fp32_sizes",
+           "ladder_ch01", "ladder_ch02", "ladder_ch03", "ladder_ch04", "ladder_ch05", "ladder_ch06", "ladder_ch08"]
 # Drawn from the committed H200 results (the roofline needs the chapters' real kernel names).
-COMMITTED_FIGURES = ["gemm_tflops", "speedup_vs_cpu", "best_vs_size", "roofline_fp32", "copy_bandwidth",
-                     "vs_cublas_sizes", "predicted_vs_measured"]
+COMMITTED_FIGURES = ["ladder", "speedup_vs_cpu", "best_vs_size", "roofline_fp32", "copy_bandwidth",
+                     "vs_cublas_sizes", "predicted_vs_measured"] + [f"ladder_ch{n:02d}" for n in range(1, 11)]
 
 
 def fail(msg: str) -> None:
@@ -59,7 +60,7 @@ def main() -> None:
         # --headline picks another size; a size nobody measured is a one-line error, exit 2.
         r = subprocess.run([sys.executable, str(plot), "--data", str(data), "--out", str(tmp / "h2048"),
                             "--headline", "2048"], capture_output=True, text=True)
-        if r.returncode != 0 or not (tmp / "h2048" / "gemm_tflops.png").is_file():
+        if r.returncode != 0 or not (tmp / "h2048" / "ladder.png").is_file():
             fail(f"--headline 2048 failed: {r.stderr.strip()}")
         r = subprocess.run([sys.executable, str(plot), "--data", str(data), "--out", str(tmp / "bad"),
                             "--headline", "3000"], capture_output=True, text=True)
@@ -110,8 +111,9 @@ def check_committed(repo: pathlib.Path, tmp: pathlib.Path) -> None:
     if r.returncode != 0:
         fail(f"plot.py exited {r.returncode} on the committed data")
     check_files(out, COMMITTED_FIGURES)
-    if (out / "tflops_vs_size.png").exists():
-        fail("tflops_vs_size is replaced by best_vs_size and must no longer be drawn")
+    for gone, by in (("tflops_vs_size", "best_vs_size"), ("gemm_tflops", "ladder and the ladder_chNN of each chapter")):
+        if (out / f"{gone}.png").exists():
+            fail(f"{gone} is replaced by {by} and must no longer be drawn")
     all_rows = rd.load(data)
     rows = [x for x in rd.canonical(all_rows) if not rd.is_tuning(x.chapter)]
 
@@ -123,6 +125,25 @@ def check_committed(repo: pathlib.Path, tmp: pathlib.Path) -> None:
         fail("without the sweep's CSV plot.py must say it skipped fp32_sizes")
     if plot.tiles_128(2049, 2049) != 289 or plot.tiles_128(2048, 2048) != 256 or plot.tiles_128(8192, 256) != 128:
         fail("tiles_128 miscounts the 128×128 tiles")
+
+    # The ladder: one bar per chapter, the summary table's best step, the CPU against cuBLAS SGEMM at its
+    # size and the copy against cudaMemcpy; every chapter's own figure draws every one of its kernels.
+    headline = rd.headline_size(rows)
+    ladder = plot.ladder_data(rows, headline)
+    if [c[:2] for c, *_ in ladder] != [f"{n:02d}" for n in range(1, 11)]:
+        fail(f"ladder: expected chapters 01-10, got {[c for c, *_ in ladder]}")
+    kinds = {c[:2]: kind for c, _, _, kind in ladder}
+    if kinds["01"] != "cpu" or kinds["04"] != "copy" or kinds["07"] != "fp32" or kinds["10"] != "bf16":
+        fail(f"ladder: chapter 01 is the CPU, 04 a copy, 07 fp32, 10 bf16, got {kinds}")
+    for c, r, pct, kind in ladder:
+        if r != rd.best_row(rows, c, headline)[0] or not 0 < pct < 110:
+            fail(f"ladder: {c} {r.kernel} at {pct}% is not the summary's best step")
+    for chapter in rd.chapters(all_rows):
+        combos, steps, _ = plot.chapter_ladder_data(all_rows, chapter)
+        kernels = {x.kernel for x in all_rows if x.chapter == chapter and not x.is_baseline}
+        if {k for k, _, _ in steps} != kernels or not combos:
+            fail(f"ladder_ch{chapter[:2]}: draws {[k for k, _, _ in steps]}, the chapter has {sorted(kernels)}")
+    print(f"ok: ladder: {len(ladder)} chapters; each chapter's own ladder draws all of its kernels")
 
     # Speedup: every bar at one size, which chapter 01 measured; the baseline is its fastest kernel there.
     size = plot.speedup_size(rows)

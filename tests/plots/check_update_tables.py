@@ -3,7 +3,8 @@
     python check_update_tables.py REPO_ROOT
 
 Also the side-by-side block `results:summary-gpus`: on synthetic data with a second GPU directory,
-and on the committed READMEs and H200 results, with and without a temporary H100 copy.
+and on the committed pages and H200 results, with and without a temporary H100 copy; the blocks
+`results:limits` and `results:cpu`; and a block in docs/*.md, whose links are relative to docs/.
 """
 
 import pathlib
@@ -24,6 +25,18 @@ stale text
 <!-- /results -->
 
 Closing text.
+"""
+# A page under docs/: its links to the chapters go up one directory.
+DOCS = """# Results
+
+<!-- results:summary -->
+<!-- /results -->
+
+<!-- results:limits -->
+<!-- /results -->
+
+<!-- results:cpu -->
+<!-- /results -->
 """
 CH02 = """# Chapter 02
 
@@ -77,7 +90,7 @@ def main() -> None:
         (data / "02_naive_gpu_sweep.csv").write_text(SWEEP, encoding="utf-8")
         files = {"README.md": TOP, "chapters/02_naive_gpu/README.md": CH02,
                  "chapters/04_copy_and_transpose/README.md": CH04, "chapters/08_tensor_cores/README.md": CH08,
-                 "chapters/09_hopper/README.md": CH09}
+                 "chapters/09_hopper/README.md": CH09, "docs/results.md": DOCS}
         for name, text in files.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text, encoding="utf-8")
@@ -101,12 +114,22 @@ def main() -> None:
         ch04 = (root / "chapters/04_copy_and_transpose/README.md").read_text(encoding="utf-8")
         ch08 = (root / "chapters/08_tensor_cores/README.md").read_text(encoding="utf-8")
         ch09 = (root / "chapters/09_hopper/README.md").read_text(encoding="utf-8")
+        docs = (root / "docs/results.md").read_text(encoding="utf-8")
         expect = [
             (top, "Intro text that must survive.", "text before the block is kept"),
             (top, "Closing text.", "text after the block is kept"),
-            (top, "| [02 naive_gpu](chapters/02_naive_gpu/README.md) | coalesced | 3.00 | 6.0% |",
-             "summary row of chapter 02 (best kernel at the headline size 4096)"),
-            (top, "| 03 tiled_shared_memory | tiled | 6.50 | 13.0% |", "summary row of a chapter without README"),
+            (top, "| [02 naive_gpu](chapters/02_naive_gpu/README.md) | one thread per element of C; coalesced loads "
+                  "| coalesced | 3.00 | 6.0% |",
+             "summary row of chapter 02 (its idea, best kernel at the headline size 4096)"),
+            (top, "| 03 tiled_shared_memory | tiles of A and B in shared memory | tiled | 6.50 | 13.0% |",
+             "summary row of a chapter without README"),
+            (top, "| 26.0 GFLOP/s (CPU, 1024³) | 0.087% of cuBLAS SGEMM at 1024³ |",
+             "the CPU chapter against cuBLAS SGEMM at its size (30 TFLOP/s in chapters 02 and 05 at 1024³)"),
+            (docs, "| [02 naive_gpu](../chapters/02_naive_gpu/README.md) |", "a docs/ page links up one directory"),
+            (docs, "| 05 layout_matmul | layout_128x128x8 | fp32 | 4096³ | RRR, RCR | 45.0% |",
+             "limits: the best kernel over the headline size and every order"),
+            (docs, "naive loop runs at 0.4 GFLOP/s and its fastest kernel, `threaded`, at 26.0 GFLOP/s: 65.0× faster",
+             "the CPU sentence"),
             (top, "of cudaMemcpy", "the copy chapter's summary row is against cudaMemcpy"),
             (ch02, "| coalesced | fp32 | RRR | 4096³ |", "chapter 02's 4096 row"),
             (ch02, "| cuBLAS | fp32 | RRR | 4096³ |", "chapter 02's cuBLAS row"),
@@ -120,13 +143,18 @@ def main() -> None:
             (ch08, "| mma_tf32 | tf32 | RRR | 1024³ | 0.02147 | 100 | 50.0% |", "% of cuBLAS tf32, not of bf16 (25%)"),
             (ch08, "| mma_tf32 | tf32 | RCR | 1024³ | 0.02147 | 100 | 80.0% |", "% of RCR's cuBLAS tf32, not RRR's"),
             (ch08, "| mma_bf16 | bf16 | RRR | 1024³ | 0.007158 | 300 | 75.0% |", "% of cuBLAS bf16"),
-            (top, "| [08 tensor_cores](chapters/08_tensor_cores/README.md) | mma_bf16 (bf16) | 450 | 75.0% |",
+            (top, "| [08 tensor_cores](chapters/08_tensor_cores/README.md) | tensor cores: mma.sync and ldmatrix on swizzled "
+                  "tiles | mma_bf16 (bf16) | 450 | 75.0% |",
              "summary of a chapter of several types: the winner's dtype, % of its own cuBLAS"),
         ]
         expect.append((ch02, "| tile_point_x | fp32 | RRR | 4096³ |", "the sweep's own block has its rows"))
         for text, needle, what in expect:
             if needle not in text:
                 fail(f"{what}: '{needle}' not found in:\n{text}")
+        if "08_tensor_cores" in docs.split("<!-- results:limits -->")[1]:
+            fail("limits: chapter 08 measured its best kernel at one size and order only: no row of its own")
+        if "over its size sweep" in docs:
+            fail("limits: the last chapter (08 here) has no size sweep, so there is no sentence about one")
         if "sweep" in top:
             fail("a tuning sweep must not appear in the summary")
         if ch02.split("<!-- results:02_naive_gpu_sweep -->")[0].count("tile_point_x"):
@@ -190,7 +218,7 @@ def check_committed(repo: pathlib.Path, script: pathlib.Path, tmp: pathlib.Path)
     """The committed READMEs and results: --check passes on them (CI's case); with a relabelled H200
     copy as the H100 directory it fails until updated, and the block then shows both."""
     root = tmp / "committed"
-    for f in [repo / "README.md", *sorted((repo / "chapters").glob("*/README.md"))]:
+    for f in [repo / "README.md", *sorted((repo / "docs").glob("*.md")), *sorted((repo / "chapters").glob("*/README.md"))]:
         dest = root / f.relative_to(repo)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(f, dest)
@@ -203,10 +231,24 @@ def check_committed(repo: pathlib.Path, script: pathlib.Path, tmp: pathlib.Path)
         print(f"$ update_tables.py (committed) {' '.join(args)} -> {r.returncode}\n{r.stdout}{r.stderr}")
         return r
 
-    if "<!-- results:summary-gpus -->" not in (root / "README.md").read_text(encoding="utf-8"):
-        fail("the top README has no 'results:summary-gpus' block")
+    # The two GPUs side by side are on docs/results.md, linked from the README.
+    gpus_page = root / "docs" / "results.md"
+    if "<!-- results:summary-gpus -->" not in gpus_page.read_text(encoding="utf-8"):
+        fail("docs/results.md has no 'results:summary-gpus' block")
     if run("--check").returncode != 0:
         fail("--check must pass on the committed READMEs and data")
+    # The top README and the documentation's main page quote the ladder's numbers only through blocks
+    # that update_tables fills (so none goes stale): a percentage or a FLOP rate outside a block fails.
+    import re
+    for page in ("README.md", "docs/mainpage.md"):
+        text = (repo / page).read_text(encoding="utf-8")
+        for block in ("summary", "limits"):
+            if f"<!-- results:{block} -->" not in text:
+                fail(f"{page} has no 'results:{block}' block")
+        prose = re.sub(r"<!--\s*results:[\w.-]+\s*-->.*?<!--\s*/results\s*-->", "", text, flags=re.S)
+        typed = re.findall(r"\d[\d.,–-]*\s*%|\d[\d.,]*\s*[TG]FLOP/s", prose)
+        if typed:
+            fail(f"{page}: numbers typed by hand outside the generated blocks: {typed}")
     # From here on the H100 directory is a relabelled copy of the H200's (minus chapter 10), so the
     # cells it must give are known; the committed H100 results, if any, make way for it.
     h100 = root / "plots" / "data" / "h100-80gb-hbm3"
@@ -220,7 +262,7 @@ def check_committed(repo: pathlib.Path, script: pathlib.Path, tmp: pathlib.Path)
     if run().returncode != 0 or run("--check").returncode != 0:
         fail("update with the H100 copy failed")
     top = (root / "README.md").read_text(encoding="utf-8")
-    block = top.split("<!-- results:summary-gpus -->")[1].split("<!-- /results -->")[0]
+    block = gpus_page.read_text(encoding="utf-8").split("<!-- results:summary-gpus -->")[1].split("<!-- /results -->")[0]
     rows = [line for line in block.splitlines() if line.startswith("| [")]
     ch10 = [line for line in rows if "10_hopper_persistent" in line]
     if len(rows) != 10 or not ch10 or not ch10[0].endswith("| – | – |"):

@@ -739,12 +739,14 @@ HIT_COLOR, MISS_COLOR, PARTLY_COLOR = "#2e7d32", "#c62828", "#ef6c00"
 
 def find_row(all_rows: list[rd.Row], chapter: str, kernel: str, dtype: str, layout: str, size: int) -> rd.Row | None:
     """The one row of a kernel at size³ (a copy: size×size) in one storage order, or None (absent or ambiguous).
-    A chapter's step before ("ch05_layout_padded") is also found under its former name ("layout_padded")."""
-    for name in (kernel, rd.STEP_BEFORE_FORMER_NAMES.get((chapter, kernel))):
-        found = [r for r in all_rows if r.chapter == chapter and r.kernel == name and r.dtype == dtype
-                 and r.layout == layout and r.m == r.n == size and (r.k == size or r.is_copy)]
-        if found:
-            return found[0] if len(found) == 1 else None
+    A chapter's step before ("ch05_layout_padded") is also found under its former name ("layout_padded"),
+    and a measured dead end in the chapter's appendix run ("<chapter>_appendix", results_data.load)."""
+    for ch in (chapter, chapter + rd.APPENDIX_SUFFIX):
+        for name in (kernel, rd.STEP_BEFORE_FORMER_NAMES.get((chapter, kernel))):
+            found = [r for r in all_rows if r.chapter == ch and r.kernel == name and r.dtype == dtype
+                     and r.layout == layout and r.m == r.n == size and (r.k == size or r.is_copy)]
+            if found:
+                return found[0] if len(found) == 1 else None
     return None
 
 

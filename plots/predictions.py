@@ -95,7 +95,7 @@ PREDICTIONS: list[Prediction] = [
     # --- 03
     Prediction(_03, "tiled_32", TFLOPS, 5, 8, CH03, _CH03_Q),
     Prediction(_03, "tiled_32", PCT, 10, 16, CH03, _CH03_Q),
-    Prediction(_03, "tiled_32", RATIO, 1.2, 2, CH03, _CH03_Q, ref=(_03, "naive_coalesced")),
+    Prediction(_03, "tiled_32", RATIO, 1.2, 2, CH03, _CH03_Q, ref=(_03, "ch02_naive_coalesced")),
     Prediction(_03, "tiled_16", RATIO, 0.75, 1.25, CH03, "Predicted: within ±25% of each other",
                ref=(_03, "tiled_32")),
     # --- 04: % of cudaMemcpy at the two large sizes

@@ -19,6 +19,7 @@ Python 3; plot.py adds matplotlib on top.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import pathlib
 import statistics
 from dataclasses import dataclass
@@ -148,7 +149,14 @@ def load(data_dir: pathlib.Path, require: bool = True) -> list[Row]:
         raise DataError(f"no results: no .csv file under '{data_dir}' (run scripts/run_all.sh, or pass --data DIR)")
     rows: list[Row] = []
     for f in files:
-        rows.extend(read_csv(f))
+        file_rows = read_csv(f)
+        # A chapter's appendix run (chNN_*_appendix.csv: its measured dead ends, built with
+        # -DMM_APPENDIX_STEPS=ON) is evidence for the page's appendix, not a step of the ladder:
+        # its rows become chapter "<chapter>_appendix", which is_tuning() keeps out of the summary,
+        # the best step and the figures.
+        if f.stem.endswith(APPENDIX_SUFFIX):
+            file_rows = [dataclasses.replace(r, chapter=r.chapter + APPENDIX_SUFFIX) for r in file_rows]
+        rows.extend(file_rows)
     # One row per (chapter, kernel, dtype, layout, size): a later row (a re-run) replaces an earlier one.
     unique: dict[tuple, Row] = {}
     for r in rows:
@@ -172,7 +180,8 @@ def canonical(rows: list[Row]) -> list[Row]:
 
 # A chapter's tuning sweep ("07_pipelined_simt_sweep"), ceiling probe ("08_tensor_cores_ceiling") or size sweep ("10_hopper_persistent_sizes"):
 # evidence for a page, not a chapter of the ladder.
-TUNING_SUFFIXES = ("_sweep", "_ceiling", "_sizes")
+APPENDIX_SUFFIX = "_appendix"
+TUNING_SUFFIXES = ("_sweep", "_ceiling", "_sizes", APPENDIX_SUFFIX)
 
 
 def is_tuning(chapter: str) -> bool:

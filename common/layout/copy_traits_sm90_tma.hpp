@@ -40,14 +40,18 @@ namespace mm {
 /// into TMA boxes, for `Multicast` blocks sharing it (see the file comment).
 template <class T, class SmemLayout, int Multicast = 1>
 struct TmaBoxes {
+  /// The layout under the swizzle (the swizzle itself is what kSwizzle names).
   using Inner = std::remove_cvref_t<decltype(detail::gmma_inner_layout(SmemLayout{}))>;
   static_assert(rank_v<typename Inner::shape_type> == 2, "a TMA copy fills a rank-2 shared tile");
+  /// The stage's extent along its mode 0 (MN for an operand, M for C).
   static constexpr int kExtent0 = size_v<std::remove_cvref_t<decltype(get<0>(typename Inner::shape_type{}))>>;
+  /// The stage's extent along its mode 1 (K for an operand, N for C).
   static constexpr int kExtent1 = size_v<std::remove_cvref_t<decltype(get<1>(typename Inner::shape_type{}))>>;
   /// The mode with unit stride in shared memory: TMA's inner (contiguous) dimension.
   static constexpr int kContiguous = detail::gmma_delta(Inner{}, 1, 0, 0, 0) == 1 ? 0 : 1;
   static_assert(detail::gmma_delta(Inner{}, kContiguous == 0 ? 1 : 0, kContiguous == 0 ? 0 : 1, 0, 0) == 1,
                 "a TMA copy fills a shared tile with one unit-stride mode");
+  /// The swizzle the layout encodes, as wgmma's descriptor names it.
   static constexpr GmmaSwizzle kGmmaSwizzle = gmma_swizzle_of<T, SmemLayout>();
   static constexpr TmaSwizzle kSwizzle = tma_swizzle_for(kGmmaSwizzle);  ///< what the map must write
   static constexpr int kExtentInner = kContiguous == 0 ? kExtent0 : kExtent1;  ///< along the contiguous mode
@@ -64,6 +68,7 @@ struct TmaBoxes {
   static constexpr int kPieces = (kExtentOuter + 255) / 256 > (Multicast > kPanels ? Multicast / kPanels : 1)
                                      ? (kExtentOuter + 255) / 256
                                      : (Multicast > kPanels ? Multicast / kPanels : 1);
+  /// A box's extent along the other mode: the pieces it is cut into (at most 256).
   static constexpr int kBoxOuter = kExtentOuter / kPieces;
   static_assert(kBoxOuter * kPieces == kExtentOuter, "whole boxes along the outer mode");
   static constexpr int kBoxes = kPanels * kPieces;            ///< boxes per stage
@@ -72,11 +77,13 @@ struct TmaBoxes {
   /// Bytes one stage receives in each block: the whole tile, whoever issued its boxes.
   static constexpr std::uint32_t kTransactionBytes = std::uint32_t(size_v<SmemLayout> * int(sizeof(T)));
 
-  /// Box b's first element, (along the contiguous mode, along the other): panels first.
+  /// Box b's first element along the contiguous mode (boxes number panels first).
   MM_HD static constexpr int inner_origin(int b) { return (b % kPanels) * kBoxInner; }
+  /// Box b's first element along the other mode.
   MM_HD static constexpr int outer_origin(int b) { return (b / kPanels) * kBoxOuter; }
-  /// Box b's first element as a coordinate of the shared layout's (mode 0, mode 1).
+  /// Box b's first element along mode 0 (a coordinate of the shared layout).
   MM_HD static constexpr int mode0_origin(int b) { return kContiguous == 0 ? inner_origin(b) : outer_origin(b); }
+  /// Box b's first element along mode 1.
   MM_HD static constexpr int mode1_origin(int b) { return kContiguous == 0 ? outer_origin(b) : inner_origin(b); }
 
   /// Empty when the layout writes every box densely, in the swizzled order, from a box origin that

@@ -10,6 +10,7 @@
 #include <limits>
 #include <ostream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -200,14 +201,16 @@ void expect_matches_fp64(const GemmKernel<TIn, TOut>& step, const GemmProblem& p
   EXPECT_TRUE(r.ok) << step.name << " " << p.layout_tag() << " at " << size_name(p) << ": " << r.summary;
 }
 
-/// The step called `name` in a chapter's list; fails the test (and returns the first step) when
-/// there is none, so that a renamed step cannot silently drop a test.
+/// The step called `name` in a chapter's list (the harness's kernel_named); fails the test (and
+/// returns the first step) when there is none, so that a renamed step cannot silently drop a test.
 template <class TIn, class TOut>
 GemmKernel<TIn, TOut> step_named(const std::vector<GemmKernel<TIn, TOut>>& steps, const std::string& name) {
-  for (const auto& s : steps)
-    if (s.name == name) return s;
-  ADD_FAILURE() << "no step called " << name;
-  return steps.front();
+  try {
+    return kernel_named(steps, name);
+  } catch (const std::logic_error& e) {
+    ADD_FAILURE() << e.what();
+    return steps.front();
+  }
 }
 
 }  // namespace mm::test

@@ -5,7 +5,7 @@ gives the committed figures, byte for byte, so that scripts/run_all.sh leaves th
 
 Draws plots/data/h200 (what run_all.sh draws without a GPU) into a temporary directory and compares every
 PNG and SVG with docs/images. Every figure of docs/images that plot.py draws (all but layout_svg's
-layout_*.svg, mma_*.svg and tools/diagrams' hopper_*.svg, checked elsewhere) must be drawn again, and none may be extra.
+layout_*.svg, mma_*.svg and tools/diagrams' hopper_*.svg and ch08_*.svg, checked elsewhere) must be drawn again, and none may be extra.
 Skipped (exit 77) when this Python's matplotlib is not the version plots/requirements.txt pins: another
 version draws the same figures a few pixels apart, which says nothing about the figures. On a difference
 it says whether the PNG's pixels still match (a different PNG encoder) or not (a different drawing).
@@ -19,8 +19,8 @@ import sys
 import tempfile
 
 SKIP = 77  # CTest's SKIP_RETURN_CODE for this test (tests/plots/CMakeLists.txt)
-LAYOUT_SVG_PREFIXES = ("layout_", "mma_", "hopper_")  # drawn by tools/layout_svg and tools/diagrams
-#                                                     (checked by tests/cli and plots.diagrams_*), not plot.py
+LAYOUT_SVG_PREFIXES = ("layout_", "mma_", "hopper_", "ch08_")  # drawn by tools/layout_svg and tools/diagrams
+#                           (checked by tests/cli, plots.diagrams_* and plots.ch08_diagrams_*), not plot.py
 
 
 def pinned_version(repo: pathlib.Path) -> str:

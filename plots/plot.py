@@ -348,13 +348,16 @@ def plot_chapter_ladder(all_rows, chapter: str, out_dir) -> bool:
     legend += [Line2D([], [], marker=COMBO_MARKERS[i % len(COMBO_MARKERS)], linestyle="none",
                       color=COMBO_COLORS[i % len(COMBO_COLORS)], label=label(c))
                for i, c in enumerate(combos[1:], start=1)]
-    # Above the plot, under the title: never over a bar.
+    # Above the plot, under the title: never over a bar, and in two rows when one would run into the
+    # column headers of the numbers on the right (chapter 08: two bar colours and three markers).
+    ncol = len(legend) if len(legend) <= 4 else 3
+    rows = -(-len(legend) // ncol)
     ax.legend(handles=legend, fontsize=8, frameon=False, loc="lower left", bbox_to_anchor=(-0.01, 1.0),
-              ncol=len(legend), handlelength=1.5, columnspacing=1.2, borderaxespad=0.2)
+              ncol=ncol, handlelength=1.5, columnspacing=1.2, borderaxespad=0.2)
     what = {rd.COPY_BASELINE: "against cudaMemcpy", rd.GEMM_BASELINE: "against cuBLAS", None: "on the CPU"}
     where = " / ".join(sorted({r.gpu.split(" (")[0] for r in all_rows if r.chapter == chapter} - {""})) or "GPU"
     ax.set_title(f"Chapter {chapter_label(chapter)}: every step {what[rd.baseline_of(all_rows, chapter)]} ({where})",
-                 fontsize=10.5, loc="left", pad=30)
+                 fontsize=10.5, loc="left", pad=30 + 14 * (rows - 1))
     save(fig, out_dir, name)
     return True
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "01_cpu_matmul/cpu_matmul.hpp"
+#include "01_cpu_matmul/steps.hpp"
 #include "01_cpu_matmul/cpu_topology.hpp"
 #include "harness/cli.hpp"
 
@@ -44,7 +45,7 @@ inline CliSpec cli_spec() {
   CliSpec spec;
   spec.program = "ch01_cpu_matmul";
   spec.description = "Chapter 01: C = A*B on the CPU (naive i-j-k, i-k-j, cache-blocked, threaded), fp32 row-major";
-  spec.kernels = {"naive", "ikj", "blocked", "threaded"};
+  for (const CpuStep& step : kSteps) spec.kernels.emplace_back(step.name);  // the chapter's list
   spec.default_sizes = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
   spec.default_reps = 10;   // timed rounds: median and min of 10 runs per variant
   spec.default_warmup = 1;  // one untimed round brings A, B and C into memory and caches and the clock up

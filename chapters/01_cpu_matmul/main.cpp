@@ -30,6 +30,7 @@
 #include "01_cpu_matmul/ch01_cli.hpp"
 #include "01_cpu_matmul/cpu_matmul.hpp"
 #include "01_cpu_matmul/progress.hpp"
+#include "01_cpu_matmul/steps.hpp"
 #include "gemm/problem.hpp"
 #include "harness/random.hpp"
 #include "harness/reference.hpp"
@@ -52,13 +53,9 @@ std::vector<Variant> variants(const mm::ch01::Options& o, const mm::ch01::CpuTop
   using namespace mm::ch01;
   const std::span<const int> pin(cpus);
   std::vector<Variant> v;
-  for (const std::string& name : o.cli.kernels) {
-    if (name == "naive") v.push_back({name, naive_ijk});
-    if (name == "ikj") v.push_back({name, reordered_ikj});
-    if (name == "blocked") v.push_back({name, [](auto... args) { blocked(args...); }});
-    if (name == "threaded")
-      v.push_back({name, [t = o.threads, pin](auto... args) { threaded(args..., t, pin); }});
-  }
+  for (const std::string& name : o.cli.kernels)  // the steps selected, from the chapter's list (steps.hpp)
+    for (const CpuStep& step : kSteps)
+      if (step.name == name) v.push_back({name, [run = step.run, t = o.threads, pin](auto... args) { run(args..., t, pin); }});
   if (o.thread_sweep)
     for (unsigned t : sweep_counts(o.threads, topo.physical()))
       v.push_back({"threaded_" + std::to_string(t), [t, pin](auto... args) { threaded(args..., t, pin); }});

@@ -21,6 +21,7 @@
 
 #include "01_cpu_matmul/ch01_cli.hpp"
 #include "01_cpu_matmul/cpu_matmul.hpp"
+#include "01_cpu_matmul/steps.hpp"
 #include "01_cpu_matmul/cpu_topology.hpp"
 #include "01_cpu_matmul/progress.hpp"
 #include "harness/dtype.hpp"
@@ -53,6 +54,12 @@ void expect_matches_reference(const std::string& name, const Kernel& run) {
         mm::check_gemm(mm::reference_gemm_host(p, a, b), c, mm::Order::row, mm::elementwise_tolerance(mm::DType::f32));
     EXPECT_TRUE(r.ok) << name << " at " << s.m << "x" << s.n << "x" << s.k << ": " << r.summary;
   }
+}
+
+// Every step of the chapter's list (steps.hpp), as the binary runs it, with 3 workers for the threaded one.
+TEST(Ch01Kernels, EveryStepOfTheListMatchesReference) {
+  for (const mm::ch01::CpuStep& step : mm::ch01::kSteps)
+    expect_matches_reference(std::string(step.name), [run = step.run](auto... args) { run(args..., 3u, {}); });
 }
 
 TEST(Ch01Kernels, NaiveMatchesReference) { expect_matches_reference("naive", mm::ch01::naive_ijk); }

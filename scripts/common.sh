@@ -217,7 +217,7 @@ mm_gpu_slug() {
 }
 
 # The CUDA architectures the build uses, as CMakeLists.txt decides them: build/'s cache, else
-# $CUDAARCHS, else this GPU's, else "80;90a".
+# $CUDAARCHS, else this GPU's, else "90a".
 mm_cuda_archs() {
   local a cc
   a="$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$MM_ROOT/build/CMakeCache.txt" 2>/dev/null)"
@@ -225,7 +225,7 @@ mm_cuda_archs() {
   if [ -z "$a" ] && cc="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 2>/dev/null)"; then
     a="${cc/./}"; [ "$a" = 90 ] && a=90a
   fi
-  echo "${a:-80;90a}"
+  echo "${a:-90a}"
 }
 
 # Configure with the `default` preset (build/), the plot tests using $MM_PY.

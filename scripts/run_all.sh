@@ -11,7 +11,7 @@
 # With a GPU: builds the chapter binaries (the CMake target `chapters`, no tests), every chapter
 # writes plots/data/<gpu>/chNN_<name>.csv (chapter 01 on this machine's CPU), then the figures go
 # to docs/images/ and the README tables are refreshed.
-# The tests are scripts/test.sh's (it builds everything: about 15 minutes on 2 cores).
+# The tests are scripts/test.sh's (it builds everything: about 9 minutes on 2 cores).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -21,8 +21,8 @@ CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_
 
 # Rough times measured on a 2-core machine (seconds; mm_minutes scales the build to this machine's cores):
 CONFIGURE_S=25         # cmake --preset default, fresh
-BUILD_CH01_S=70        # the harness and chapter 01, fresh (both device architectures of a GPU-less build)
-BUILD_CHAPTERS_S=540   # every chapter binary, fresh, one architecture (this GPU's): 60% of test.sh's build
+BUILD_CH01_S=60        # the harness and chapter 01, fresh
+BUILD_CHAPTERS_S=300   # every chapter binary, fresh, one architecture (this GPU's): about 2/3 of test.sh's build
 RUN_CH01_S=100         # chapter 01 at its default sizes (mostly the naive loop at 1024³)
 DRAW_S=20              # plots/plot.py on the committed data
 
@@ -33,7 +33,7 @@ if gpu="$(mm_gpu_name)"; then
   say "plan: GPU $gpu"
   cat <<EOF
   build: the chapter binaries (cmake --build build --target chapters; no tests): $(mm_minutes "$(mm_scaled $((CONFIGURE_S + BUILD_CHAPTERS_S)))") here when
-         build/ is fresh (about 9 min on 2 cores), less when it is up to date
+         build/ is fresh (about 5 min on 2 cores), less when it is up to date
   run:   ${CHAPTERS[*]}
          on this GPU (chapter 01 on the CPU, with --thread-sweep), CSVs into $out/: tens of minutes
   draw:  the figures into docs/images/ and the README tables from $out/
@@ -48,7 +48,7 @@ else
          CSV into build/results/ch01_cpu_matmul.csv
   draw:  the figures from the committed H200 results (plots/data/h200): $(mm_minutes $DRAW_S)
   skip:  chapters 02-10 (they need a GPU) and the tests (bash scripts/test.sh: it builds
-         everything, about 15 min on 2 cores)
+         everything, about 9 min on 2 cores)
   in all: $(mm_minutes $(( $(mm_scaled $((CONFIGURE_S + BUILD_CH01_S))) + RUN_CH01_S + DRAW_S ))) on this machine ($MM_JOBS cores) from a fresh clone
 EOF
 fi

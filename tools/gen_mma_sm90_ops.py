@@ -11,7 +11,7 @@ import pathlib
 import sys
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "common" / "layout" / "mma_sm90_ops.inc"
-NS = (64, 128, 256)
+NS = (16, 32, 64, 128, 192, 256)
 
 
 def body(n: int) -> str:

@@ -106,4 +106,31 @@ MM_UNROLL
   }
 }
 
+/// fp32 to the output type of a register epilogue: bf16 rounded to nearest, or fp32 as it is.
+MM_HD void store_one(__nv_bfloat16* dst, float v) { *dst = __float2bfloat16_rn(v); }
+/// @copydoc store_one(__nv_bfloat16*, float)
+MM_HD void store_one(float* dst, float v) { *dst = v; }
+
+/// Stores this warpgroup's 64×N accumulator tile (thread `t`, layout MMA_Traits<Atom>::CLayout) into
+/// any strided matrix: element (m, n) of the kernel's C (M×N, rows m0.., columns n0..) goes to
+/// `out[m * row_stride + n * col_stride]`, as bf16 or fp32 (T); elements outside M×N are skipped.
+/// What chapter 11's split-K and swap-AB epilogues need: fp32 partial sums into a workspace, and a
+/// kernel that computes Cᵀ storing it column by column (row_stride 1, col_stride = C's pitch). One
+/// scalar store per value: for the small C of those problems, not for the big squares (the TMA store
+/// epilogue's job). Same thread/value split of the layout as store_accumulators_bf16.
+template <class Atom, int NAcc, class T>
+MM_HD void store_accumulators_strided(float const (&acc)[NAcc], T* out, std::int64_t row_stride, std::int64_t col_stride,
+                                      int m0, int n0, int M, int N, int t) {
+  using CLayout = typename MMA_Traits<Atom>::CLayout;  // (thr,val) -> m + 64·n in the warpgroup's tile
+  const int thread_idx = CLayout{}(t, 0);
+  const int mt = m0 + thread_idx % 64, nt = n0 + thread_idx / 64;  // this thread's first value
+MM_UNROLL
+  for (int v = 0; v < NAcc; ++v) {
+    constexpr CLayout layout{};
+    const int value_idx = layout(0, v);  // a constant once the loop is unrolled
+    const int m = mt + value_idx % 64, n = nt + value_idx / 64;
+    if (m < M && n < N) store_one(out + std::int64_t(m) * row_stride + std::int64_t(n) * col_stride, acc[v]);
+  }
+}
+
 }  // namespace mm

@@ -17,14 +17,24 @@
 
 namespace mm {
 
+namespace detail {
+// The two rings as separate specializations, so that only the operand's own major-ness is built (a
+// K-major ring of 16 rows has no MN-major counterpart: 16 is less than the MN atom's 64).
+template <class T, GmmaMajor Major, class MN, class BK, int Stages>
+struct GmmaRingOf {
+  using type = decltype(tile_to_shape(GmmaLayoutK_SW128_Atom<T>{}, make_shape(MN{}, BK{}, Int<Stages>{})));
+};
+template <class T, class MN, class BK, int Stages>
+struct GmmaRingOf<T, GmmaMajor::MN, MN, BK, Stages> {
+  using type = decltype(tile_to_shape(tile_to_shape(GmmaLayoutMN_SW128_Atom<T>{}, make_shape(Int<128 / int(sizeof(T))>{}, BK{})),
+                                      make_shape(MN{}, BK{}, Int<Stages>{})));
+};
+}  // namespace detail
+
 /// The ring of one operand, (MN, BK, Stages), of element type T (CuTe's tile_to_shape of the GMMA
 /// layout atom of the operand's major-ness).
 template <class T, GmmaMajor Major, class MN, class BK, int Stages>
-using GmmaRing = std::conditional_t<
-    Major == GmmaMajor::K,
-    decltype(tile_to_shape(GmmaLayoutK_SW128_Atom<T>{}, make_shape(MN{}, BK{}, Int<Stages>{}))),
-    decltype(tile_to_shape(tile_to_shape(GmmaLayoutMN_SW128_Atom<T>{}, make_shape(Int<128 / int(sizeof(T))>{}, BK{})),
-                           make_shape(MN{}, BK{}, Int<Stages>{})))>;
+using GmmaRing = typename detail::GmmaRingOf<T, Major, MN, BK, Stages>::type;
 
 /// One stage of a ring (its slice at stage 0): the layout a TMA copy of the operand fills.
 template <class Ring>

@@ -15,7 +15,7 @@
 //   group_m - 1     ...                       then the next group of group_m rows below
 //
 // The last group may have fewer rows (tiles_m not a multiple of group_m): it is walked the same way
-// with its own height, so every tile is visited exactly once (tests/layout/test_tile_scheduler.cpp).
+// with its own height, so every tile is visited exactly once (tests/gemm/test_gemm_pieces.cpp).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +47,54 @@ struct GroupedTileScheduler {
     const int rows = tiles_m - first_m < group_m ? tiles_m - first_m : group_m;  // this group's height
     const std::int64_t local = i - std::int64_t(group) * per_group;
     return {first_m + int(local % rows), int(local / rows)};
+  }
+};
+
+}  // namespace mm
+
+namespace mm {
+
+/// One unit of work of a split-K schedule: a tile of C and the K steps [k_begin, k_end) of it that
+/// one block multiplies (K steps of the kernel's BK; k_begin < k_end).
+struct WorkUnit {
+  TileCoord tile;  ///< the tile of C
+  int split;       ///< which K slice of the tile (0 .. splits - 1)
+  int k_begin;     ///< first K step of the slice
+  int k_end;       ///< one past its last K step
+};
+
+/// Split-K over the grouped order: each tile's K steps cut into `splits` slices of
+/// `k_steps_per_split` (the last may be shorter), each slice a unit of work. CUTLASS's
+/// PersistentTileSchedulerSm90StreamK does this in its DecompositionMode::SplitK (and its stream-K
+/// mode cuts the units unevenly across tiles); here the cut is even and the units are ordered
+/// slice-major: units 0 .. tiles-1 are slice 0 of every tile in the grouped order, then slice 1, ...
+/// so that the blocks running at once share operand panels as in GroupedTileScheduler.
+///
+/// make() chooses the slice length so that no slice is empty: splits = ceil(k_steps / per) with
+/// per = ceil(k_steps / wanted). Every (tile, K step) pair belongs to exactly one unit
+/// (tests/gemm/test_gemm_pieces.cpp).
+struct SplitKTileScheduler {
+  GroupedTileScheduler tiles;  ///< the tiles, in grouped order
+  int k_steps;                 ///< K steps of one tile (ceil(K / BK))
+  int splits;                  ///< slices per tile (>= 1)
+  int k_steps_per_split;       ///< K steps of every slice but maybe the last
+
+  /// A schedule with at most `wanted` slices per tile, none of them empty (wanted >= 1, k_steps >= 1).
+  MM_HD static SplitKTileScheduler make(GroupedTileScheduler tiles, int k_steps, int wanted) {
+    if (wanted < 1) wanted = 1;
+    if (wanted > k_steps) wanted = k_steps;
+    const int per = (k_steps + wanted - 1) / wanted;
+    return {tiles, k_steps, (k_steps + per - 1) / per, per};
+  }
+  /// Number of units: tiles × splits.
+  MM_HD std::int64_t size() const { return tiles.size() * splits; }
+  /// The unit at position `i` (0 <= i < size()).
+  MM_HD WorkUnit unit(std::int64_t i) const {
+    const std::int64_t n = tiles.size();
+    const int split = int(i / n);
+    const int begin = split * k_steps_per_split;
+    const int end = begin + k_steps_per_split < k_steps ? begin + k_steps_per_split : k_steps;
+    return {tiles.tile(i % n), split, begin, end};
   }
 };
 

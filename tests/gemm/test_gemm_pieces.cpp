@@ -4,6 +4,7 @@
 // accumulator layout (checked against the PTX ISA in test_mma_sm90.cpp) says it belongs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -218,4 +219,59 @@ TEST(EpilogueSm90, AccumulatorLayoutSplitsIntoThreadAndValueParts) {
       ASSERT_EQ(idx / 64, ti / 64 + vi / 64) << "thread " << t << " value " << v;
     }
 }
+TEST(SplitKTileScheduler, EveryTileAndKStepBelongsToExactlyOneUnit) {
+  for (int tiles_m : {1, 3, 17})
+    for (int tiles_n : {1, 4})
+      for (int k_steps : {1, 2, 7, 64, 65})
+        for (int wanted : {1, 2, 3, 5, 16, 100}) {
+          const auto s = SplitKTileScheduler::make(GroupedTileScheduler{tiles_m, tiles_n, 4}, k_steps, wanted);
+          ASSERT_GE(s.splits, 1);
+          ASSERT_LE(s.splits, std::min(wanted, k_steps));
+          ASSERT_EQ(s.size(), std::int64_t(tiles_m) * tiles_n * s.splits);
+          std::vector<int> hits(std::size_t(tiles_m) * tiles_n * k_steps, 0);
+          for (std::int64_t i = 0; i < s.size(); ++i) {
+            const WorkUnit u = s.unit(i);
+            ASSERT_LT(u.k_begin, u.k_end) << "an empty slice";
+            ASSERT_EQ(u.split, int(i / (std::int64_t(tiles_m) * tiles_n)));
+            for (int k = u.k_begin; k < u.k_end; ++k)
+              hits[(std::size_t(u.tile.m) * tiles_n + u.tile.n) * k_steps + k] += 1;
+          }
+          for (int h : hits) ASSERT_EQ(h, 1) << tiles_m << "x" << tiles_n << " k_steps " << k_steps << " wanted " << wanted;
+        }
+}
+
+TEST(SplitKTileScheduler, SlicesOfOneTileAreFarApartInTheOrder) {
+  // Slice-major: the units running at once are one slice of many tiles (sharing panels in L2), not
+  // many slices of one tile.
+  const auto s = SplitKTileScheduler::make(GroupedTileScheduler{8, 8, 4}, 64, 4);
+  EXPECT_EQ(s.splits, 4);
+  EXPECT_EQ(s.k_steps_per_split, 16);
+  EXPECT_EQ(s.unit(0).split, 0);
+  EXPECT_EQ(s.unit(63).split, 0);
+  EXPECT_EQ(s.unit(64).split, 1);
+  EXPECT_EQ(s.unit(64).tile.m, s.unit(0).tile.m);
+  EXPECT_EQ(s.unit(64).tile.n, s.unit(0).tile.n);
+  EXPECT_EQ(s.unit(64).k_begin, 16);
+}
+
+// store_accumulators_strided puts value (m, n) of the warpgroup's tile at m·row_stride + n·col_stride:
+// run on the host for every thread with accumulators that name their own place, into a row-major and
+// a transposed (column-major) output, clipped at M×N.
+TEST(EpilogueSm90, StridedStoreWritesEveryValueWhereTheLayoutSays) {
+  using Atom = SM90_64xNx16_F32BF16BF16_SS<16, GmmaMajor::K, GmmaMajor::K>;
+  using CLayout = MMA_Traits<Atom>::CLayout;
+  constexpr int M = 60, N = 13;  // clipped: 4 rows and 3 columns of the 64×16 tile fall outside
+  for (bool transposed : {false, true}) {
+    std::vector<float> out(M * N, -1.0f);
+    const std::int64_t rs = transposed ? 1 : N, cs = transposed ? M : 1;
+    for (int t = 0; t < 128; ++t) {
+      float acc[8];
+      for (int v = 0; v < 8; ++v) acc[v] = float(CLayout{}(t, v));  // m + 64·n
+      store_accumulators_strided<Atom>(acc, out.data(), rs, cs, 0, 0, M, N, t);
+    }
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) ASSERT_EQ(out[m * rs + n * cs], float(m + 64 * n)) << m << "," << n << " transposed " << transposed;
+  }
+}
+
 }  // namespace

@@ -1,0 +1,59 @@
+// Chapter 11's steps, in the order of its page: the one list the binary, the tests and the compiled
+// kernels come from (docs/extending.md). A new step is one line here.
+#include "11_every_shape/steps.hpp"
+
+#include <utility>
+
+#include "11_every_shape/every_shape.hpp"
+
+namespace mm::ch11 {
+
+namespace {
+/// A step whose launch is prepared once per problem (tensor maps, the workspace, the grid): bf16, sm_90a.
+GemmKernel<bf16, bf16> step(const char* name, GemmPrepare<bf16, bf16> prepare,
+                            std::function<std::string(const GemmProblem&)> rejects) {
+  return prepared_kernel<bf16, bf16>(name, DType::bf16, std::move(prepare), std::move(rejects), arch::sm90a);
+}
+/// `prepare(p, a, b, c, max_blocks)` with the grid's cap fixed.
+template <class Prepare>
+GemmPrepare<bf16, bf16> on_grid(Prepare prepare, int max_blocks) {
+  return [=](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c) { return prepare(p, a, b, c, max_blocks); };
+}
+}  // namespace
+
+std::vector<GemmKernel<bf16, bf16>> steps() { return steps_on_grid(0); }
+
+std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
+  // split_k and swap_ab with their slice count forced (the tests) or chosen (splits == 0).
+  auto split_k = [splits](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+    if (splits <= 0) return prepare_split_k(p, a, b, c, blocks);
+    return prepare_split_k_with<Tile128x128Cfg>(p, a, b, c, splits, blocks);
+  };
+  auto swap_ab = [splits](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+    if (splits <= 0) return prepare_swap_ab(p, a, b, c, blocks);
+    if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
+    if (p.m <= 16) return prepare_swap_ab_with<SwapAB16Cfg>(p, a, b, c, splits, blocks);
+    if (p.m <= 32) return prepare_swap_ab_with<SwapAB32Cfg>(p, a, b, c, splits, blocks);
+    return prepare_swap_ab_with<SwapAB64Cfg>(p, a, b, c, splits, blocks);
+  };
+  return {
+      // tile_shapes.cuh: chapter 10's tma_store kernel, the tile (128×256, 128×192, 128×128) chosen per problem
+      step("tile_shapes", on_grid(prepare_tile_shapes, max_blocks), tile_shapes_rejects),
+      // split_k.cuh: K cut into slices when the tiles cannot fill the GPU, a deterministic reduction
+      step("split_k", on_grid(split_k, max_blocks), split_k_rejects),
+      // swap_ab.cuh: M <= 64, Cᵀ = B·Aᵀ so that N takes wgmma's 64-row M
+      step("swap_ab", on_grid(swap_ab, max_blocks), swap_ab_rejects),
+      // every_shape.hpp: the kernel picked from the shape and the SM count
+      step("every_shape", on_grid(prepare_every_shape, max_blocks), every_shape_rejects),
+#if MM_APPENDIX_STEPS
+      // Each tile forced (the efficiencies of tile_shapes' model are measured with these).
+      step("tile_128x256", on_grid(prepare_tile_shape<Tile128x256Cfg>, max_blocks), tile_shapes_rejects),
+      step("tile_128x192", on_grid(prepare_tile_shape<Tile128x192Cfg>, max_blocks), tile_shapes_rejects),
+      step("tile_128x128", on_grid(prepare_tile_shape<Tile128x128Cfg>, max_blocks), tile_shapes_rejects),
+#endif
+  };
+}
+
+GemmKernel<bf16, bf16> best() { return kernel_named(steps(), "every_shape", "ch11_every_shape"); }
+
+}  // namespace mm::ch11

@@ -1,0 +1,214 @@
+// Chapter 11: every kernel against the fp64 reference (GPU, sm_90a) at degenerate, skinny, ragged,
+// tile-edge and split sizes; few blocks looping over many (tile, K slice) units at deep K; split-K's
+// result bit-identical from run to run; the kernel every_shape picks for each kind of shape (CPU);
+// the problems the chapter does not take, refused with the rule. Every test name starts with "ch11".
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "11_every_shape/every_shape.hpp"
+#include "11_every_shape/steps.hpp"
+#include "gpu_test.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/gemm_runner.hpp"
+#include "harness/random.hpp"
+
+namespace {
+
+namespace ch11 = mm::ch11;
+using bf16 = __nv_bfloat16;
+using mm::GemmProblem;
+using mm::test::problem;
+using mm::test::Size;
+
+const std::vector<mm::GemmKernel<bf16, bf16>> kSteps = ch11::steps();
+
+// RCR sizes (K a multiple of 8; N too, for the TMA store): one row (M = 1) and the skinny Ms of
+// swap_ab's three tiles and their edges (16, 17, 33, 64, 65), smaller than a tile, one short of and
+// one past the 128-row tile, K shorter than one step of 64, K not a multiple of 64 (a short last K
+// step in the last slice), few tiles (split_k splits them), many tiles, tall and wide.
+const std::vector<Size> kSizes = {
+    {1, 8, 8},       {1, 304, 264},     {16, 4096, 1024}, {17, 40, 16},    {33, 1000, 520},   {64, 2048, 2048},
+    {65, 264, 200},  {127, 248, 64},    {129, 264, 72},   {300, 512, 8},   {128, 8192, 1032}, {1000, 1000, 1000},
+    {1024, 1024, 1024}, {2048, 4096, 72}, {3000, 8, 136},  {8, 2000, 4096},
+};
+
+using mm::test::expect_matches_fp64;
+
+// ---- GPU: every step at every size; a step that does not take a size says so with its rule ----
+
+using Param = std::tuple<mm::GemmKernel<bf16, bf16>, Size>;
+class EveryShape : public ::testing::TestWithParam<Param> {};
+TEST_P(EveryShape, MatchesFp64ReferenceOrRefusesWithItsRule) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto& [kernel, size] = GetParam();
+  const GemmProblem p = problem(size, "RCR");
+  if (const std::string why = kernel.rejects(p); !why.empty()) {
+    EXPECT_EQ(kernel.name, "swap_ab") << why;  // only swap_ab refuses here: M > 64
+    EXPECT_NE(why.find("M <= 64"), std::string::npos) << why;
+    return;
+  }
+  expect_matches_fp64(kernel, p);
+}
+INSTANTIATE_TEST_SUITE_P(ch11, EveryShape, ::testing::Combine(::testing::ValuesIn(kSteps), ::testing::ValuesIn(kSizes)),
+                         mm::test::param_name);
+
+TEST(ch11_Gemm, FewBlocksLoopOverManySlicesAtDeepK) {
+  // 3 blocks, K cut into 5 slices (the last shorter: 4104 = 65 steps of 64 and one of 8): each block
+  // loops over many (tile, slice) units, the ring's states carry across units and slices, and the
+  // partial sums of 5 slices are added in the workspace.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  for (const auto& k : ch11::steps_on_grid(3, 5)) {
+    if (k.name == "tile_shapes" || k.name == "every_shape") continue;  // no forced slices there
+    for (const Size& s : {Size{1024, 512, 4104}, Size{16, 1000, 4104}, Size{64, 2000, 2056}}) {
+      const GemmProblem p = problem(s, "RCR");
+      if (!k.rejects(p).empty()) continue;
+      expect_matches_fp64(k, p, 5);
+    }
+  }
+  for (const auto& k : ch11::steps_on_grid(3)) expect_matches_fp64(k, problem({1024, 2048, 4096}, "RCR"), 5);
+}
+
+TEST(ch11_Gemm, SplitKIsBitIdenticalFromRunToRun) {
+  // The slices are added in slice order by one kernel: the same bits every run, however the blocks
+  // were scheduled. (An atomicAdd reduction would fail this.)
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  for (const Size& s : {Size{512, 1024, 4096}, Size{16, 4096, 4096}}) {
+    const GemmProblem p = problem(s, "RCR");
+    mm::DeviceBuffer<bf16> a(p.m * p.k), b(p.k * p.n), c(p.m * p.n);
+    mm::fill_random(a, 3);
+    mm::fill_random(b, 4);
+    for (const auto& k : ch11::steps_on_grid(0, 4)) {
+      if (k.name != "split_k" && k.name != "swap_ab") continue;
+      if (!k.rejects(p).empty()) continue;
+      auto run = k.prepare(p, a.data(), b.data(), c.data());
+      run(nullptr);
+      MM_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<bf16> first = c.download();
+      for (int i = 0; i < 10; ++i) run(nullptr);
+      MM_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<bf16> last = c.download();
+      ASSERT_EQ(first.size(), last.size());
+      EXPECT_EQ(0, std::memcmp(first.data(), last.data(), first.size() * sizeof(bf16))) << k.name;
+    }
+  }
+}
+
+// ---- CPU: what every_shape picks ----
+
+TEST(ch11_Choice, SkinnyProblemsSwapAndSplitK) {
+  // M = 16 against a 4096×4096 layer on 132 SMs: 32 tiles of 128 rows of N; K split 4 ways makes
+  // 128 units, about one per SM.
+  const ch11::Choice c = ch11::choose(problem({16, 4096, 4096}, "RCR"), 132);
+  EXPECT_EQ(c.kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(c.tile_bn, 16);
+  EXPECT_EQ(c.splits, 4);
+  EXPECT_EQ(ch11::choose(problem({1, 4096, 4096}, "RCR"), 132).tile_bn, 16);
+  EXPECT_EQ(ch11::choose(problem({64, 4096, 4096}, "RCR"), 132).tile_bn, 64);
+  EXPECT_EQ(ch11::choose(problem({33, 4096, 4096}, "RCR"), 132).tile_bn, 64);
+  // 28672 rows of N already make 224 tiles: more slices would only add workspace traffic past a point.
+  const ch11::Choice wide = ch11::choose(problem({16, 28672, 8192}, "RCR"), 132);
+  EXPECT_EQ(wide.kernel, ch11::Choice::swap_ab);
+  EXPECT_LE(wide.splits, 8);
+}
+
+TEST(ch11_Choice, TileShapesFollowTheWaves) {
+  // 4096³: 128×256 gives 512 tiles (3.9 waves on 132 SMs), the largest tile wins.
+  const ch11::Choice big = ch11::choose(problem({4096, 4096, 4096}, "RCR"), 132);
+  EXPECT_EQ(big.kernel, ch11::Choice::split_k);
+  EXPECT_EQ(big.tile_bn, 256);
+  EXPECT_EQ(big.splits, 1);
+  // 3072³: 128×256 gives 288 tiles = 2.18 waves (3 rounds); 128×192 gives 384 = 2.9 waves (3 rounds of
+  // 3/4 the work).
+  EXPECT_EQ(ch11::choose(problem({3072, 3072, 3072}, "RCR"), 132).tile_bn, 192);
+  // 1024³: 32 tiles of 128×256 or 64 of 128×128, both one round: the smaller tile, K split in 2.
+  const ch11::Choice small = ch11::choose(problem({1024, 1024, 1024}, "RCR"), 132);
+  EXPECT_EQ(small.tile_bn, 128);
+  EXPECT_EQ(small.splits, 2);
+  // M = 128 against an 8192×8192 layer: 64 tiles of 128×128, 128 K steps: split.
+  EXPECT_GT(ch11::choose(problem({128, 8192, 8192}, "RCR"), 132).splits, 1);
+  // Every SM count gets a valid choice.
+  for (int sms : {1, 8, 78, 114, 132, 144})
+    for (const Size& s : kSizes) {
+      const ch11::Choice c = ch11::choose(problem(s, "RCR"), sms);
+      EXPECT_GE(c.splits, 1);
+      EXPECT_LE(c.splits, std::max<std::int64_t>(1, (s.k + 63) / 64));
+    }
+}
+
+TEST(ch11_Choice, SplitsNeverEmpty) {
+  // A slice count that does not divide the K steps still leaves every slice at least one step.
+  for (int k_steps : {1, 2, 3, 7, 64, 65, 129})
+    for (int wanted : {1, 2, 3, 4, 5, 16, 200}) {
+      const auto s = mm::SplitKTileScheduler::make({1, 1, 1}, k_steps, wanted);
+      EXPECT_LE(s.splits, wanted);
+      for (std::int64_t i = 0; i < s.size(); ++i) EXPECT_LT(s.unit(i).k_begin, s.unit(i).k_end) << k_steps << " " << wanted;
+    }
+}
+
+// ---- What the chapter does not take: refused up front, with the rule, before any GPU work ----
+
+TEST(ch11_Launch, RefusesOtherStorageOrdersAndWhatTmaCannotDescribe) {
+  for (const auto& k : kSteps) {
+    EXPECT_NE(k.rejects(problem({64, 64, 64}, "RRR")).find("takes RCR only"), std::string::npos) << k.name;
+    EXPECT_NE(k.rejects(problem({17, 33, 9}, "RCR")).find("K % 8 == 0"), std::string::npos) << k.name;
+    try {
+      k.launch(problem({17, 33, 9}, "RCR"), nullptr, nullptr, nullptr, nullptr);
+      ADD_FAILURE() << k.name << ": 17x33x9 was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("K % 8 == 0"), std::string::npos) << k.name << ": " << e.what();
+    }
+  }
+  // The steps that store C by TMA need N % 8 == 0; swap_ab (register stores) takes any N.
+  for (const auto& k : kSteps) {
+    const std::string why = k.rejects(problem({16, 129, 64}, "RCR"));
+    if (k.name == "swap_ab" || k.name == "every_shape") EXPECT_EQ(why, "") << k.name;
+    else EXPECT_NE(why.find("N % 8 == 0"), std::string::npos) << k.name << ": " << why;
+  }
+}
+
+TEST(ch11_Launch, EveryStepRefusesAMisalignedA) {
+  const GemmProblem p = problem({128, 256, 64}, "RCR");
+  const auto* a = reinterpret_cast<const bf16*>(std::uintptr_t(0x10000) + 2);
+  const auto* b = reinterpret_cast<const bf16*>(std::uintptr_t(0x20000));
+  auto* c = reinterpret_cast<bf16*>(std::uintptr_t(0x30000));
+  for (const auto& k : kSteps) {
+    if (!k.rejects(p).empty()) continue;
+    try {
+      k.launch(p, a, b, c, nullptr);
+      ADD_FAILURE() << k.name << ": a pointer 2 bytes past a 16-byte boundary was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << k.name << ": " << e.what();
+    } catch (const std::runtime_error& e) {
+      // Without a GPU, the SM count is read before the maps are built: that is the message then.
+      EXPECT_NE(std::string(e.what()).find("SM count"), std::string::npos) << k.name << ": " << e.what();
+    }
+  }
+}
+
+TEST(ch11_Gemm, SkinnyOddNAndMisalignedB) {
+  // swap_ab stores C with plain stores: an odd N and a C 2 bytes off are fine; a misaligned B is not.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  for (const auto& k : kSteps)
+    if (k.name == "swap_ab" || k.name == "every_shape") {
+      expect_matches_fp64(k, problem({5, 1, 8}, "RCR"));
+      expect_matches_fp64(k, problem({16, 1001, 96}, "RCR"));
+    }
+  const GemmProblem p = problem({16, 256, 64}, "RCR");
+  mm::DeviceBuffer<bf16> a(p.m * p.k), b(p.k * p.n + 8), c(p.m * p.n + 8);
+  for (const auto& k : kSteps) {
+    try {
+      k.launch(p, a.data(), b.data() + 1, c.data(), nullptr);
+      if (k.rejects(p).empty()) ADD_FAILURE() << k.name << ": a B 2 bytes past a 16-byte boundary was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << k.name << ": " << e.what();
+    }
+  }
+}
+
+}  // namespace

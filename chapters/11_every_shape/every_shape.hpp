@@ -33,7 +33,7 @@ inline Choice choose(const GemmProblem& p, int sms) {
   if (p.m <= kSwapMaxM) {
     const int bn = p.m <= 16 ? 16 : p.m <= 32 ? 32 : 64;
     const std::int64_t tiles = launch::ceil_div(p.n, 128) * launch::ceil_div(p.m, bn);
-    const int wanted = choose_swap_splits(p, tiles, k_steps, sms);
+    const int wanted = choose_swap_splits(p, bn, tiles, k_steps, sms);
     return {Choice::swap_ab, 128, bn, SplitKTileScheduler::make({1, 1, 1}, k_steps, wanted).splits};
   }
   const TileShape s = kTileShapes[choose_tile_shape(p, sms)];

@@ -5,16 +5,18 @@
 // tokens through an 8192×8192 layer) 128×128 tiles give 64, each with 128 K steps to walk alone. K is
 // the one dimension left: with S slices, each (tile, slice) is a unit of work
 // (gemm/tile_scheduler.hpp's SplitKTileScheduler), S × tiles units fill the SMs, and each unit walks
-// 1/S of K. The price: the S partial tiles must be added. Here each unit stores its fp32 partial in a
-// workspace (S × M × N floats) with the register epilogue, and a second kernel
-// (gemm/reduce_split_k.cuh) adds the slices in order and writes C in bf16. Deterministic: the same
-// sum in the same order on every run, bit for bit (tests/ch11 checks it); no atomics.
+// 1/S of K. The price: the S partial tiles must be added. The units of slices 0 .. S-2 store their
+// fp32 accumulators in a workspace and count themselves in; the unit of the last slice waits for
+// them, adds their partial sums in slice order and stores C (gemm/split_k_fixup.hpp). Deterministic:
+// the same sum in the same order on every run, bit for bit (tests/ch11 checks it); no atomics on
+// the data. (Adding the slices in a second kernel is simpler and was measured first: its launch and
+// its extra pass cost more than the split saved at 1024³; the page's appendix.)
 //
 // When the tiles fill the GPU on their own (choose_splits gives 1), the units are the tiles and the
-// epilogue is tile_shapes' TMA store: the kernel is then tile_shapes.
+// kernel does what tile_shapes does.
 //
 //   diff tile_shapes.cuh split_k.cuh   shows the change: the units and their K ranges in both roles'
-//   loops, the partial-sum epilogue, the workspace and the reduction launched after the kernel.
+//   loops, the fixup before the epilogue, the workspace.
 //
 // Build: cmake --build build --target ch11_every_shape
 // Run:   build/bin/ch11_every_shape --kernel split_k
@@ -23,16 +25,16 @@
 #include <memory>
 
 #include "11_every_shape/tile_shapes.cuh"
-#include "gemm/reduce_split_k.cuh"
+#include "gemm/split_k_fixup.hpp"
 
 namespace mm::ch11 {
 
-/// tile_shapes' parameters plus the split-K schedule and the workspace of partial sums.
+/// tile_shapes' parameters plus the split-K schedule and the fixup's workspace.
 template <class Cfg>
 struct SplitKParams : Params<Cfg> {
-  int splits;             ///< K slices per tile (1: no workspace, C stored by TMA)
-  int k_steps_per_split;  ///< K steps of each slice but maybe the last
-  float* workspace;       ///< splits × M × N fp32: slice s's partial C at workspace + s·M·N, row-major
+  int splits;                             ///< K slices per tile (1: no workspace)
+  int k_steps_per_split;                  ///< K steps of each slice but maybe the last
+  SplitKFixup<Cfg::BN::value / 2> fixup;  ///< partial sums of slices 0 .. S-2 and a counter per tile
 };
 
 /// tile_shapes' kernel over units of (tile, K slice). sm_90a; a stub elsewhere.
@@ -98,6 +100,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) split_k_kernel(const __grid_
       typename Pipeline::State read;
       typename Pipeline::State release;
       float acc[BN::value / 2];
+      int pieces = 0;  // C pieces sent: piece p through buffer p % 2 (tile_shapes)
       for (std::int64_t i = first; i < units.size(); i += step) {
         const WorkUnit u = units.unit(i);
         const int m0 = u.tile.m * BM::value + Cfg::kWgmmaM * cw, n0 = u.tile.n * BN::value;
@@ -121,17 +124,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) split_k_kernel(const __grid_
         if (stalled) break;
         pipeline.consumer_release(release);
         ++release;
-        if (params.splits > 1) {
-          // A partial sum: fp32, straight from the registers into slice u.split of the workspace.
-          float* slice = params.workspace + std::int64_t(u.split) * params.m * params.n;
-          store_accumulators_strided<Atom>(acc, slice, params.n, 1, m0, n0, params.m, params.n, t);
+        // The change of this step: slices 0 .. S-2 leave a partial sum; the last slice adds them.
+        const int bar_id = 1 + cw;  // a named barrier per consumer warpgroup (0 is __syncthreads')
+        if (u.split < params.splits - 1) {
+          store_partial(acc, params.fixup.slot(u.split, u.tile_index, cw), t);
+          __threadfence();                   // this thread's partial, visible to the GPU ...
+          named_barrier_sync(bar_id, 128);   // ... and the whole warpgroup's, before it is counted in
+          if (t == 0) signal_partial(params.fixup.counter(u.tile_index, cw));
           continue;
         }
+        if (params.splits > 1) {
+          if (t == 0 && !wait_partials(params.fixup.counter(u.tile_index, cw), params.splits - 1)) stalled = true;
+          named_barrier_sync(bar_id, 128);   // thread 0 has seen every slice counted in
+          for (int s = 0; s < params.splits - 1; ++s) add_partial(acc, params.fixup.slot(s, u.tile_index, cw), t);
+        }
         // The whole of K: tile_shapes' epilogue, 64×64 pieces out by TMA.
-        const int bar_id = 1 + cw;
 #pragma unroll
         for (int j = 0; j < BN::value / Cfg::kPieceN; ++j) {
-          auto piece = make_tensor(make_smem_ptr(shared.c[cw][j % 2]), typename Storage::Piece{});
+          auto piece = make_tensor(make_smem_ptr(shared.c[cw][pieces++ % 2]), typename Storage::Piece{});
           if (t == 0) tma_store_wait<1>();
           named_barrier_sync(bar_id, 128);
           stage_accumulators_bf16(acc, j, piece, t);
@@ -145,7 +155,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) split_k_kernel(const __grid_
       }
       if (t == 0) tma_store_wait<0>();
     }
-    if (stalled) __trap();
+    if (stalled) __trap();  // a wait timed out: a deadlock (the watchdog)
   }
 }
 
@@ -162,8 +172,29 @@ inline int choose_splits(std::int64_t tiles, int k_steps, int sms) {
   return int(std::max<std::int64_t>(1, std::min(by_sms, by_k)));
 }
 
+/// Allocates the fixup's workspace for `splits` slices of `tiles` tiles (partial sums, then the
+/// counters, zeroed) and points `fixup` at it; the returned pointer owns it. Throws std::runtime_error
+/// naming `who` when the GPU has no room.
+template <class Fixup>
+std::shared_ptr<void> make_split_k_workspace(Fixup& fixup, int splits, std::int64_t tiles, int consumers, const char* who) {
+  const std::size_t partial = std::size_t(Fixup::partial_bytes(splits, tiles, consumers));
+  const std::size_t counters = std::size_t(tiles) * consumers * sizeof(int);
+  void* w = nullptr;
+  if (cudaError_t e = cudaMalloc(&w, partial + counters); e != cudaSuccess)
+    throw std::runtime_error(std::string(who) + ": cannot allocate the split-K workspace: " + cudaGetErrorString(e));
+  std::shared_ptr<void> owner(w, [](void* q) { cudaFree(q); });
+  if (cudaError_t e = cudaMemset(static_cast<char*>(w) + partial, 0, counters); e != cudaSuccess)
+    throw std::runtime_error(std::string(who) + ": cannot zero the split-K counters: " + cudaGetErrorString(e));
+  fixup.partials = static_cast<float*>(w);
+  fixup.counters = reinterpret_cast<int*>(static_cast<char*>(w) + partial);
+  fixup.tiles = tiles;
+  fixup.consumers = consumers;
+  return owner;
+}
+
 /// split_k's preparation with the tile and the number of slices given (`splits` <= 0: choose_splits).
-/// The workspace is allocated here, once per problem, and freed with the returned launch.
+/// The workspace is allocated here, once per problem, and freed with the returned launch. The units
+/// of one launch wait for each other: the grid is never larger than what the GPU holds at once.
 template <class Cfg>
 std::function<void(cudaStream_t)> prepare_split_k_with(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                        int splits = 0, int max_blocks = 0) {
@@ -186,26 +217,18 @@ std::function<void(cudaStream_t)> prepare_split_k_with(const GemmProblem& p, con
   params.tma_c = make_tma_copy(SM90_TMA_STORE_2D{},
                                make_tensor(C, make_layout(make_shape(int(p.m), int(p.n)), make_stride(int(p.n), _1{}))),
                                typename SharedStorage<Cfg>::Piece{});
-  std::shared_ptr<float> workspace;
-  if (units.splits > 1) {
-    float* w = nullptr;
-    const std::size_t bytes = std::size_t(units.splits) * std::size_t(p.m) * std::size_t(p.n) * sizeof(float);
-    if (cudaError_t e = cudaMalloc(&w, bytes); e != cudaSuccess)
-      throw std::runtime_error(std::string("split_k: cannot allocate the workspace: ") + cudaGetErrorString(e));
-    workspace.reset(w, [](float* q) { cudaFree(q); });
-  }
-  params.workspace = workspace.get();
+  // The fixup's workspace: slots for slices 0 .. S-2 and a zeroed counter per (tile, warpgroup),
+  // allocated once per problem (the counters are back at zero after every launch).
+  std::shared_ptr<void> workspace;
+  if (units.splits > 1)
+    workspace = make_split_k_workspace(params.fixup, units.splits, tiles.size(), Cfg::kConsumers, "split_k");
   auto kernel = split_k_kernel<Cfg>;
   constexpr std::size_t smem = shared_storage_bytes<SharedStorage<Cfg>>();
   opt_in_dynamic_smem(kernel, smem);
   std::int64_t blocks = std::min<std::int64_t>(units.size(), max_resident_clusters(kernel, 1, Cfg::kThreads, smem));
   if (max_blocks > 0) blocks = std::min<std::int64_t>(blocks, max_blocks);
   const dim3 grid{unsigned(blocks)};
-  const std::int64_t count = p.m * p.n;
-  return [kernel, grid, params, workspace, count, C, sms](cudaStream_t stream) {
-    kernel<<<grid, Cfg::kThreads, smem, stream>>>(params);
-    if (params.splits > 1) launch_reduce_split_k_bf16(workspace.get(), params.splits, count, C, sms, stream);
-  };
+  return [kernel, grid, params, workspace](cudaStream_t stream) { kernel<<<grid, Cfg::kThreads, smem, stream>>>(params); };
 }
 
 /// The step: tile_shapes' tile for this problem, K split as choose_splits says.
@@ -215,7 +238,8 @@ inline std::function<void(cudaStream_t)> prepare_split_k(const GemmProblem& p, c
   switch (choose_tile_shape(p, device_sms())) {
     case 0: return prepare_split_k_with<Tile128x256Cfg>(p, A, B, C, 0, max_blocks);
     case 1: return prepare_split_k_with<Tile128x192Cfg>(p, A, B, C, 0, max_blocks);
-    default: return prepare_split_k_with<Tile128x128Cfg>(p, A, B, C, 0, max_blocks);
+    case 2: return prepare_split_k_with<Tile128x128Cfg>(p, A, B, C, 0, max_blocks);
+    default: return prepare_split_k_with<Tile128x64Cfg>(p, A, B, C, 0, max_blocks);
   }
 }
 

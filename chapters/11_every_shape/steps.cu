@@ -5,6 +5,9 @@
 #include <utility>
 
 #include "11_every_shape/every_shape.hpp"
+#if MM_APPENDIX_STEPS
+#include "11_every_shape/split_k_second_kernel.cuh"
+#endif
 
 namespace mm::ch11 {
 
@@ -37,7 +40,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
     return prepare_swap_ab_with<SwapAB64Cfg>(p, a, b, c, splits, blocks);
   };
   return {
-      // tile_shapes.cuh: chapter 10's tma_store kernel, the tile (128×256, 128×192, 128×128) chosen per problem
+      // tile_shapes.cuh: chapter 10's tma_store kernel, the tile (128×256, ×192, ×128, ×64) chosen per problem
       step("tile_shapes", on_grid(prepare_tile_shapes, max_blocks), tile_shapes_rejects),
       // split_k.cuh: K cut into slices when the tiles cannot fill the GPU, a deterministic reduction
       step("split_k", on_grid(split_k, max_blocks), split_k_rejects),
@@ -50,6 +53,9 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_128x256", on_grid(prepare_tile_shape<Tile128x256Cfg>, max_blocks), tile_shapes_rejects),
       step("tile_128x192", on_grid(prepare_tile_shape<Tile128x192Cfg>, max_blocks), tile_shapes_rejects),
       step("tile_128x128", on_grid(prepare_tile_shape<Tile128x128Cfg>, max_blocks), tile_shapes_rejects),
+      step("tile_128x64", on_grid(prepare_tile_shape<Tile128x64Cfg>, max_blocks), tile_shapes_rejects),
+      // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)
+      step("split_k_second_kernel", on_grid(prepare_split_k_second_kernel, max_blocks), split_k_rejects),
 #endif
   };
 }

@@ -7,7 +7,7 @@
 // A's 16 rows take wgmma's N (a tile as narrow as M, here 16, 32 or 64). Both operands are K-major in
 // RCR, so the same TMA copies and shared layouts serve with the roles exchanged; only the epilogue
 // changes: the kernel's tile is a tile of Cᵀ, which it stores transposed (row stride 1, column
-// stride N) with the register epilogue, into C or, with K split, into the workspace.
+// stride N) with the register epilogue, after split_k's fixup when K is split.
 //
 // At this M the product is bound by memory, not by the tensor cores: the weights (N×K bf16) are read
 // once, the activations and C are small. What matters is that all SMs stream B at once: K is split
@@ -60,11 +60,11 @@ struct SwapParams {
   TmaCopy<SM90_TMA_LOAD_2D, bf16, GmmaStage<typename Storage::RingA>> tma_x;  ///< B's boxes (wgmma's A)
   TmaCopy<SM90_TMA_LOAD_2D, bf16, GmmaStage<typename Storage::RingB>> tma_y;  ///< A's boxes (wgmma's B)
   bf16* c;                ///< C, M×N row-major: (r, q) at c[q·N + r]
-  float* workspace;       ///< splits × M × N fp32, C's orientation (when splits > 1)
   int r, q, k;            ///< R = N, Q = M, K
   int tiles_r, tiles_q;   ///< tiles along R and Q
   int splits;             ///< K slices per tile
   int k_steps_per_split;  ///< K steps of each slice but maybe the last
+  SplitKFixup<Cfg::BN::value / 2> fixup;  ///< split_k's workspace (when splits > 1)
 };
 
 /// split_k's kernel with the roles swapped and the transposed register epilogue. sm_90a; a stub elsewhere.
@@ -151,14 +151,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) swap_ab_kernel(const __grid_
         if (stalled) break;
         pipeline.consumer_release(release);
         ++release;
-        // The change of this step's epilogue: (r, q) of the product is C's (q, r): row stride 1,
-        // column stride N, into C (bf16) or the unit's slice of the workspace (fp32).
-        if (params.splits > 1) {
-          float* slice = params.workspace + std::int64_t(u.split) * params.r * params.q;
-          store_accumulators_strided<Atom>(acc, slice, 1, params.r, r0, q0, params.r, params.q, t);
-        } else {
-          store_accumulators_strided<Atom>(acc, params.c, 1, params.r, r0, q0, params.r, params.q, t);
+        // split_k's fixup: slices 0 .. S-2 leave a partial sum, the last slice adds them.
+        const int bar_id = 1 + cw;
+        if (u.split < params.splits - 1) {
+          store_partial(acc, params.fixup.slot(u.split, u.tile_index, cw), t);
+          __threadfence();
+          named_barrier_sync(bar_id, 128);
+          if (t == 0) signal_partial(params.fixup.counter(u.tile_index, cw));
+          continue;
         }
+        if (params.splits > 1) {
+          if (t == 0 && !wait_partials(params.fixup.counter(u.tile_index, cw), params.splits - 1)) stalled = true;
+          named_barrier_sync(bar_id, 128);
+          for (int s = 0; s < params.splits - 1; ++s) add_partial(acc, params.fixup.slot(s, u.tile_index, cw), t);
+        }
+        // The change of this step's epilogue: (r, q) of the product is C's (q, r): row stride 1,
+        // column stride N.
+        store_accumulators_strided<Atom>(acc, params.c, 1, params.r, r0, q0, params.r, params.q, t);
       }
     }
     if (stalled) __trap();
@@ -175,9 +184,10 @@ inline std::string swap_ab_rejects(const GemmProblem& p) {
 /// How many K slices for a swapped problem of `tiles` tiles, `k_steps` K steps: the count that
 /// minimizes the modeled bytes-over-bandwidth time, where B's N×K·2 bytes stream at the fraction of
 /// the GPU the units keep busy (units / (waves × SMs)) and each slice beyond one costs its partial
-/// written and read again (8·M·N bytes). At least 4 K steps per slice, at most 16 slices.
-inline int choose_swap_splits(const GemmProblem& p, std::int64_t tiles, int k_steps, int sms) {
-  const double weights = 2.0 * double(p.n) * double(p.k), partial = 8.0 * double(p.m) * double(p.n);
+/// written and read again (8 bytes for each of the N × `tile_bn` values of its slots). At least 4 K steps per
+/// slice, at most 16 slices.
+inline int choose_swap_splits(const GemmProblem& p, int tile_bn, std::int64_t tiles, int k_steps, int sms) {
+  const double weights = 2.0 * double(p.n) * double(p.k), partial = 8.0 * double(tile_bn) * double(p.n);
   int best = 1;
   double best_time = 0;
   for (int s = 1; s <= 16 && s <= std::max(1, k_steps / 4); ++s) {
@@ -213,18 +223,12 @@ std::function<void(cudaStream_t)> prepare_swap_ab_with(const GemmProblem& p, con
   const GroupedTileScheduler tiles{params.tiles_r, params.tiles_q, Cfg::kGroupM};
   const int k_steps = int(launch::ceil_div(k, Cfg::BK::value));
   const SplitKTileScheduler units =
-      SplitKTileScheduler::make(tiles, k_steps, splits > 0 ? splits : choose_swap_splits(p, tiles.size(), k_steps, sms));
+      SplitKTileScheduler::make(tiles, k_steps, splits > 0 ? splits : choose_swap_splits(p, Cfg::BN::value, tiles.size(), k_steps, sms));
   params.splits = units.splits;
   params.k_steps_per_split = units.k_steps_per_split;
-  std::shared_ptr<float> workspace;
-  if (units.splits > 1) {
-    float* w = nullptr;
-    const std::size_t bytes = std::size_t(units.splits) * std::size_t(m) * std::size_t(n) * sizeof(float);
-    if (cudaError_t e = cudaMalloc(&w, bytes); e != cudaSuccess)
-      throw std::runtime_error(std::string("swap_ab: cannot allocate the workspace: ") + cudaGetErrorString(e));
-    workspace.reset(w, [](float* q) { cudaFree(q); });
-  }
-  params.workspace = workspace.get();
+  std::shared_ptr<void> workspace;
+  if (units.splits > 1)
+    workspace = make_split_k_workspace(params.fixup, units.splits, tiles.size(), Cfg::kConsumers, "swap_ab");
   auto kernel = swap_ab_kernel<Cfg>;
   constexpr std::size_t smem = shared_storage_bytes<SwapSharedStorage<Cfg>>();
   static_assert(smem <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
@@ -232,11 +236,7 @@ std::function<void(cudaStream_t)> prepare_swap_ab_with(const GemmProblem& p, con
   std::int64_t blocks = std::min<std::int64_t>(units.size(), max_resident_clusters(kernel, 1, Cfg::kThreads, smem));
   if (max_blocks > 0) blocks = std::min<std::int64_t>(blocks, max_blocks);
   const dim3 grid{unsigned(blocks)};
-  const std::int64_t count = p.m * p.n;
-  return [kernel, grid, params, workspace, count, C, sms](cudaStream_t stream) {
-    kernel<<<grid, Cfg::kThreads, smem, stream>>>(params);
-    if (params.splits > 1) launch_reduce_split_k_bf16(workspace.get(), params.splits, count, C, sms, stream);
-  };
+  return [kernel, grid, params, workspace](cudaStream_t stream) { kernel<<<grid, Cfg::kThreads, smem, stream>>>(params); };
 }
 
 /// The step: the narrowest tile that holds M, K split as choose_swap_splits says.

@@ -5,7 +5,7 @@
 // One tile for all problems wastes the GPU on shapes it does not divide: at 3072³, 128×256 tiles make
 // 24 × 12 = 288 tiles for 132 SMs, 2.18 waves, so the third wave runs 24 tiles on 132 SMs; at 1024³,
 // 32 tiles leave 100 SMs idle. The kernel below is tma_store's, unchanged but for the tile being the
-// configuration's (BN = 128, 192 or 256: wgmma's N, a multiple of the 64-column epilogue piece); what
+// configuration's (BN = 64, 128, 192 or 256: wgmma's N, a multiple of the 64-column epilogue piece); what
 // is new is choose_tile_shape(), a model of the time as waves × work per tile:
 //
 //   time(BN) ∝ ceil(tiles(BN) / SMs) × (BM × BN) / efficiency(BN)
@@ -72,6 +72,12 @@ struct Tile128x192Cfg : Tile128x256Cfg {
 /// 128×128: half the work per tile; its 32 KB stages leave room for 6 of them.
 struct Tile128x128Cfg : Tile128x256Cfg {
   using BN = _128;
+  static constexpr int kStages = 6;
+};
+/// 128×64: a quarter of the work per tile, 4× as many tiles (small problems, and M ≈ 128 where B's
+/// bytes, not the flops, set the time); 24 KB stages, 6 of them.
+struct Tile128x64Cfg : Tile128x256Cfg {
+  using BN = _64;
   static constexpr int kStages = 6;
 };
 
@@ -164,6 +170,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) tile_shapes_kernel(const __g
       typename Pipeline::State read;
       typename Pipeline::State release;
       float acc[BN::value / 2];  // this thread's values of the warpgroup's 64×BN tile
+      // C pieces this warpgroup has sent: piece p goes through buffer p % 2, counted across tiles.
+      // (Counting within the tile, j % 2, breaks with 3 pieces a tile: the next tile's first piece
+      // would refill the buffer whose store, the last one issued, may still be reading it.)
+      int pieces = 0;
       for (std::int64_t i = first; i < tiles.size(); i += step) {
         const TileCoord tile = tiles.tile(i);
         const int m0 = tile.m * BM::value + Cfg::kWgmmaM * cw, n0 = tile.n * BN::value;
@@ -191,7 +201,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) tile_shapes_kernel(const __g
         const int bar_id = 1 + cw;
 #pragma unroll
         for (int j = 0; j < BN::value / Cfg::kPieceN; ++j) {
-          auto piece = make_tensor(make_smem_ptr(shared.c[cw][j % 2]), typename Storage::Piece{});
+          auto piece = make_tensor(make_smem_ptr(shared.c[cw][pieces++ % 2]), typename Storage::Piece{});
           if (t == 0) tma_store_wait<1>();
           named_barrier_sync(bar_id, 128);
           stage_accumulators_bf16(acc, j, piece, t);
@@ -234,7 +244,7 @@ struct TileShape {
   double efficiency;
 };
 /// The tiles tile_shapes chooses from, in the order of preference on a tie.
-inline constexpr TileShape kTileShapes[] = {{128, 256, 1.0}, {128, 192, 0.95}, {128, 128, 0.85}};
+inline constexpr TileShape kTileShapes[] = {{128, 256, 1.0}, {128, 192, 0.99}, {128, 128, 0.92}, {128, 64, 0.70}};
 
 /// The model's time of a problem in units of one 128×256 tile's time on one SM: waves × tile work /
 /// efficiency, with waves = ceil(tiles / sms).
@@ -307,7 +317,8 @@ inline std::function<void(cudaStream_t)> prepare_tile_shapes(const GemmProblem& 
   switch (choose_tile_shape(p, device_sms())) {
     case 0: return prepare_tile_shape<Tile128x256Cfg>(p, A, B, C, max_blocks);
     case 1: return prepare_tile_shape<Tile128x192Cfg>(p, A, B, C, max_blocks);
-    default: return prepare_tile_shape<Tile128x128Cfg>(p, A, B, C, max_blocks);
+    case 2: return prepare_tile_shape<Tile128x128Cfg>(p, A, B, C, max_blocks);
+    default: return prepare_tile_shape<Tile128x64Cfg>(p, A, B, C, max_blocks);
   }
 }
 

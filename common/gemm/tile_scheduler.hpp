@@ -57,7 +57,8 @@ namespace mm {
 /// One unit of work of a split-K schedule: a tile of C and the K steps [k_begin, k_end) of it that
 /// one block multiplies (K steps of the kernel's BK; k_begin < k_end).
 struct WorkUnit {
-  TileCoord tile;  ///< the tile of C
+  TileCoord tile;            ///< the tile of C
+  std::int64_t tile_index;   ///< its position in the tile order (0 .. tiles - 1)
   int split;       ///< which K slice of the tile (0 .. splits - 1)
   int k_begin;     ///< first K step of the slice
   int k_end;       ///< one past its last K step
@@ -94,7 +95,7 @@ struct SplitKTileScheduler {
     const int split = int(i / n);
     const int begin = split * k_steps_per_split;
     const int end = begin + k_steps_per_split < k_steps ? begin + k_steps_per_split : k_steps;
-    return {tiles.tile(i % n), split, begin, end};
+    return {tiles.tile(i % n), i % n, split, begin, end};
   }
 };
 

@@ -1,0 +1,124 @@
+// Split-K's reduction inside the GEMM kernel: what CUTLASS's stream-K tile scheduler calls the
+// "fixup" (cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp: fixup(), with its workspace of
+// partial accumulators and per-tile barriers), here for an even split of K into S slices.
+//
+//   unit of slice s < S-1:  multiply its slice; store the fp32 accumulators to its workspace slot;
+//                           signal: counter[tile, warpgroup] += 1
+//   unit of slice S-1:      multiply its slice; wait until counter == S-1; add the slots of slices
+//                           0, 1, ..., S-2 to its accumulators, in that order; store C; reset the
+//                           counter to 0 for the next launch
+//
+// Deterministic: the last slice adds the same partial sums in the same order on every run, whatever
+// order the units ran in, so C is bit-identical run to run (no atomics on the data, only on the
+// counters). Compared to writing all S partials and adding them in a second kernel, it saves that
+// kernel's launch (microseconds, the whole budget of a small problem) and one slice's partial.
+//
+// A slot holds one consumer warpgroup's accumulators in their register order ("fragment order"):
+// thread t's values 4i..4i+3 at float4 index i·128 + t, so the writer's and the reader's accesses
+// are the same coalesced 16-byte stores and loads, and no one needs to know where in C a value
+// belongs (CUTLASS's workspace does the same).
+//
+// Waiting on another block is only safe when that block runs: the units are ordered slice-major
+// (SplitKTileScheduler) and every block of the persistent grid is resident, so a last-slice unit only
+// ever waits for units earlier in the order, each of which some running block reaches without
+// waiting on anything later. The wait has the mbarrier watchdog's bound (layout/mbarrier.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "layout/integer.hpp"  // MM_HD
+#include "layout/mbarrier.hpp"  // MM_MBARRIER_WATCHDOG, kMbarrierTimeoutNs
+
+namespace mm {
+
+/// The workspace of split-K's fixup for a kernel of `consumers` warpgroups of NAcc accumulators a
+/// thread: slots for slices 0 .. S-2 of every tile, and one counter per (tile, warpgroup).
+template <int NAcc>
+struct SplitKFixup {
+  static_assert(NAcc % 4 == 0, "slots are written in float4s");
+  float* partials;       ///< (S-1) × tiles × consumers slots of 128 × NAcc floats
+  int* counters;         ///< tiles × consumers, zero between launches
+  std::int64_t tiles;    ///< tiles of the problem
+  int consumers;         ///< consumer warpgroups per tile
+
+  /// Floats one slot holds: a warpgroup's accumulators.
+  static constexpr int kSlotFloats = 128 * NAcc;
+  /// Bytes of partials for `splits` slices of `tiles` tiles (what the host allocates).
+  static constexpr std::int64_t partial_bytes(int splits, std::int64_t tiles, int consumers) {
+    return std::int64_t(splits - 1) * tiles * consumers * kSlotFloats * std::int64_t(sizeof(float));
+  }
+
+  /// The slot of slice `split` (< S-1) of tile `tile` (its index in the tile order), warpgroup `wg`.
+  MM_HD float* slot(int split, std::int64_t tile, int wg) const {
+    return partials + ((std::int64_t(split) * tiles + tile) * consumers + wg) * kSlotFloats;
+  }
+  /// The counter of tile `tile`, warpgroup `wg`.
+  MM_HD int* counter(std::int64_t tile, int wg) const { return counters + tile * consumers + wg; }
+};
+
+/// Thread `t` of a warpgroup stores its accumulators into `slot` in fragment order (coalesced float4s).
+template <int NAcc>
+MM_HD void store_partial(float const (&acc)[NAcc], float* slot, int t) {
+  auto* v = reinterpret_cast<float4*>(slot);
+MM_UNROLL
+  for (int i = 0; i < NAcc / 4; ++i) v[i * 128 + t] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+}
+
+/// Thread `t` adds the values another unit's thread `t` stored into `slot` to its accumulators.
+template <int NAcc>
+MM_HD void add_partial(float (&acc)[NAcc], const float* slot, int t) {
+  const auto* v = reinterpret_cast<const float4*>(slot);
+MM_UNROLL
+  for (int i = 0; i < NAcc / 4; ++i) {
+#if defined(__CUDA_ARCH__)
+    const float4 p = __ldcg(v + i * 128 + t);  // from L2: another SM wrote it during this launch
+#else
+    const float4 p = v[i * 128 + t];
+#endif
+    acc[4 * i] += p.x;
+    acc[4 * i + 1] += p.y;
+    acc[4 * i + 2] += p.z;
+    acc[4 * i + 3] += p.w;
+  }
+}
+
+/// One thread, after its warpgroup's stores (each thread: store_partial, then a __threadfence, then
+/// the warpgroup's barrier): counts this slice in.
+MM_HD void signal_partial(int* counter) {
+#if defined(__CUDA_ARCH__)
+  atomicAdd(counter, 1);
+#else
+  *counter += 1;
+#endif
+}
+
+/// One thread: waits until `target` slices have signalled (with the watchdog's bound: false on a
+/// timeout), then makes their stores visible to this block (a fence; the warpgroup's barrier after it
+/// extends that to the other threads), and resets the counter for the next launch.
+MM_HD bool wait_partials(int* counter, int target) {
+#if defined(__CUDA_ARCH__)
+  volatile int* c = counter;
+  if (*c < target) {
+#if MM_MBARRIER_WATCHDOG
+    std::uint64_t start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
+    while (*c < target) {
+      asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
+      if (now - start > kMbarrierTimeoutNs) return false;
+    }
+#else
+    while (*c < target) {
+    }
+#endif
+  }
+  __threadfence();
+  *c = 0;
+  return true;
+#else
+  const bool ok = *counter >= target;
+  *counter = 0;
+  return ok;
+#endif
+}
+
+}  // namespace mm

@@ -68,8 +68,11 @@ for step in ${STEPS:-build gtest sanitize time ncu}; do
         say "sanitize $tool $1 ($2) rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/logs/sanitize_${tool}_$1.log" | tail -1)"
       done
     }
-    san ch07_pipelined_simt register_transpose 67x131x45,129x257x33 all
-    san ch08_tensor_cores sixteen_warps 67x131x45,129x264x72 RRR,RCR
+    # Odd K takes register_transpose's element-wise path (a row-major A's rows are not 8-byte aligned),
+    # even K its pair loads, 256³ its full tiles; no_copy_branch's configurations need N and K in
+    # multiples of 8 (else the fallback kernel runs instead).
+    san ch07_pipelined_simt register_transpose 67x131x45,129x257x33,130x260x20,256x256x64 all
+    san ch08_tensor_cores sixteen_warps 67x136x48,129x264x72 RRR,RCR
     ;;
   time)
     # Two runs each, for the spread; deep_k and no_copy_branch in the same process as the new steps.

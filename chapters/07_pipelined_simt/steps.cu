@@ -3,6 +3,7 @@
 // orders each), once, into the ch07_steps library.
 #include "07_pipelined_simt/fragment_pipelined.cuh"
 #include "07_pipelined_simt/pipelined.cuh"
+#include "07_pipelined_simt/register_transpose.cuh"
 #include "07_pipelined_simt/steps.hpp"
 
 namespace mm::ch07 {
@@ -13,6 +14,12 @@ template <class Cfg>
 GemmKernel<float, float> pipelined_step(const char* name) {
   return {.name = name, .dtype = DType::f32, .launch = launch_pipelined<Cfg>, .rejects = pipelined_rejects<Cfg>,
           .needs = arch::sm80};
+}
+/// A step of register_transpose.cuh under `name`.
+template <class Cfg>
+GemmKernel<float, float> register_transpose_step(const char* name) {
+  return {.name = name, .dtype = DType::f32, .launch = launch_register_transpose<Cfg>,
+          .rejects = pipelined_rejects<Cfg>, .needs = arch::sm80};
 }
 /// A step of fragment_pipelined.cuh under `name`.
 template <class Cfg>
@@ -38,6 +45,9 @@ std::vector<GemmKernel<float, float>> steps() {
       fragment_pipelined_step<FragmentPipelinedCfg>("fragment_pipelined"),
       fragment_pipelined_step<DeepKCfg>("deep_k"),
       fragment_pipelined_step<BigTileCfg>("big_tile"),
+      // deep_k with a row-major A copied through registers: 8-byte loads along K, 16-byte
+      // conflict-free stores along M (issue 26; best() moves here if it measures faster).
+      register_transpose_step<RegisterTransposeCfg>("register_transpose"),
   };
 }
 

@@ -7,6 +7,7 @@
 // On the main path this step follows hoisted_swizzle and takes one_copy_path (every K step the one
 // predicated copy: one_copy_path.cuh) with it. Its configurations:
 //   four_stages           a fourth stage: each copy issued three K steps ahead (appendix: no faster)
+//   sixteen_warps         (appendix) 16 warps of 32×64: four warps per scheduler
 //   tf32_no_copy_branch   the tf32 atom at 128×256×16, 4 stages
 //   tf32_conflict_free_b  tf32_no_copy_branch with RRR's N-major B tile swizzled in 32-byte units
 //
@@ -29,6 +30,13 @@ struct NoCopyBranchCfg : OneCopyPathCfg {};
 /// before its use instead of two.
 struct FourStagesCfg : NoCopyBranchCfg {
   static constexpr int kStages = 4;
+};
+/// sixteen_warps (appendix, issue 26): no_copy_branch with 16 warps of 32×64 (4×4) instead of 8 of 64×64:
+/// four warps per scheduler instead of two, within the register file (512 threads × 128 registers; 64
+/// accumulators each instead of 128). The price: a warp's ldmatrix per mma.sync rise from 1/4 to 3/8
+/// (two A atoms and four B pairs for 16 mma.sync per k-block, against four and four for 32).
+struct SixteenWarpsCfg : NoCopyBranchCfg {
+  static constexpr int kWarpsM = 4;
 };
 /// tf32_no_copy_branch: tf32_hoisted_swizzle with bf16's last two copy steps (one predicated copy path, its
 /// destinations hoisted; the copy issued on every K step, no branch).

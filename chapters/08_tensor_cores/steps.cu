@@ -44,6 +44,8 @@ std::vector<GemmKernel<bf16, bf16>> bf16_steps() {
       bf16_step("four_stages", launch_no_copy_branch<FourStagesCfg, bf16>, no_copy_branch_rejects<FourStagesCfg>),
       bf16_step("two_blocks_per_sm", launch_two_blocks_per_sm<TwoBlocksPerSmCfg, bf16>,
                 tensor_core_rejects<TwoBlocksPerSmCfg>),
+      // issue 26: four warps per scheduler in one block (16 warps of 32×64), the register pipeline kept
+      bf16_step("sixteen_warps", launch_no_copy_branch<SixteenWarpsCfg, bf16>, no_copy_branch_rejects<SixteenWarpsCfg>),
 #endif
   };
 }

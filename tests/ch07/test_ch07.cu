@@ -18,6 +18,7 @@
 
 #include "07_pipelined_simt/fragment_pipelined.cuh"
 #include "07_pipelined_simt/pipelined.cuh"
+#include "07_pipelined_simt/register_transpose.cuh"
 #include "07_pipelined_simt/steps.hpp"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
@@ -92,8 +93,8 @@ TEST(ch07_PipelinedGemm, MisalignedPointersTakeTheFourByteCopies) {
 // plain copy and cp_async_wait does nothing, so the ring's stage indices, the predicates, the
 // zero fill and the path choices are checked here; the asynchrony is the GPU tests' job.
 
-/// Which kernel body a step is: pipelined.cuh's or fragment_pipelined.cuh's.
-enum class Body { pipelined, fragment_pipelined };
+/// Which kernel body a step is: pipelined.cuh's, fragment_pipelined.cuh's or register_transpose.cuh's.
+enum class Body { pipelined, fragment_pipelined, register_transpose };
 
 template <Body kBody, class Cfg, class Args>
 void emulate_grid(const Args& args, const GemmProblem& p) {
@@ -109,7 +110,9 @@ void emulate_grid(const Args& args, const GemmProblem& p) {
           float* smem_f = reinterpret_cast<float*>(smem.data());
           if constexpr (kBody == Body::pipelined)
             ch07::pipelined_gemm_block<Cfg>(args, int(bx), int(by), t, smem_f, sync_threads);
-          else ch07::fragment_pipelined_gemm_block<Cfg>(args, int(bx), int(by), t, smem_f, sync_threads);
+          else if constexpr (kBody == Body::fragment_pipelined)
+            ch07::fragment_pipelined_gemm_block<Cfg>(args, int(bx), int(by), t, smem_f, sync_threads);
+          else ch07::register_transpose_gemm_block<Cfg>(args, int(bx), int(by), t, smem_f, sync_threads);
         });
       for (std::thread& th : threads) th.join();
     }
@@ -147,6 +150,9 @@ TEST(ch07_HostEmulation, FragmentPipelined) {
 }
 TEST(ch07_HostEmulation, DeepK) { expect_host_emulation_matches<kFragmentPipelined, ch07::DeepKCfg>("deep_k"); }
 TEST(ch07_HostEmulation, BigTile) { expect_host_emulation_matches<kFragmentPipelined, ch07::BigTileCfg>("big_tile"); }
+TEST(ch07_HostEmulation, RegisterTranspose) {
+  expect_host_emulation_matches<Body::register_transpose, ch07::RegisterTransposeCfg>("register_transpose");
+}
 
 // ---- CPU: what the layouts promise ----
 
@@ -230,6 +236,45 @@ TEST(ch07_SharedMemory, KMajorCopyIsConflictFree) {
   expect_k_major_copy_conflict_free<ch07::SwizzledCfg, 128>();
   expect_k_major_copy_conflict_free<ch07::BigTileCfg, 128>();
   expect_k_major_copy_conflict_free<ch07::BigTileCfg, 256>();
+}
+
+// register_transpose's copy of a row-major A: each thread owns a 4×2 block of the (BM,BK) tile, every
+// element once; its 16-byte stores (the 4 rows of one k) cost one wavefront per quarter-warp, i.e. 8
+// lanes on 8 different bank groups of the padded tile (tests/lds_wavefronts.hpp's rule, which holds for
+// STS.128 as for LDS.128), and its 8-byte global loads read whole 32-byte sectors.
+TEST(ch07_SharedMemory, RegisterTransposeStoresAreConflictFree) {
+  using Cfg = ch07::RegisterTransposeCfg;
+  using T = Traits<Cfg>;
+  constexpr int bm = Cfg::BM::value, bk = Cfg::BK::value;
+  std::vector<int> offset(std::size_t(mm::cosize_v<typename T::SmemLayoutA>));
+  for (std::size_t i = 0; i < offset.size(); ++i) offset[i] = int(i);
+  auto s = mm::make_tensor(offset.data(), typename T::SmemLayoutA{})(mm::_, mm::_, 1);  // (BM,BK) of stage 1
+  auto crd = mm::make_identity_tensor(mm::make_shape(mm::Int<bm>{}, mm::Int<bk>{}));  // (BM,BK) -> (m,k)
+  const auto copy = ch07::detail::k_major_register_copy<Cfg, bm>();
+  std::vector<int> hits(std::size_t(bm * bk), 0);
+  for (int t = 0; t < T::kThreads; ++t) {
+    auto c = copy.get_slice(t).partition_D(crd);
+    ASSERT_EQ(int(mm::size(c)), 8) << "a 4×2 block per thread";
+    for (int i = 0; i < 8; ++i) ++hits[std::size_t(int(mm::get<0>(c(i))) + bm * int(mm::get<1>(c(i))))];
+    for (int i = 1; i < 4; ++i)  // values m + 4k: 4 consecutive rows of one k, then the next k
+      EXPECT_EQ(mm::get<0>(c(i)), mm::get<0>(c(0)) + i) << "thread " << t;
+    EXPECT_EQ(mm::get<1>(c(4)), mm::get<1>(c(0)) + 1) << "thread " << t;
+    EXPECT_EQ(int(mm::get<1>(c(0))) % 2, 0) << "thread " << t << ": its k pair starts at an even k (8-byte loads)";
+  }
+  for (int h : hits) EXPECT_EQ(h, 1);
+  for (int w = 0; w < T::kThreads / 32; ++w)
+    for (int j = 0; j < 2; ++j) {  // the store of k = 2·pair + j
+      std::vector<int> starts(32);
+      std::set<int> sectors;  // the global loads of row offset i = 0: 32-byte sectors of a row-major A
+      for (int lane = 0; lane < 32; ++lane) {
+        auto d = copy.get_slice(32 * w + lane).partition_D(s);
+        starts[std::size_t(lane)] = d(4 * j);
+        auto c = copy.get_slice(32 * w + lane).partition_D(crd)(0);
+        sectors.insert((int(mm::get<0>(c)) * bk + int(mm::get<1>(c))) / 8);
+      }
+      EXPECT_EQ(mm::test::lds128_wavefronts(starts), 4) << "warp " << w << " k " << j;  // 4 = no conflict
+      EXPECT_EQ(sectors.size(), 8u) << "warp " << w << ": 32 lanes × 8 bytes in 8 whole sectors";
+    }
 }
 
 template <class Cfg>

@@ -222,13 +222,14 @@ def plot_ladder(rows, headline, out_dir) -> bool:
                     fontsize=9, zorder=4,
                     bbox=dict(boxstyle="square,pad=0.15", facecolor="white", edgecolor="none"))
     ax.set_yticks(ys)
-    ax.set_yticklabels([f"{c.split('_', 1)[0]}  {r.kernel}" for c, r, _, _ in data], fontsize=9.5)
+    ax.set_yticklabels([f"{c.split('_', 1)[0]}  {r.kernel}" + (f" ({r.layout})" if kind not in ("copy", "cpu") and r.layout != "RRR" else "")
+                        for c, r, _, kind in data], fontsize=9.5)
     ax.set_xlim(0, 150)
     ax.set_xticks([0, 20, 40, 60, 80, 100])
     ax.set_ylim(-0.6, len(data) - 0.4)
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(f"% of the baseline measured in the same run (ratio of median times)\n"
-                  f"GPU GEMMs: C = A·B at {headline}³, A, B and C row-major")
+                  f"GPU GEMMs: C = A·B at {headline}³, A, B and C row-major (RCR: C = A·Bᵀ, where a chapter takes only that)")
     ax.set_title(f"Each chapter's best step on {gpu_name(rows)} (100% = the baseline, dashed)", fontsize=11, loc="left")
     kinds = [k for k in KIND_COLORS if any(kind == k for *_, kind in data)]
     ax.legend(handles=[Patch(facecolor=KIND_COLORS[k], hatch="//" if k == "copy" else None,
@@ -438,15 +439,14 @@ def plot_speedup(rows, colors, out_dir) -> bool:
 
 
 def best_kernels(rows: list[rd.Row], headline: int | None) -> dict[str, rd.Row]:
-    """Per GPU GEMM chapter, its best kernel: the fastest at the headline size (the summary table's
-    choice), else at the chapter's largest square size."""
+    """Per GPU GEMM chapter, its best kernel: the summary table's choice (rd.best_row: the fastest at
+    the headline size, else at the chapter's largest square size; a chapter's entry point where it
+    has one)."""
     out = {}
     for chapter in rd.gpu_gemm_chapters(rows):
-        mine = [r for r in rows if r.chapter == chapter and r.is_square and r.tflops and not r.is_baseline]
-        if not mine:
-            continue
-        at = [r for r in mine if r.m == headline] or [r for r in mine if r.m == max(x.m for x in mine)]
-        out[chapter] = max(at, key=lambda r: r.tflops)
+        found = rd.best_row(rows, chapter, headline)
+        if found is not None and found[0].is_square and found[0].tflops:
+            out[chapter] = found[0]
     return out
 
 
@@ -736,6 +736,114 @@ def plot_vs_cublas_sizes(all_rows, out_dir) -> bool:
     return True
 
 
+# --- Chapter 11: the shape suite ------------------------------------------------------------------
+CH11 = "11_every_shape"
+CH11_STEPS = ("ch10_tma_store", "tile_shapes", "split_k", "swap_ab", "every_shape")
+
+
+def ch11_problems(rows: list[rd.Row]) -> list[tuple[int, int, int]]:
+    """The suite's problems in the order the binary ran them."""
+    problems: list[tuple[int, int, int]] = []
+    for r in rows:
+        if (r.m, r.n, r.k) not in problems:
+            problems.append((r.m, r.n, r.k))
+    return problems
+
+
+def ch11_group(m: int, n: int, k: int) -> str:
+    """Which part of the suite a problem belongs to."""
+    if m == n == k:
+        return "squares"
+    return "prefill" if m >= 4096 else "decode"
+
+
+def ch11_label(m: int, n: int, k: int) -> str:
+    return f"{m}³" if m == n == k else f"{m}×{n}×{k}"
+
+
+def plot_ch11_suite(all_rows, out_dir) -> bool:
+    """Chapter 11's figure: % of cuBLAS of every_shape and of chapter 10's best at every problem of
+    the shape suite, grouped into squares, prefill and decode."""
+    name = "ch11_suite"
+    rows = [r for r in all_rows if r.chapter == CH11]
+    if not rows:
+        skip(name, f"no rows of chapter {CH11}", out_dir)
+        return False
+    problems = ch11_problems(rows)
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.28 * len(problems) + 2.5), 5.0))
+    series = [("ch10_tma_store", "chapter 10's best (tma_store, one 128×256 tile)", "#9e9e9e", "s"),
+              ("every_shape", "chapter 11's every_shape (kernel picked per shape)", "#1565c0", "o")]
+    for kernel, label, color, marker in series:
+        pts = {(r.m, r.n, r.k): r.pct for r in rows if r.kernel == kernel and r.pct is not None}
+        xs = [j for j, pr in enumerate(problems) if pr in pts]
+        ax.plot(xs, [pts[problems[j]] for j in xs], marker=marker, markersize=4.5, linestyle="none", color=color, label=label)
+    ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="cuBLAS (same run)")
+    # The groups, separated and named.
+    start = 0
+    for j in range(1, len(problems) + 1):
+        if j == len(problems) or ch11_group(*problems[j]) != ch11_group(*problems[start]):
+            ax.text((start + j - 1) / 2, 1.01, ch11_group(*problems[start]), transform=ax.get_xaxis_transform(),
+                    ha="center", va="bottom", fontsize=9)
+            if j < len(problems):
+                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
+            start = j
+    ax.set_xticks(range(len(problems)))
+    ax.set_xticklabels([ch11_label(*pr) for pr in problems], rotation=90, fontsize=7)
+    ax.set_xlim(-0.7, len(problems) - 0.3)
+    ax.set_ylim(0, max(115, max((r.pct or 0) for r in rows) + 5))
+    ax.set_ylabel("% of cuBLAS (ratio of median times)")
+    ax.set_xlabel("problem M×N×K (bf16, C = A·Bᵀ, RCR)")
+    gpus = " / ".join(sorted({r.gpu for r in rows} - {""})) or "GPU"
+    ax.set_title(f"Chapter 11 against cuBLAS over the shape suite ({gpus})", pad=18)
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    fig.tight_layout()
+    save(fig, out_dir, name)
+    return True
+
+
+def plot_ch11_which_kernel(all_rows, out_dir) -> bool:
+    """Chapter 11's "which kernel wins where": % of cuBLAS of each step at each problem of the suite,
+    one row per problem, the fastest of the three kernels (tile_shapes, split_k, swap_ab) outlined."""
+    name = "ch11_which_kernel"
+    rows = [r for r in all_rows if r.chapter == CH11]
+    if not rows:
+        skip(name, f"no rows of chapter {CH11}", out_dir)
+        return False
+    problems = ch11_problems(rows)
+    steps = [k for k in CH11_STEPS if any(r.kernel == k for r in rows)]
+    pct = {(r.kernel, (r.m, r.n, r.k)): r.pct for r in rows}
+    import numpy as np
+    grid = np.full((len(problems), len(steps)), np.nan)
+    for i, pr in enumerate(problems):
+        for j, k in enumerate(steps):
+            v = pct.get((k, pr))
+            if v is not None:
+                grid[i, j] = v
+    fig, ax = plt.subplots(figsize=(6.4, 0.22 * len(problems) + 1.6))
+    ax.imshow(grid, aspect="auto", cmap="RdYlGn", vmin=40, vmax=110)
+    kernels = [j for j, k in enumerate(steps) if k in ("tile_shapes", "split_k", "swap_ab")]
+    for i, pr in enumerate(problems):
+        for j in range(len(steps)):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=6.5)
+            else:
+                ax.text(j, i, "–", ha="center", va="center", fontsize=6.5, color="#757575")
+        vals = [(grid[i, j], j) for j in kernels if not np.isnan(grid[i, j])]
+        if vals:
+            best = max(vals)[1]
+            ax.add_patch(plt.Rectangle((best - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.3))
+    ax.set_xticks(range(len(steps)))
+    ax.set_xticklabels(steps, fontsize=8)
+    ax.xaxis.tick_top()
+    ax.set_yticks(range(len(problems)))
+    ax.set_yticklabels([ch11_label(*pr) for pr in problems], fontsize=6.5)
+    ax.set_title("% of cuBLAS at each shape; outlined: the fastest of tile_shapes, split_k, swap_ab\n"
+                 "(– : the kernel does not take the shape: swap_ab takes M ≤ 64)", fontsize=8.5, pad=22)
+    fig.tight_layout()
+    save(fig, out_dir, name)
+    return True
+
+
 # --- Predicted against measured (inputs: plots/predictions.py) -------------------------------------
 HIT_COLOR, MISS_COLOR, PARTLY_COLOR = "#2e7d32", "#c62828", "#ef6c00"
 
@@ -901,7 +1009,8 @@ def main(argv=None) -> int:
     drawn = [plot_ladder(rows, headline, args.out), plot_speedup(rows, colors, args.out),
              plot_best_vs_size(rows, headline, colors, args.out), plot_roofline(rows, colors, args.out),
              plot_copy(rows, colors, args.out), plot_vs_cublas_sizes(all_rows, args.out),
-             plot_fp32_sizes(all_rows, args.out), plot_predictions(all_rows, colors, args.out)]
+             plot_fp32_sizes(all_rows, args.out), plot_predictions(all_rows, colors, args.out),
+             plot_ch11_suite(all_rows, args.out), plot_ch11_which_kernel(all_rows, args.out)]
     drawn += [plot_chapter_ladder(all_rows, chapter, args.out) for chapter in rd.chapters(all_rows)]
     if not any(drawn):
         print(f"error: --data: nothing to plot in {args.data}", file=sys.stderr)

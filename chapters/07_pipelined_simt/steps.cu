@@ -3,7 +3,9 @@
 // orders each), once, into the ch07_steps library.
 #include "07_pipelined_simt/fragment_pipelined.cuh"
 #include "07_pipelined_simt/pipelined.cuh"
+#if MM_APPENDIX_STEPS
 #include "07_pipelined_simt/register_transpose.cuh"
+#endif
 #include "07_pipelined_simt/steps.hpp"
 
 namespace mm::ch07 {
@@ -15,12 +17,14 @@ GemmKernel<float, float> pipelined_step(const char* name) {
   return {.name = name, .dtype = DType::f32, .launch = launch_pipelined<Cfg>, .rejects = pipelined_rejects<Cfg>,
           .needs = arch::sm80};
 }
+#if MM_APPENDIX_STEPS
 /// A step of register_transpose.cuh under `name`.
 template <class Cfg>
 GemmKernel<float, float> register_transpose_step(const char* name) {
   return {.name = name, .dtype = DType::f32, .launch = launch_register_transpose<Cfg>,
           .rejects = pipelined_rejects<Cfg>, .needs = arch::sm80};
 }
+#endif
 /// A step of fragment_pipelined.cuh under `name`.
 template <class Cfg>
 GemmKernel<float, float> fragment_pipelined_step(const char* name) {
@@ -45,9 +49,11 @@ std::vector<GemmKernel<float, float>> steps() {
       fragment_pipelined_step<FragmentPipelinedCfg>("fragment_pipelined"),
       fragment_pipelined_step<DeepKCfg>("deep_k"),
       fragment_pipelined_step<BigTileCfg>("big_tile"),
+#if MM_APPENDIX_STEPS
       // deep_k with a row-major A copied through registers: 8-byte loads along K, 16-byte
-      // conflict-free stores along M (issue 26; best() moves here if it measures faster).
+      // conflict-free stores along M. Measured slower in RRR and RCR (the page's appendix).
       register_transpose_step<RegisterTransposeCfg>("register_transpose"),
+#endif
   };
 }
 

@@ -244,7 +244,7 @@ struct TileShape {
   double efficiency;
 };
 /// The tiles tile_shapes chooses from, in the order of preference on a tie.
-inline constexpr TileShape kTileShapes[] = {{128, 256, 1.0}, {128, 192, 0.99}, {128, 128, 0.92}, {128, 64, 0.70}};
+inline constexpr TileShape kTileShapes[] = {{128, 256, 1.0}, {128, 192, 0.99}, {128, 128, 0.92}, {128, 64, 0.53}};
 
 /// The model's time of a problem in units of one 128×256 tile's time on one SM: waves × tile work /
 /// efficiency, with waves = ceil(tiles / sms).

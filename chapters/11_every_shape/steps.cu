@@ -54,6 +54,13 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_128x192", on_grid(prepare_tile_shape<Tile128x192Cfg>, max_blocks), tile_shapes_rejects),
       step("tile_128x128", on_grid(prepare_tile_shape<Tile128x128Cfg>, max_blocks), tile_shapes_rejects),
       step("tile_128x64", on_grid(prepare_tile_shape<Tile128x64Cfg>, max_blocks), tile_shapes_rejects),
+      // swap_ab's decode variants with the 16-wide tile at any M <= 64: K steps of 128; tiles of 64 rows of N
+      step("swap_ab_bk128", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+             return prepare_swap_ab_with<SwapAB16Bk128Cfg>(p, a, b, c, 0, blocks);
+           }, max_blocks), swap_ab_rejects),
+      step("swap_ab_rows64", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+             return prepare_swap_ab_with<SwapAB16Rows64Cfg>(p, a, b, c, 0, blocks);
+           }, max_blocks), swap_ab_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)
       step("split_k_second_kernel", on_grid(prepare_split_k_second_kernel, max_blocks), split_k_rejects),
 #endif

@@ -38,6 +38,20 @@ struct SwapAB64Cfg : SwapAB16Cfg {
   using BN = _64;
 };
 
+/// Two variants measured against SwapAB16Cfg at the decode shapes (appendix steps): K steps of 128
+/// (two 128-byte boxes of each row of B per stage, 4 stages of 36 KB) ...
+struct SwapAB16Bk128Cfg : SwapAB16Cfg {
+  using BK = _128;
+  static constexpr int kStages = 4;
+};
+/// ... and tiles of 64 rows of N, one consumer warpgroup (twice the tiles, as cuBLAS's decode kernel
+/// has them).
+struct SwapAB16Rows64Cfg : SwapAB16Cfg {
+  using BM = _64;
+  static constexpr int kConsumers = 1;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+};
+
 /// The largest M swap_ab takes: beyond it, A fills wgmma's 64 rows by itself.
 inline constexpr std::int64_t kSwapMaxM = 64;
 
@@ -182,18 +196,24 @@ inline std::string swap_ab_rejects(const GemmProblem& p) {
 }
 
 /// How many K slices for a swapped problem of `tiles` tiles, `k_steps` K steps: the count that
-/// minimizes the modeled bytes-over-bandwidth time, where B's N×K·2 bytes stream at the fraction of
-/// the GPU the units keep busy (units / (waves × SMs)) and each slice beyond one costs its partial
-/// written and read again (8 bytes for each of the N × `tile_bn` values of its slots). At least 4 K steps per
-/// slice, at most 16 slices.
+/// minimizes the modeled time, in bytes at the GPU's bandwidth: B's N×K·2 bytes streamed at the
+/// fraction of the GPU the units keep busy (units / (rounds × SMs)); each slice beyond one adds its
+/// partial sums written and read again (8 bytes for each of the N × `tile_bn` values of its slots);
+/// each round of units adds a fixed cost, kRoundBytes (a unit's epilogue and fixup while its ring
+/// waits: about 1.5 µs, the bytes the GPU would have moved meanwhile). At least 4 K steps per slice,
+/// at most 16 slices.
 inline int choose_swap_splits(const GemmProblem& p, int tile_bn, std::int64_t tiles, int k_steps, int sms) {
+  // Fitted to one case (M = 16, 14336×4096 in the run of the appendix: 7 slices in 6 rounds ran at
+  // 68% of cuBLAS where 1 slice, as M = 32's tile chose, ran at 96%).
+  constexpr double kRoundBytes = 6e6;
   const double weights = 2.0 * double(p.n) * double(p.k), partial = 8.0 * double(tile_bn) * double(p.n);
   int best = 1;
   double best_time = 0;
   for (int s = 1; s <= 16 && s <= std::max(1, k_steps / 4); ++s) {
     const std::int64_t units = tiles * s;
-    const double busy = double(units) / double(launch::ceil_div(units, sms) * sms);
-    const double time = weights / busy + (s > 1 ? partial * s : 0.0);
+    const std::int64_t rounds = launch::ceil_div(units, sms);
+    const double busy = double(units) / double(rounds * sms);
+    const double time = weights / busy + (s > 1 ? partial * s : 0.0) + kRoundBytes * double(rounds);
     if (s == 1 || time < best_time) {
       best = s;
       best_time = time;

@@ -17,7 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_transpose
           ch05_layout_matmul ch06_tiled_copy_mma ch06_sizes ch07_pipelined_simt ch08_tensor_cores ch08_mma_ceiling
-          ch09_hopper_wgmma_tma ch10_hopper_persistent ch10_sizes)
+          ch09_hopper_wgmma_tma ch10_hopper_persistent ch10_sizes ch11_every_shape)
 
 # Rough times measured on a 2-core machine (seconds; mm_minutes scales the build to this machine's cores):
 CONFIGURE_S=25         # cmake --preset default, fresh
@@ -47,7 +47,7 @@ else
   run:   ch01_cpu_matmul on this CPU at 256³, 512³ and 1024³: $(mm_minutes $RUN_CH01_S) (progress on stderr),
          CSV into build/results/ch01_cpu_matmul.csv
   draw:  the figures from the committed H200 results (plots/data/h200): $(mm_minutes $DRAW_S)
-  skip:  chapters 02-10 (they need a GPU) and the tests (bash scripts/test.sh: it builds
+  skip:  chapters 02-11 (they need a GPU) and the tests (bash scripts/test.sh: it builds
          everything, about 9 min on 2 cores)
   in all: $(mm_minutes $(( $(mm_scaled $((CONFIGURE_S + BUILD_CH01_S))) + RUN_CH01_S + DRAW_S ))) on this machine ($MM_JOBS cores) from a fresh clone
 EOF
@@ -106,5 +106,5 @@ else
   mm_draws_committed_figures || figures=build/figures
   say "drawing the figures from the committed H200 results (plots/data/h200) into $figures/"
   "$MM_PY" plots/plot.py --data plots/data/h200 --out "$figures"
-  say "done in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s (no GPU: chapters 02-10 skipped): chapter 01's results in build/results/ch01_cpu_matmul.csv, figures (H200 data) in $figures/"
+  say "done in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s (no GPU: chapters 02-11 skipped): chapter 01's results in build/results/ch01_cpu_matmul.csv, figures (H200 data) in $figures/"
 fi

@@ -3,6 +3,8 @@
 //
 //   raw instruction                          traits
 //   SM90_64xNx16_F32BF16BF16_SS<N, A, B>  <-> MMA_Traits<...>: D(64×N,f32) += A(64×16,bf16)·B(16×N,bf16)
+//   SM90_64xNx8_F32TF32TF32_SS<N>           D(64×N,f32) += A(64×8,tf32)·B(8×N,tf32), K-major only
+//   SM90_64xNx32_F32E4M3E4M3_SS<N>          D(64×N,f32) += A(64×32,e4m3)·B(32×N,e4m3), K-major only
 //   GmmaDescriptor, make_gmma_desc          the 64-bit word that tells the tensor core where a tile of
 //                                           A or B lies in shared memory and how it is swizzled
 //
@@ -25,6 +27,7 @@
 #include <type_traits>
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
 #include "layout/copy.hpp"  // detail::smem_address
 #include "layout/mma.hpp"
@@ -283,6 +286,12 @@ struct SM90_64xNx16_F32BF16BF16_SS {
   }
 };
 
+/// The accumulator layout of every wgmma with fp32 D (bf16, tf32, e4m3 inputs alike), 64×N:
+/// (thr, val) -> m + 64·n, as the traits below explain it.
+template <int N>
+using GmmaAccumulatorLayout = Layout<Shape<Shape<_4, _8, _4>, Shape<_2, _2, Int<N / 8>>>,
+                                     Stride<Stride<_128, _1, _16>, Stride<_64, _8, _512>>>;
+
 /// The traits of the bf16 wgmma: shapes, and the accumulator's thread-value layout. From the PTX ISA's
 /// figure "WGMMA .m64nNk16 register fragment layout for accumulator matrix D": thread t of the
 /// warpgroup is lane t % 32 of warp t / 32, and its register d_i holds
@@ -304,15 +313,110 @@ struct MMA_Traits<SM90_64xNx16_F32BF16BF16_SS<N, MajorA, MajorB>> {
   /// (thr, val) -> n + N·k: the whole N×16 tile, seen by every thread
   using BLayout = Layout<Shape<_128, Shape<Int<N>, _16>>, Stride<_0, Stride<_1, Int<N>>>>;
   /// (thr, val) -> m + 64·n
-  using CLayout = Layout<Shape<Shape<_4, _8, _4>, Shape<_2, _2, Int<N / 8>>>,
-                         Stride<Stride<_128, _1, _16>, Stride<_64, _8, _512>>>;
+  using CLayout = GmmaAccumulatorLayout<N>;
 };
 
-/// One K block of a stage for one warpgroup: the K/16 wgmma that multiply a (64,K) tile of A by a
+/// `wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32` with A and B in shared memory ("SS"):
+/// D(64×N) = A(64×8)·B(8×N) + (accumulate ? D : 0), tf32 operands (fp32 in memory: the tensor core
+/// reads each value's sign, exponent and top 10 mantissa bits). Both operands K-major: wgmma reads
+/// tf32 (and fp8) only K-major from shared memory, so a row-major B must be transposed on its way
+/// in. One instruction reads 8 × 4 = 32 bytes of each row of A and B: the 32 bytes of bf16's k16
+/// and of fp8's k32. sm_90a.
+template <int N>
+struct SM90_64xNx8_F32TF32TF32_SS {
+  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 192 || N == 256,
+                "wgmma tf32 atoms are provided for N = 16, 32, 64, 128, 192, 256 (tools/gen_mma_sm90_ops.py)");
+  using DRegisters = float[N / 2];  ///< this thread's accumulators
+  /// One instruction; `accumulate` false overwrites D with A·B.
+  template <class = void>
+  MM_HD static void fma(GmmaDescriptor desc_a, GmmaDescriptor desc_b, float (&d)[N / 2], bool accumulate) {
+    detail::require_sm90a_wgmma<float>();
+#if defined(MM_HAVE_WGMMA)
+    if constexpr (N == 16) detail::wgmma_m64n16k8_f32_tf32_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 32) detail::wgmma_m64n32k8_f32_tf32_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 64) detail::wgmma_m64n64k8_f32_tf32_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 128) detail::wgmma_m64n128k8_f32_tf32_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 192) detail::wgmma_m64n192k8_f32_tf32_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 256) detail::wgmma_m64n256k8_f32_tf32_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+#else
+    (void)desc_a, (void)desc_b, (void)d, (void)accumulate;
+#if !defined(__CUDA_ARCH__)
+    detail::warp_mma_on_host("SM90_64xNx8_F32TF32TF32_SS (wgmma)");
+#endif
+#endif
+  }
+};
+
+/// The traits of the tf32 wgmma: K = 8 per instruction; the accumulator layout is bf16's.
+template <int N>
+struct MMA_Traits<SM90_64xNx8_F32TF32TF32_SS<N>> {
+  using ValTypeD = float;  ///< Accumulator type written.
+  using ValTypeA = float;  ///< A element type (tf32 in an fp32 word).
+  using ValTypeB = float;  ///< B element type (tf32 in an fp32 word).
+  using ValTypeC = float;  ///< Accumulator type read.
+  using Shape_MNK = Shape<_64, Int<N>, _8>;  ///< The tile of one instruction.
+  using ThrID = Layout<_128>;                ///< A warpgroup.
+  /// (thr, val) -> m + 64·k: the whole 64×8 tile, seen by every thread
+  using ALayout = Layout<Shape<_128, Shape<_64, _8>>, Stride<_0, Stride<_1, _64>>>;
+  /// (thr, val) -> n + N·k: the whole N×8 tile, seen by every thread
+  using BLayout = Layout<Shape<_128, Shape<Int<N>, _8>>, Stride<_0, Stride<_1, Int<N>>>>;
+  /// (thr, val) -> m + 64·n
+  using CLayout = GmmaAccumulatorLayout<N>;
+};
+
+/// `wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3` with A and B in shared memory ("SS"):
+/// D(64×N) = A(64×32)·B(32×N) + (accumulate ? D : 0), fp8 e4m3 operands (1 sign, 4 exponent, 3
+/// mantissa bits), both K-major; 32 × 1 = 32 bytes of each row per instruction. The products are
+/// added into fp32 accumulators, but the tensor core keeps fewer bits than fp32 while it adds within
+/// and across instructions (chapter 12's accuracy section). sm_90a.
+template <int N>
+struct SM90_64xNx32_F32E4M3E4M3_SS {
+  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 192 || N == 256,
+                "wgmma e4m3 atoms are provided for N = 16, 32, 64, 128, 192, 256 (tools/gen_mma_sm90_ops.py)");
+  using DRegisters = float[N / 2];  ///< this thread's accumulators
+  /// One instruction; `accumulate` false overwrites D with A·B.
+  template <class = void>
+  MM_HD static void fma(GmmaDescriptor desc_a, GmmaDescriptor desc_b, float (&d)[N / 2], bool accumulate) {
+    detail::require_sm90a_wgmma<float>();
+#if defined(MM_HAVE_WGMMA)
+    if constexpr (N == 16) detail::wgmma_m64n16k32_f32_e4m3_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 32) detail::wgmma_m64n32k32_f32_e4m3_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 64) detail::wgmma_m64n64k32_f32_e4m3_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 128) detail::wgmma_m64n128k32_f32_e4m3_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 192) detail::wgmma_m64n192k32_f32_e4m3_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 256) detail::wgmma_m64n256k32_f32_e4m3_ss(d, desc_a.desc, desc_b.desc, int(accumulate));
+#else
+    (void)desc_a, (void)desc_b, (void)d, (void)accumulate;
+#if !defined(__CUDA_ARCH__)
+    detail::warp_mma_on_host("SM90_64xNx32_F32E4M3E4M3_SS (wgmma)");
+#endif
+#endif
+  }
+};
+
+/// The traits of the e4m3 wgmma: K = 32 per instruction; the accumulator layout is bf16's.
+template <int N>
+struct MMA_Traits<SM90_64xNx32_F32E4M3E4M3_SS<N>> {
+  using ValTypeD = float;          ///< Accumulator type written.
+  using ValTypeA = __nv_fp8_e4m3;  ///< A element type.
+  using ValTypeB = __nv_fp8_e4m3;  ///< B element type.
+  using ValTypeC = float;          ///< Accumulator type read.
+  using Shape_MNK = Shape<_64, Int<N>, _32>;  ///< The tile of one instruction.
+  using ThrID = Layout<_128>;                 ///< A warpgroup.
+  /// (thr, val) -> m + 64·k: the whole 64×32 tile, seen by every thread
+  using ALayout = Layout<Shape<_128, Shape<_64, _32>>, Stride<_0, Stride<_1, _64>>>;
+  /// (thr, val) -> n + N·k: the whole N×32 tile, seen by every thread
+  using BLayout = Layout<Shape<_128, Shape<Int<N>, _32>>, Stride<_0, Stride<_1, Int<N>>>>;
+  /// (thr, val) -> m + 64·n
+  using CLayout = GmmaAccumulatorLayout<N>;
+};
+
+/// One K block of a stage for one warpgroup: the K/KI wgmma that multiply a (64,K) tile of A by a
 /// (N,K) tile of B in shared memory into `acc`, issued as one group between warpgroup_arrive and
 /// warpgroup_commit (the caller waits for it with warpgroup_wait). `Atom` is the wgmma
-/// (SM90_64xNx16_F32BF16BF16_SS<N, MajorA, MajorB>); each k16 slice's descriptors are read off the
-/// tiles' layouts. `accumulate` false (the first K block of a tile) makes the first wgmma overwrite
+/// (SM90_64xNx16_F32BF16BF16_SS<N, MajorA, MajorB>, SM90_64xNx8_F32TF32TF32_SS<N>,
+/// SM90_64xNx32_F32E4M3E4M3_SS<N>); KI is its K (16, 8, 32: 32 bytes of a row each), and each
+/// slice's descriptors are read off the tiles' layouts. `accumulate` false (the first K block of a tile) makes the first wgmma overwrite
 /// the accumulators instead of adding to them: CuTe's ScaleOut::Zero, so that no loop zeroes them
 /// (the slices after the first always add).
 ///
@@ -326,13 +430,14 @@ MM_HD void gmma_k_block(TA const& a_tile, TB const& b_tile, float (&acc)[NAcc], 
   using MA = Int<size_v<std::remove_cvref_t<decltype(get<0>(typename Sa::shape_type{}))>>>;  // 64
   using MB = Int<size_v<std::remove_cvref_t<decltype(get<0>(typename Sb::shape_type{}))>>>;  // N
   constexpr int K = size_v<std::remove_cvref_t<decltype(get<1>(typename Sa::shape_type{}))>>;
-  static_assert(K % 16 == 0, "gmma_k_block: K in whole k16 slices");
+  using KI = Int<size_v<std::remove_cvref_t<decltype(get<2>(typename MMA_Traits<Atom>::Shape_MNK{}))>>>;  // 16, 8, 32
+  static_assert(K % KI::value == 0, "gmma_k_block: K in whole slices of the instruction's K");
   warpgroup_fence_operand(acc);
   warpgroup_arrive();
 MM_UNROLL
-  for (int kk = 0; kk < K / 16; ++kk) {
-    auto a_k = local_tile(a_tile, make_shape(MA{}, _16{}), make_coord(0, kk));  // (64,16)
-    auto b_k = local_tile(b_tile, make_shape(MB{}, _16{}), make_coord(0, kk));  // (N,16)
+  for (int kk = 0; kk < K / KI::value; ++kk) {
+    auto a_k = local_tile(a_tile, make_shape(MA{}, KI{}), make_coord(0, kk));  // (64,KI)
+    auto b_k = local_tile(b_tile, make_shape(MB{}, KI{}), make_coord(0, kk));  // (N,KI)
     Atom::fma(make_gmma_desc<MajorA>(a_k), make_gmma_desc<MajorB>(b_k), acc, kk > 0 || accumulate);
   }
   warpgroup_commit();

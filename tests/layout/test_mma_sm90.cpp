@@ -24,9 +24,8 @@ RowCol ptx_wgmma_d(int t, int i) {
   return {16 * warp + lane / 4 + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2};
 }
 
-template <int N>
+template <int N, class Atom = SM90_64xNx16_F32BF16BF16_SS<N, GmmaMajor::K, GmmaMajor::K>>
 void expect_accumulator_layout_matches_ptx() {
-  using Atom = SM90_64xNx16_F32BF16BF16_SS<N, GmmaMajor::K, GmmaMajor::K>;
   using C = typename MMA_Traits<Atom>::CLayout;
   static_assert(size_v<decltype(get<0>(typename C::shape_type{}))> == 128, "a warpgroup");
   static_assert(size_v<decltype(get<1>(typename C::shape_type{}))> == N / 2, "N/2 accumulators per thread");
@@ -46,6 +45,42 @@ TEST(MmaSm90, AccumulatorLayoutMatchesPtxFigure) {
   expect_accumulator_layout_matches_ptx<64>();
   expect_accumulator_layout_matches_ptx<128>();
   expect_accumulator_layout_matches_ptx<256>();
+  // The same figure holds for the other input types with fp32 D (the ISA's m64nNk8 tf32 and m64nNk32
+  // e4m3 accumulator fragments), and for the narrow and non-power-of-two N chapter 11 uses.
+  expect_accumulator_layout_matches_ptx<16>();
+  expect_accumulator_layout_matches_ptx<192>();
+  expect_accumulator_layout_matches_ptx<128, SM90_64xNx8_F32TF32TF32_SS<128>>();
+  expect_accumulator_layout_matches_ptx<16, SM90_64xNx8_F32TF32TF32_SS<16>>();
+  expect_accumulator_layout_matches_ptx<256, SM90_64xNx32_F32E4M3E4M3_SS<256>>();
+  expect_accumulator_layout_matches_ptx<32, SM90_64xNx32_F32E4M3E4M3_SS<32>>();
+}
+
+// Every wgmma reads 32 bytes of each row of A and B: k16 of bf16, k8 of tf32, k32 of e4m3. Sliced
+// as gmma_k_block slices a K-major stage (128-byte swizzled rows: 64 bf16, 32 fp32, 128 fp8), the
+// descriptors of consecutive instructions start 32 bytes apart, four to a swizzle row, with the
+// same 1024-byte stride between 8-row groups and the 128-byte swizzle whatever the type.
+template <class Atom, class T>
+void expect_k_slices_32_bytes_apart() {
+  constexpr int kRow = 128 / int(sizeof(T));  // elements in one 128-byte row
+  using KI = Int<size_v<std::remove_cvref_t<decltype(get<2>(typename MMA_Traits<Atom>::Shape_MNK{}))>>>;
+  static_assert(KI::value * int(sizeof(T)) == 32, "32 bytes of K per instruction");
+  alignas(1024) static T smem[2 * 64 * kRow];
+  auto stage = make_tensor(make_smem_ptr(smem), tile_to_shape(GmmaLayoutK_SW128_Atom<T>{}, make_shape(_64{}, Int<kRow>{}, _2{})));
+  const auto base = std::uint32_t(reinterpret_cast<std::uintptr_t>(smem));
+  for (int s = 0; s < 2; ++s)
+    for (int kk = 0; kk < kRow / KI::value; ++kk) {
+      auto slice = local_tile(stage(_, _, s), make_shape(_64{}, KI{}), make_coord(0, kk));  // (64,KI)
+      const GmmaDescriptor d = make_gmma_desc<GmmaMajor::K>(slice);
+      EXPECT_EQ(d.start_bytes(), (base + std::uint32_t(s * 64 * 128 + 32 * kk)) & 0x3FFF0u) << sizeof(T) << " " << kk;
+      EXPECT_EQ(d.sbo_bytes(), 1024u);
+      EXPECT_EQ(d.swizzle(), GmmaSwizzle::b128);
+    }
+}
+
+TEST(MmaSm90, EveryInstructionReads32BytesOfARow) {
+  expect_k_slices_32_bytes_apart<SM90_64xNx16_F32BF16BF16_SS<128, GmmaMajor::K, GmmaMajor::K>, __nv_bfloat16>();
+  expect_k_slices_32_bytes_apart<SM90_64xNx8_F32TF32TF32_SS<128>, float>();
+  expect_k_slices_32_bytes_apart<SM90_64xNx32_F32E4M3E4M3_SS<128>, __nv_fp8_e4m3>();
 }
 
 TEST(MmaSm90, TiledMmaOfTwoWarpgroupsCoversTheBlockOnce) {

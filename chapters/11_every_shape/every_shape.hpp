@@ -8,8 +8,10 @@
 //                    when the tiles fill less than half the GPU (choose_splits); with one slice it
 //                    is tile_shapes' kernel
 //
-// choose() returns the decision as data, so that the tests and the page's picture of "which kernel
-// wins where" read the same rule the launch follows.
+// choose() returns the decision as data, for the tests and the page. It composes the helpers the
+// launches call themselves (choose_tile_shape, choose_splits, choose_swap_splits: the rule lives
+// there once), so the two agree by construction; what choose() adds is only the M <= 64 switch,
+// which prepare_every_shape makes the same way.
 //
 // Build: cmake --build build --target ch11_every_shape
 // Run:   build/bin/ch11_every_shape --kernel every_shape

@@ -199,7 +199,7 @@ template <class Cfg>
 std::function<void(cudaStream_t)> prepare_split_k_with(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                        int splits = 0, int max_blocks = 0) {
   if (std::string why = split_k_rejects(p); !why.empty()) throw std::invalid_argument("split_k: " + why);
-  const int sms = device_sms();
+  const int sms = device_sm_count();
   SplitKParams<Cfg> params{};
   make_rcr_operand_copies(params, p, A, B);
   params.m = int(p.m);
@@ -235,12 +235,9 @@ std::function<void(cudaStream_t)> prepare_split_k_with(const GemmProblem& p, con
 inline std::function<void(cudaStream_t)> prepare_split_k(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                          int max_blocks = 0) {
   if (std::string why = split_k_rejects(p); !why.empty()) throw std::invalid_argument("split_k: " + why);
-  switch (choose_tile_shape(p, device_sms())) {
-    case 0: return prepare_split_k_with<Tile128x256Cfg>(p, A, B, C, 0, max_blocks);
-    case 1: return prepare_split_k_with<Tile128x192Cfg>(p, A, B, C, 0, max_blocks);
-    case 2: return prepare_split_k_with<Tile128x128Cfg>(p, A, B, C, 0, max_blocks);
-    default: return prepare_split_k_with<Tile128x64Cfg>(p, A, B, C, 0, max_blocks);
-  }
+  return with_tile_shape(choose_tile_shape(p, device_sm_count()), [&](auto cfg) {
+    return prepare_split_k_with<decltype(cfg)>(p, A, B, C, 0, max_blocks);
+  });
 }
 
 }  // namespace mm::ch11

@@ -35,9 +35,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
   auto swap_ab = [splits](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
     if (splits <= 0) return prepare_swap_ab(p, a, b, c, blocks);
     if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
-    if (p.m <= 16) return prepare_swap_ab_with<SwapAB16Cfg>(p, a, b, c, splits, blocks);
-    if (p.m <= 32) return prepare_swap_ab_with<SwapAB32Cfg>(p, a, b, c, splits, blocks);
-    return prepare_swap_ab_with<SwapAB64Cfg>(p, a, b, c, splits, blocks);
+    return with_swap_tile(p.m, [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, a, b, c, splits, blocks); });
   };
   return {
       // tile_shapes.cuh: chapter 10's tma_store kernel, the tile (128×256, ×192, ×128, ×64) chosen per problem

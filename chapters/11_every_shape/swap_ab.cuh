@@ -55,6 +55,16 @@ struct SwapAB16Rows64Cfg : SwapAB16Cfg {
 /// The largest M swap_ab takes: beyond it, A fills wgmma's 64 rows by itself.
 inline constexpr std::int64_t kSwapMaxM = 64;
 
+/// Calls `f(Cfg{})` with the narrowest swap_ab tile that holds M (M <= kSwapMaxM): 16, 32 or 64
+/// columns of Cᵀ. The one place M becomes a tile (swap_ab, every_shape's choice and the tests'
+/// forced slices go through it).
+template <class F>
+decltype(auto) with_swap_tile(std::int64_t m, F&& f) {
+  if (m <= 16) return f(SwapAB16Cfg{});
+  if (m <= 32) return f(SwapAB32Cfg{});
+  return f(SwapAB64Cfg{});
+}
+
 /// The shared memory of the swapped kernel: split_k's rings, no C pieces (the register epilogue).
 template <class Cfg>
 struct SwapSharedStorage {
@@ -227,7 +237,7 @@ template <class Cfg>
 std::function<void(cudaStream_t)> prepare_swap_ab_with(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                        int splits = 0, int max_blocks = 0) {
   if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
-  const int sms = device_sms();
+  const int sms = device_sm_count();
   SwapParams<Cfg> params{};
   const int m = int(p.m), n = int(p.n), k = int(p.k);
   params.tma_x = make_tma_copy(SM90_TMA_LOAD_2D{}, make_tensor(B, make_layout(make_shape(n, k), make_stride(k, _1{}))),
@@ -263,9 +273,7 @@ std::function<void(cudaStream_t)> prepare_swap_ab_with(const GemmProblem& p, con
 inline std::function<void(cudaStream_t)> prepare_swap_ab(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                          int max_blocks = 0) {
   if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
-  if (p.m <= 16) return prepare_swap_ab_with<SwapAB16Cfg>(p, A, B, C, 0, max_blocks);
-  if (p.m <= 32) return prepare_swap_ab_with<SwapAB32Cfg>(p, A, B, C, 0, max_blocks);
-  return prepare_swap_ab_with<SwapAB64Cfg>(p, A, B, C, 0, max_blocks);
+  return with_swap_tile(p.m, [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, A, B, C, 0, max_blocks); });
 }
 
 }  // namespace mm::ch11

@@ -262,13 +262,16 @@ inline int choose_tile_shape(const GemmProblem& p, int sms) {
   return best;
 }
 
-/// The SMs of the current device (read once per call; the preparation is outside the timed region).
-inline int device_sms() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1)
-    throw std::runtime_error("cannot read the GPU's SM count");
-  return sms;
+/// Calls `f(Cfg{})` with the configuration of kTileShapes[index]: the one place an index of the
+/// model becomes a kernel's tile (tile_shapes, split_k and its appendix variant dispatch through it).
+template <class F>
+decltype(auto) with_tile_shape(int index, F&& f) {
+  switch (index) {
+    case 0: return f(Tile128x256Cfg{});
+    case 1: return f(Tile128x192Cfg{});
+    case 2: return f(Tile128x128Cfg{});
+    default: return f(Tile128x64Cfg{});
+  }
 }
 
 /// A's and B's TMA copies for an RCR problem, both (rows, K) K-major, into the configuration's stages.
@@ -314,12 +317,9 @@ std::function<void(cudaStream_t)> prepare_tile_shape(const GemmProblem& p, const
 inline std::function<void(cudaStream_t)> prepare_tile_shapes(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                              int max_blocks = 0) {
   if (std::string why = tile_shapes_rejects(p); !why.empty()) throw std::invalid_argument("tile_shapes: " + why);
-  switch (choose_tile_shape(p, device_sms())) {
-    case 0: return prepare_tile_shape<Tile128x256Cfg>(p, A, B, C, max_blocks);
-    case 1: return prepare_tile_shape<Tile128x192Cfg>(p, A, B, C, max_blocks);
-    case 2: return prepare_tile_shape<Tile128x128Cfg>(p, A, B, C, max_blocks);
-    default: return prepare_tile_shape<Tile128x64Cfg>(p, A, B, C, max_blocks);
-  }
+  return with_tile_shape(choose_tile_shape(p, device_sm_count()), [&](auto cfg) {
+    return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks);
+  });
 }
 
 }  // namespace mm::ch11

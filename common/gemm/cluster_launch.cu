@@ -1,7 +1,22 @@
 // Cluster launches and the resident-cluster count of a persistent grid (cluster_launch.hpp).
 #include "gemm/cluster_launch.hpp"
 
+#include <stdexcept>
 #include <string>
+
+namespace mm {
+
+int device_sm_count() {
+  int device = 0, sms = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess)
+    throw std::runtime_error(std::string("cannot read the GPU's SM count: ") + cudaGetErrorString(e));
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+    throw std::runtime_error(std::string("cannot read the GPU's SM count: ") + cudaGetErrorString(e));
+  if (sms < 1) throw std::runtime_error("cannot read the GPU's SM count: the driver reports " + std::to_string(sms));
+  return sms;
+}
+
+}  // namespace mm
 
 namespace mm::detail {
 
@@ -26,11 +41,8 @@ cudaLaunchConfig_t cluster_launch_config(dim3 grid, dim3 block, std::size_t smem
 int max_resident_clusters(const void* kernel, int cluster_size, int threads, std::size_t smem_bytes) {
   int count = 0;
   if (cluster_size <= 1) {
-    int device = 0, sms = 0, per_sm = 0;
-    if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess)
-      throw std::runtime_error(std::string("no CUDA device: ") + cudaGetErrorString(e));
-    if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
-      throw std::runtime_error(std::string("cannot read the SM count: ") + cudaGetErrorString(e));
+    const int sms = device_sm_count();
+    int per_sm = 0;
     if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes);
         e != cudaSuccess)
       throw std::runtime_error(std::string("cudaOccupancyMaxActiveBlocksPerMultiprocessor failed: ") +

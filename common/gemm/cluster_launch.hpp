@@ -21,6 +21,10 @@
 
 namespace mm {
 
+/// @brief The current GPU's SM count (a driver query). Throws std::runtime_error("cannot read the
+/// GPU's SM count: <reason>") when there is no device or the query fails.
+int device_sm_count();
+
 namespace detail {
 /// @brief See max_resident_clusters.
 int max_resident_clusters(const void* kernel, int cluster_size, int threads, std::size_t smem_bytes);

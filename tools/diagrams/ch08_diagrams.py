@@ -24,7 +24,6 @@ committed files byte for byte: after a new measurement, run this script and comm
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 
@@ -281,11 +280,7 @@ def draw_ceilings(data: pathlib.Path) -> Svg:
         s.text(x0 + 6, y + 16, hd.fmt(v), 11, fill="white", weight="bold", check=False)
         y += bar_h + 8
     ya = bottom + 6
-    s.line(x0, ya, X(top), ya, stroke=GREY)
-    for v in range(0, int(top) + 1, 200):
-        s.line(X(v), ya, X(v), ya + 5, stroke=GREY)
-        s.text(X(v), ya + 18, f"{v}", 10, anchor="middle", fill=GREY)
-    s.text(X(top), ya + 36, "TFLOP/s", 11, anchor="end", fill=GREY)
+    hd.tflops_axis(s, X, x0, top, ya)
     s.text(20, ya + 60, "from plots/data/h200: ch08_tensor_cores.csv, ch08_mma_ceiling.csv; 8 warps per SM = 2 per "
                         "scheduler, what a kernel of ~255 registers gets", 10, fill=GREY)
     s.text(20, ya + 76, "the datasheet's 1,979 TFLOP/s for bf16 assumes 2:4 sparsity; dense is half", 10, fill=GREY)
@@ -300,28 +295,8 @@ PICTURES = {
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="Draw chapter 08's pictures (plain SVG).")
-    p.add_argument("--out", type=pathlib.Path, default=REPO / "docs" / "images", help="an existing directory")
-    p.add_argument("--data", type=pathlib.Path, default=REPO / "plots" / "data" / "h200",
-                   help="the measurements the ceiling chart reads")
-    p.add_argument("--check-layout", type=pathlib.Path, metavar="DUMP",
-                   help="compare ch08_layout_dump's output with the formulas the pictures use, draw nothing")
-    a = p.parse_args(argv)
-    if a.check_layout:
-        return check_layout(a.check_layout)
-    if not a.out.is_dir():
-        print(f"ch08_diagrams: error: output directory '{a.out}' does not exist", file=sys.stderr)
-        return 2
-    for name, draw in PICTURES.items():
-        try:
-            svg = draw(a.data)
-        except Overlap as e:
-            print(f"ch08_diagrams: error: {e}", file=sys.stderr)
-            return 1
-        path = a.out / f"{name}.svg"
-        path.write_text(svg.serialize(), encoding="utf-8")
-        print(f"wrote {path}")
-    return 0
+    return hd.run(argv, "ch08_diagrams", "Draw chapter 08's pictures (plain SVG).", PICTURES, check_layout,
+                  "ch08_layout_dump")
 
 
 if __name__ == "__main__":

@@ -751,6 +751,15 @@ CH09_STEPS = ["wgmma_cp_async", "tma", "two_consumers", "big_tile", "wgmma_in_fl
 CH10_STEPS = ["warp_specialized", "persistent", "tma_store", "cluster_multicast"]
 
 
+def tflops_axis(s: Svg, X, x0: float, top: float, ya: float) -> None:
+    """The TFLOP/s axis under a bar chart whose values map to x by X: a tick every 200."""
+    s.line(x0, ya, X(top), ya, stroke=GREY)
+    for v in range(0, int(top) + 1, 200):
+        s.line(X(v), ya, X(v), ya + 5, stroke=GREY)
+        s.text(X(v), ya + 18, f"{v}", 10, anchor="middle", fill=GREY)
+    s.text(X(top), ya + 36, "TFLOP/s", 11, anchor="end", fill=GREY)
+
+
 def ceiling_data(data: pathlib.Path):
     def rows(name):
         return rd.read_csv(data / name)
@@ -807,11 +816,7 @@ def draw_ceilings(data: pathlib.Path) -> Svg:
         s.text(X(cublas) + 6, g_top + 9, f"cuBLAS {fmt(cublas)}", 10, fill=DARK, check=False)
         y += 4
     ya = bottom + 6
-    s.line(x0, ya, X(top), ya, stroke=GREY)
-    for v in range(0, int(top) + 1, 200):
-        s.line(X(v), ya, X(v), ya + 5, stroke=GREY)
-        s.text(X(v), ya + 18, f"{v}", 10, anchor="middle", fill=GREY)
-    s.text(X(top), ya + 36, "TFLOP/s", 11, anchor="end", fill=GREY)
+    tflops_axis(s, X, x0, top, ya)
     s.text(20, ya + 60, "from plots/data/h200: ch08_mma_ceiling.csv (the best bf16 probe), ch08_tensor_cores.csv, "
                         "ch09_hopper_wgmma_tma.csv, ch10_hopper_persistent.csv", 10, fill=GREY)
     s.text(20, ya + 76, "the datasheet's 1,979 TFLOP/s for bf16 assumes 2:4 sparsity; dense is half", 10, fill=GREY)
@@ -831,29 +836,37 @@ PICTURES = {
 }
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="Draw the Hopper pictures of chapters 09 and 10 (plain SVG).")
+def run(argv, prog: str, description: str, pictures: dict, check_layout, dump_tool: str) -> int:
+    """The command line of a diagram script: --out DIR (existing), --data DIR (the measurements a
+    chart reads), --check-layout DUMP (compare `dump_tool`'s output with the pictures' formulas and
+    draw nothing); writes one SVG per entry of `pictures` (name -> draw(data) -> Svg)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--out", type=pathlib.Path, default=REPO / "docs" / "images", help="an existing directory")
     p.add_argument("--data", type=pathlib.Path, default=REPO / "plots" / "data" / "h200",
                    help="the measurements the ceiling chart reads")
     p.add_argument("--check-layout", type=pathlib.Path, metavar="DUMP",
-                   help="compare gmma_layout_dump's output with the formulas the pictures use, draw nothing")
+                   help=f"compare {dump_tool}'s output with the formulas the pictures use, draw nothing")
     a = p.parse_args(argv)
     if a.check_layout:
         return check_layout(a.check_layout)
     if not a.out.is_dir():
-        print(f"hopper_diagrams: error: output directory '{a.out}' does not exist", file=sys.stderr)
+        print(f"{prog}: error: output directory '{a.out}' does not exist", file=sys.stderr)
         return 2
-    for name, draw in PICTURES.items():
+    for name, draw in pictures.items():
         try:
             svg = draw(a.data)
         except Overlap as e:
-            print(f"hopper_diagrams: error: {e}", file=sys.stderr)
+            print(f"{prog}: error: {e}", file=sys.stderr)
             return 1
         path = a.out / f"{name}.svg"
         path.write_text(svg.serialize(), encoding="utf-8")
         print(f"wrote {path}")
     return 0
+
+
+def main(argv=None) -> int:
+    return run(argv, "hopper_diagrams", "Draw the Hopper pictures of chapters 09 and 10 (plain SVG).", PICTURES,
+               check_layout, "gmma_layout_dump")
 
 
 if __name__ == "__main__":

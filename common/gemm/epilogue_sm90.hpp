@@ -1,5 +1,5 @@
 // Getting a warpgroup's wgmma accumulators (a 64×N fp32 tile, MMA_Traits<Atom>::CLayout) out as
-// bf16, two ways:
+// bf16, two ways (and, for an fp32 C, stage_accumulators_f32, the second way without stmatrix):
 //
 //   store_accumulators_bf16   from registers straight to C in global memory, each thread storing
 //                             its own values (two neighbours along N as one 32-bit store), masked
@@ -71,6 +71,27 @@ MM_UNROLL
     }
     auto& row = *reinterpret_cast<uint128_t*>(&chunk(StsmAccumulatorMap::row(warp, lane), StsmAccumulatorMap::col(q, lane)));
     SM90_U32x4_STSM_N::copy(r[0], r[1], r[2], r[3], row);
+  }
+}
+
+/// Writes columns [32j, 32j+32) of this warpgroup's accumulators (thread `t`, `acc` in the wgmma's C
+/// layout) as fp32 into `chunk`, a (64,32) shared-memory tensor of 128-byte swizzled rows (the layout
+/// a TMA store with the 128-byte swizzle reads): what a kernel with an fp32 C stages, since stmatrix
+/// moves 16-bit values only. Eight 8-byte stores per thread: the two neighbouring columns a thread
+/// holds in each 8-column group, at rows +0 and +8. One store of a warp writes 32 bytes of each of 8
+/// rows, 16-byte chunks c and c+1 of each; the swizzle sends them to chunks c ^ row, c+1 ^ row,
+/// which cover the 8 chunks of a 128-byte line twice: two wavefronts for 256 bytes, no conflict. sm_90.
+template <int NAcc, class Chunk>
+MM_HD void stage_accumulators_f32(float const (&acc)[NAcc], int j, Chunk& chunk, int t) {
+  const int warp = t / 32, lane = t % 32;
+  const int row = 16 * warp + lane / 4, col = 2 * (lane % 4);
+MM_UNROLL
+  for (int g = 0; g < 4; ++g) {  // the piece's four groups of 8 columns
+MM_UNROLL
+    for (int h = 0; h < 2; ++h) {  // rows +0 and +8
+      const int i = 4 * (4 * j + g) + 2 * h;  // the pair's index in the C layout: group 4j + g, half h
+      *reinterpret_cast<float2*>(&chunk(row + 8 * h, 8 * g + col)) = make_float2(acc[i], acc[i + 1]);
+    }
   }
 }
 

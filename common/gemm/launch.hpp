@@ -127,4 +127,15 @@ inline std::string tma_operand_rejects(const GemmProblem& p, int elem_bytes = 2)
   return {};
 }
 
+/// Empty when an fp8 GEMM (e4m3 A and B, bf16 C: cuBLASLt's on sm_90 and chapter 12's) takes `p`;
+/// otherwise the rule it breaks, in one line: the RCR order (wgmma and cuBLASLt read e4m3 K-major
+/// only), K % 16 == 0 (16-byte rows of e4m3) and N % 8 == 0 (16-byte rows of a bf16 C).
+inline std::string fp8_rejects(const GemmProblem& p) {
+  if (p.a != Order::row || p.b != Order::col || p.c != Order::row)
+    return "fp8 takes only the RCR order (C = A·Bᵀ, A and B K-major): wgmma and cuBLASLt read e4m3 only K-major";
+  if (p.k % 16 != 0) return "fp8 needs K % 16 == 0: rows of e4m3 A and B are a multiple of 16 bytes (TMA, cuBLASLt)";
+  if (p.n % 8 != 0) return "fp8 needs N % 8 == 0: rows of the bf16 C are a multiple of 16 bytes (TMA, cuBLASLt)";
+  return {};
+}
+
 }  // namespace mm::launch

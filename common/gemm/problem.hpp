@@ -41,6 +41,12 @@ struct GemmProblem {
   Order a = Order::row;   ///< storage order of A
   Order b = Order::row;   ///< storage order of B
   Order c = Order::row;   ///< storage order of C
+  /// @brief fp8 problems only (chapter 12): device pointers to one float each, the per-tensor scales
+  /// of A and B, so that C = (*scale_a)·(*scale_b)·A·B with A and B the stored e4m3 codes (how
+  /// cuBLASLt takes them, CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER, which wants each 16-byte aligned at
+  /// least: harness/gemm_runner.hpp's DeviceScales). Null, and unread, for every other type.
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;  ///< @copydoc scale_a
 
   /// @brief A as an M×K matrix.
   constexpr MatrixShape shape_a() const { return {m, k, a}; }

@@ -1,9 +1,40 @@
 #include "harness/cublas_gemm.hpp"
 
+#include <cstdint>
+#include <stdexcept>
+
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
+#include "gemm/launch.hpp"  // launch::fp8_rejects
 
 namespace mm {
+
+namespace {
+constexpr std::size_t kLtWorkspaceBytes = 32u << 20;  // what cuBLASLt's documentation suggests for Hopper
+}  // namespace
+
+// The descriptors of one fp8 problem and the algorithm cuBLASLt's heuristic chose for it: built on
+// the first call, reused by the timed ones (asking the heuristic is host work of tens of µs).
+struct CublasGemm::LtPlan {
+  std::int64_t m = 0, n = 0, k = 0;
+  DType compute = DType::e4m3;
+  cudaDataType_t out_type = CUDA_R_16BF;
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool same(const GemmProblem& p, DType c, cudaDataType_t out) const {
+    return m == p.m && n == p.n && k == p.k && compute == c && out_type == out && scale_a == p.scale_a &&
+           scale_b == p.scale_b;
+  }
+  ~LtPlan() {
+    if (desc) cublasLtMatmulDescDestroy(desc);
+    if (la) cublasLtMatrixLayoutDestroy(la);
+    if (lb) cublasLtMatrixLayoutDestroy(lb);
+    if (lc) cublasLtMatrixLayoutDestroy(lc);
+  }
+};
 
 CublasGemm::CublasGemm() {
   MM_CUBLAS_CHECK(cublasCreate(&handle_));
@@ -12,15 +43,69 @@ CublasGemm::CublasGemm() {
 }
 
 CublasGemm::~CublasGemm() {
+  lt_plan_.reset();
+  if (lt_workspace_) cudaFree(lt_workspace_);
+  if (lt_) cublasLtDestroy(lt_);
   if (handle_) cublasDestroy(handle_);
 }
 
 std::string CublasGemm::compute_type_name(DType compute) {
+  if (compute == DType::e4m3) return "cublasLtMatmul CUBLAS_COMPUTE_32F, FAST_ACCUM 1";
+  if (compute == DType::e4m3_promoted) return "cublasLtMatmul CUBLAS_COMPUTE_32F, FAST_ACCUM 0";
   return compute == DType::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+}
+
+void CublasGemm::gemm_fp8(const GemmProblem& p, DType compute, const void* a, const void* b, void* c,
+                          cudaDataType_t out_type, cudaStream_t stream) {
+  if (std::string why = launch::fp8_rejects(p); !why.empty()) throw std::invalid_argument("cuBLASLt: " + why);
+  if (!lt_) {
+    MM_CUBLAS_CHECK(cublasLtCreate(&lt_));
+    MM_CUDA_CHECK(cudaMalloc(&lt_workspace_, kLtWorkspaceBytes));
+  }
+  if (!lt_plan_ || !lt_plan_->same(p, compute, out_type)) {
+    // Row-major C (M×N) is column-major Cᵀ (N×M) = B·Aᵀ: cuBLASLt's first operand is our B (N×K
+    // row-major: column-major K×N, used transposed), its second our A (M×K row-major: column-major
+    // K×M, used as it is). "TN", the one fp8 form sm_90 has.
+    auto plan = std::make_unique<LtPlan>();
+    plan->m = p.m, plan->n = p.n, plan->k = p.k, plan->compute = compute, plan->out_type = out_type;
+    plan->scale_a = p.scale_a, plan->scale_b = p.scale_b;
+    MM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
+    MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t));
+    MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof op_n));
+    const std::int8_t fast = compute == DType::e4m3 ? 1 : 0;
+    MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+    // cuBLASLt's A is our B: its scale is ours of B, and the other way round.
+    MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &p.scale_b,
+                                                   sizeof p.scale_b));
+    MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &p.scale_a,
+                                                   sizeof p.scale_a));
+    MM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->la, CUDA_R_8F_E4M3, std::uint64_t(p.k), std::uint64_t(p.n), p.k));
+    MM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->lb, CUDA_R_8F_E4M3, std::uint64_t(p.k), std::uint64_t(p.m), p.k));
+    MM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->lc, out_type, std::uint64_t(p.n), std::uint64_t(p.m), p.n));
+    cublasLtMatmulPreference_t pref = nullptr;
+    MM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    MM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                         &kLtWorkspaceBytes, sizeof kLtWorkspaceBytes));
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, plan->desc, plan->la, plan->lb, plan->lc, plan->lc,
+                                                             pref, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    MM_CUBLAS_CHECK(st);
+    if (found == 0) throw std::runtime_error("cuBLASLt: no fp8 algorithm for this problem on this GPU");
+    plan->algo = result.algo;
+    lt_plan_ = std::move(plan);
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  const LtPlan& plan = *lt_plan_;
+  MM_CUBLAS_CHECK(cublasLtMatmul(lt_, plan.desc, &alpha, b, plan.la, a, plan.lb, &beta, c, plan.lc, c, plan.lc,
+                                 &plan.algo, lt_workspace_, kLtWorkspaceBytes, stream));
 }
 
 void CublasGemm::gemm(const GemmProblem& p, DType compute, const void* a, const void* b, void* c,
                       cudaDataType_t out_type, cudaStream_t stream) {
+  if (is_fp8(compute)) return gemm_fp8(p, compute, a, b, c, out_type, stream);
   const cudaDataType_t in_type = compute == DType::bf16  ? CUDA_R_16BF
                                  : compute == DType::f16 ? CUDA_R_16F
                                                          : CUDA_R_32F;

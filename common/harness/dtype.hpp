@@ -1,9 +1,10 @@
 /// @file dtype.hpp
-/// @brief Element types of the chapters (fp32, tf32, bf16, fp16), their names and their tolerances.
+/// @brief Element types of the chapters (fp32, tf32, bf16, fp16, fp8 e4m3), their names and their tolerances.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 #include <cstring>
@@ -12,8 +13,12 @@
 namespace mm {
 
 /// @brief How a GEMM stores its inputs and multiplies them.
-/// `tf32` stores fp32 but multiplies on tensor cores with 10-bit mantissas.
-enum class DType { f32, tf32, bf16, f16 };
+/// `tf32` stores fp32 but multiplies on tensor cores with 10-bit mantissas. The two fp8 entries
+/// store e4m3 (with a per-tensor scale each, GemmProblem::scale_a/scale_b) and differ in how the
+/// products are added: `e4m3` as the tensor core adds them, all along K in its own accumulator (which
+/// keeps fewer bits than fp32: cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1), `e4m3_promoted` with
+/// the partial sums moved into fp32 registers every few K steps (FAST_ACCUM = 0, cuBLASLt's default).
+enum class DType { f32, tf32, bf16, f16, e4m3, e4m3_promoted };
 
 /// @brief The short name used in tables and CSV files ("fp32", "tf32", "bf16", "fp16").
 constexpr std::string_view dtype_name(DType t) {
@@ -22,6 +27,8 @@ constexpr std::string_view dtype_name(DType t) {
     case DType::tf32: return "tf32";
     case DType::bf16: return "bf16";
     case DType::f16: return "fp16";
+    case DType::e4m3: return "e4m3";
+    case DType::e4m3_promoted: return "e4m3_promoted";
   }
   return "?";
 }
@@ -47,12 +54,24 @@ constexpr std::string_view dtype_name(DType t) {
 ///   values, which the reference sees too, and their products (8×8 or 11×11 significant bits) are
 ///   exact in fp32: only the fp32 accumulation is left. A 16-bit *output* adds its own rounding:
 ///   see gemm_tolerance.
+/// - e4m3 and e4m3_promoted: 1e-2. The products of two e4m3 codes (4 × 4 significant bits) are exact,
+///   and the reference multiplies the same codes (and scales: powers of two or not, the scales
+///   multiply the reference as they do the result). What is left is the accumulation: the tensor
+///   core aligns each instruction's 32 products and its accumulator to the largest exponent among
+///   them and keeps about 13 bits below it (DeepSeek-V3's report: "around 14 bits"), so each of the
+///   K/32 instructions may lose 2^-13 of the running sum's magnitude. With inputs of both signs the
+///   running sum stays near √k·|ab| while sum|ab| grows as k: against sum|ab|, the loss of K/32
+///   instructions is about 2·√K/(32·2^13), 1e-3 at K = 16384 (measured: chapter 12's page).
+///   1e-2 leaves 10× that, and fails a wrong tile or a lost K slice, whose error is of the size of
+///   the result itself. Promoted accumulation only makes it smaller.
 constexpr double elementwise_tolerance(DType t) {
   switch (t) {
     case DType::f32: return 1e-5;
     case DType::tf32: return 4e-3;
     case DType::bf16: return 1e-5;  // bf16 inputs, fp32 accumulation, fp32 output
     case DType::f16: return 1e-5;   // fp16 inputs, fp32 accumulation, fp32 output
+    case DType::e4m3:
+    case DType::e4m3_promoted: return 1e-2;  // e4m3 inputs, the tensor core's accumulation
   }
   return 0.0;
 }
@@ -76,14 +95,22 @@ __host__ __device__ inline float round_to_tf32(float x) {
 }
 
 /// @brief Size in bytes of one stored element of `t`.
-constexpr int dtype_bytes(DType t) { return (t == DType::bf16 || t == DType::f16) ? 2 : 4; }
+constexpr int dtype_bytes(DType t) {
+  if (t == DType::e4m3 || t == DType::e4m3_promoted) return 1;
+  return (t == DType::bf16 || t == DType::f16) ? 2 : 4;
+}
 
-/// @brief Maps a storage type to its DType (float maps to fp32; ask for tf32 explicitly).
+/// @brief True for the two fp8 types (e4m3 codes with per-tensor scales).
+constexpr bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e4m3_promoted; }
+
+/// @brief Maps a storage type to its DType (float maps to fp32, e4m3 to the tensor core's own
+/// accumulation; ask for tf32 or e4m3_promoted explicitly).
 template <class T> constexpr DType dtype_of();
 /// @cond SPECIALIZATIONS
 template <> constexpr DType dtype_of<float>() { return DType::f32; }
 template <> constexpr DType dtype_of<__nv_bfloat16>() { return DType::bf16; }
 template <> constexpr DType dtype_of<__half>() { return DType::f16; }
+template <> constexpr DType dtype_of<__nv_fp8_e4m3>() { return DType::e4m3; }
 /// @endcond
 
 }  // namespace mm

@@ -6,6 +6,8 @@
 #include "harness/gemm_runner.hpp"
 #include "harness/random.hpp"
 
+#include <type_traits>
+
 namespace mm {
 
 GemmProblem make_problem(const ProblemSize& s, const std::string& tag) {
@@ -19,27 +21,34 @@ GemmProblem make_problem(const ProblemSize& s, const std::string& tag) {
 }
 
 template <class TIn, class TOut>
-CheckResult check_gemm_kernel(const GemmProblem& p, const GemmLaunch<TIn, TOut>& launch, DType dtype,
-                              std::uint64_t seed) {
+CheckResult check_gemm_kernel(const GemmProblem& problem, const GemmLaunch<TIn, TOut>& launch, DType dtype,
+                              std::uint64_t seed, OperandScales scales) {
+  GemmProblem p = problem;
   DeviceBuffer<TIn> a(p.m * p.k), b(p.k * p.n);
   DeviceBuffer<TOut> c(p.m * p.n);
+  constexpr bool fp8 = std::is_same_v<TIn, __nv_fp8_e4m3>;
+  DeviceScales device_scales;
+  if constexpr (fp8) device_scales.set(p, scales);
   fill_random(a, seed);
   fill_random(b, seed + 1);
   poison(c);
   launch(p, a.data(), b.data(), c.data(), nullptr);
   MM_CHECK_LAUNCH();
   MM_CUDA_CHECK(cudaDeviceSynchronize());
-  return check_gemm(reference_gemm(p, a, b), c.download(), p.c, gemm_tolerance<TOut>(dtype));
+  Reference ref = reference_gemm(p, a, b);
+  if constexpr (fp8) scale_reference(ref, double(scales.a) * double(scales.b));
+  return check_gemm(ref, c.download(), p.c, gemm_tolerance<TOut>(dtype));
 }
 
 #define MM_INSTANTIATE_CHECK(TIn, TOut)                                                              \
   template CheckResult check_gemm_kernel<TIn, TOut>(const GemmProblem&, const GemmLaunch<TIn, TOut>&, \
-                                                    DType, std::uint64_t);
+                                                    DType, std::uint64_t, OperandScales);
 MM_INSTANTIATE_CHECK(float, float)
 MM_INSTANTIATE_CHECK(__nv_bfloat16, float)
 MM_INSTANTIATE_CHECK(__nv_bfloat16, __nv_bfloat16)
 MM_INSTANTIATE_CHECK(__half, float)
 MM_INSTANTIATE_CHECK(__half, __half)
+MM_INSTANTIATE_CHECK(__nv_fp8_e4m3, __nv_bfloat16)
 #undef MM_INSTANTIATE_CHECK
 
 }  // namespace mm

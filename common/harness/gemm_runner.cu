@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <type_traits>
 
 #include "harness/chapter_run.hpp"
 #include "harness/cublas_gemm.hpp"
+#include "gemm/launch.hpp"  // launch::fp8_rejects
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
@@ -51,7 +53,8 @@ std::string describe_baselines(const std::vector<GemmBaseline>& baselines) {
   auto types = [](const GemmBaseline& b) {
     return " (" + std::string(dtype_name(b.in)) + " in, " + std::string(dtype_name(b.out)) + " out)";
   };
-  std::string text = "cublasGemmEx, ";
+  const bool lt = std::any_of(baselines.begin(), baselines.end(), [](const GemmBaseline& b) { return is_fp8(b.compute); });
+  std::string text = lt ? "cuBLAS and cuBLASLt, " : "cublasGemmEx, ";
   if (baselines.size() == 1) {
     const GemmBaseline& b = baselines.front();
     const bool fp32 = b.in == DType::f32 && b.out == DType::f32;
@@ -83,15 +86,23 @@ namespace {
 // One group at one problem: its inputs, its reference, its cuBLAS row, then its kernels.
 template <class TIn, class TOut>
 void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& run) {
-  const GemmProblem& p = run.p;
+  GemmProblem p = run.p;
   const CliOptions& opt = run.opt;
   require_memory<TIn, TOut>(p, opt.check, opt.program);
   DeviceBuffer<TIn> a(p.m * p.k), b(p.k * p.n);
   DeviceBuffer<TOut> c(p.m * p.n);
+  // fp8: the codes span e4m3's range, and per-tensor scales of 1/448 (in device memory, where
+  // cuBLASLt and the kernels read them) map them back to the [-1, 1] of the other types' inputs.
+  constexpr bool fp8 = std::is_same_v<TIn, __nv_fp8_e4m3>;
+  DeviceScales scales;
+  if constexpr (fp8) scales.set(p, {kRandomE4m3Scale, kRandomE4m3Scale});
   fill_random(a, opt.seed);
   fill_random(b, opt.seed + 1);
   Reference ref;
-  if (opt.check) ref = reference_gemm(p, a, b);
+  if (opt.check) {
+    ref = reference_gemm(p, a, b);
+    if constexpr (fp8) scale_reference(ref, double(kRandomE4m3Scale) * double(kRandomE4m3Scale));
+  }
 
   const TimingOptions topt{opt.warmup, opt.reps, true};
   auto make_row = [&](const std::string& name, DType dt, const Timing& t, double rel) {
@@ -133,6 +144,17 @@ void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& ru
   ResultRow base_row = make_row("cuBLAS", group.baseline, base, rel);
   base_row.pct_of_cublas = 100.0;
   run.rows.push_back(base_row);
+  for (DType other : group.also_measure) {
+    const std::string name = "cuBLAS_" + std::string(dtype_name(other));
+    auto other_run = [&](cudaStream_t s) {
+      run.cublas.gemm(p, other, a.data(), b.data(), c.data(), cuda_data_type<TOut>(), s);
+    };
+    run_checked(name, other, other_run, rel);
+    const Timing t = time_on_gpu(other_run, topt);
+    ResultRow row = make_row(name, other, t, rel);
+    row.pct_of_cublas = 100.0 * base.median_ms / t.median_ms;
+    run.rows.push_back(row);
+  }
 
   for (const auto& kern : group.kernels) {
     if (!kernel_selected(opt, kern.name)) continue;
@@ -160,6 +182,7 @@ void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& ru
 template <class TIn, class TOut>
 detail::ErasedGemmGroup detail::erase_group(const GemmKernelGroup<TIn, TOut>& group) {
   ErasedGemmGroup erased{{group.baseline, dtype_of<TIn>(), dtype_of<TOut>()}, {}, {}};
+  for (DType other : group.also_measure) erased.also_measure.push_back(other);
   for (const auto& kern : group.kernels) erased.kernel_names.push_back(kern.name);
   erased.run = [&group](GemmGroupRun& run) { run_group(group, run); };
   return erased;
@@ -174,12 +197,15 @@ int detail::run_gemm_groups(int argc, const char* const* argv, const GemmChapter
   for (const ErasedGemmGroup& group : groups) {
     // cuBLAS reads A and B as the baseline's input type: fp32 for f32 and tf32, else the type itself.
     const GemmBaseline& b = group.baseline;
-    if (b.in != b.compute && !(b.in == DType::f32 && b.compute == DType::tf32)) {
+    const bool reads_in = b.in == b.compute || (b.in == DType::f32 && b.compute == DType::tf32) ||
+                          (b.in == DType::e4m3 && b.compute == DType::e4m3_promoted);
+    if (!reads_in) {
       std::cerr << spec.program << ": error: a group of " << dtype_name(b.in) << " inputs cannot have a "
                 << dtype_name(b.compute) << " cuBLAS baseline\n";
       return 2;
     }
     baselines.push_back(b);
+    for (DType other : group.also_measure) baselines.push_back({other, b.in, b.out});
     for (const std::string& name : group.kernel_names) {
       // --kernel selects by name: a name in two groups could not be told apart.
       if (std::find(spec.kernels.begin(), spec.kernels.end(), name) != spec.kernels.end()) {
@@ -195,6 +221,28 @@ int detail::run_gemm_groups(int argc, const char* const* argv, const GemmChapter
   spec.default_warmup = ch.default_warmup;
   spec.extra = ch.extra;
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
+
+  // fp8's rules (the RCR order, K and N in whole 16-byte rows) are cuBLASLt's as well as the kernels':
+  // a problem that breaks them is bad input, refused before any work.
+  for (const ErasedGemmGroup& group : groups) {
+    const bool selected = std::any_of(group.kernel_names.begin(), group.kernel_names.end(),
+                                      [&](const std::string& name) { return kernel_selected(opt, name); });
+    if (!is_fp8(group.baseline.compute) || !selected) continue;
+    for (const ProblemSize& size : opt.sizes)
+      for (const std::string& tag : opt.layouts) {
+        GemmProblem p;
+        try {
+          p = make_problem(size, tag);
+        } catch (const CliError& e) {
+          std::cerr << spec.program << ": " << e.what() << '\n';
+          return 2;
+        }
+        if (std::string why = launch::fp8_rejects(p); !why.empty()) {
+          std::cerr << spec.program << ": error: --sizes/--layout: " << size_text(p) << " " << tag << ": " << why << '\n';
+          return 2;
+        }
+      }
+  }
 
   if (skipped_on_this_gpu(spec.program, ch.needs)) return 0;
   print_run_header(ch.chapter, describe_baselines(baselines), opt);
@@ -232,6 +280,7 @@ MM_INSTANTIATE_RUNNER(__nv_bfloat16, float)
 MM_INSTANTIATE_RUNNER(__nv_bfloat16, __nv_bfloat16)
 MM_INSTANTIATE_RUNNER(__half, float)
 MM_INSTANTIATE_RUNNER(__half, __half)
+MM_INSTANTIATE_RUNNER(__nv_fp8_e4m3, __nv_bfloat16)
 #undef MM_INSTANTIATE_RUNNER
 
 }  // namespace mm

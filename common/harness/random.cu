@@ -8,7 +8,7 @@ template <class T>
 __global__ void fill_random_kernel(T* data, std::size_t count, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
        i += std::size_t(gridDim.x) * blockDim.x)
-    data[i] = T(random_uniform(seed, i));
+    data[i] = random_element<T>(seed, i);
 }
 }  // namespace
 
@@ -23,4 +23,5 @@ template void fill_random_device<float>(float*, std::size_t, std::uint64_t);
 template void fill_random_device<double>(double*, std::size_t, std::uint64_t);
 template void fill_random_device<__nv_bfloat16>(__nv_bfloat16*, std::size_t, std::uint64_t);
 template void fill_random_device<__half>(__half*, std::size_t, std::uint64_t);
+template void fill_random_device<__nv_fp8_e4m3>(__nv_fp8_e4m3*, std::size_t, std::uint64_t);
 }  // namespace mm

@@ -20,6 +20,13 @@ struct Reference {
   std::vector<double> abs_sum;  ///< sum_k |A(i,k) * B(k,j)|: the scale the error is measured against
 };
 
+/// @brief Multiplies a reference by `scale` (values and magnitudes): the product of fp8 codes becomes
+/// that of the values they stand for, scale_a·scale_b·A·B.
+inline void scale_reference(Reference& ref, double scale) {
+  for (double& v : ref.value) v *= scale;
+  for (double& v : ref.abs_sum) v *= scale;
+}
+
 /// @brief fp64 reference on the host: A and B given as host copies in the problem's storage orders.
 template <class T>
 Reference reference_gemm_host(const GemmProblem& p, const std::vector<T>& a, const std::vector<T>& b);

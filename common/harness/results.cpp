@@ -1,5 +1,6 @@
 #include "harness/results.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -126,7 +127,10 @@ void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std
                  FlopUnit unit) {
   const std::string pct = "% of " + baseline_name;
   const bool giga = unit == FlopUnit::giga;
-  os << std::left << std::setw(30) << "kernel" << std::setw(6) << "dtype" << std::setw(7) << "layout"
+  // The dtype column fits its longest name ("e4m3_promoted") with a space after it.
+  int dtype_w = 6;
+  for (const ResultRow& r : rows) dtype_w = std::max(dtype_w, int(r.dtype.size()) + 1);
+  os << std::left << std::setw(30) << "kernel" << std::setw(dtype_w) << "dtype" << std::setw(7) << "layout"
      << std::right << std::setw(20) << "M x N x K" << std::setw(11) << "ms" << std::setw(10) << (giga ? "GFLOP/s" : "TFLOP/s")
      << std::setw(10) << "GB/s" << std::setw(14) << pct << std::setw(10) << "rel err" << '\n';
   for (const ResultRow& r : rows) {
@@ -135,7 +139,7 @@ void print_table(std::ostream& os, const std::vector<ResultRow>& rows, const std
     if (r.k > 0) size << 'x' << r.k;
     char err[32] = "-";
     if (!std::isnan(r.rel_error)) std::snprintf(err, sizeof err, "%.1e", r.rel_error);
-    os << std::left << std::setw(30) << r.kernel << std::setw(6) << r.dtype << std::setw(7) << r.layout
+    os << std::left << std::setw(30) << r.kernel << std::setw(dtype_w) << r.dtype << std::setw(7) << r.layout
        << std::right << std::setw(20) << size.str() << std::setw(11) << fixed(r.median_ms, 4)
        << std::setw(10) << fixed(giga ? r.tflops * 1e3 : r.tflops, 2) << std::setw(10) << fixed(r.gbps, 1)
        << std::setw(14) << fixed(r.pct_of_cublas, 1) << std::setw(10) << err << '\n';

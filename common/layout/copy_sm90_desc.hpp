@@ -19,6 +19,7 @@
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 #include <mutex>
@@ -91,13 +92,15 @@ inline std::string tma_2d_rejects(int elem_bytes, const void* gmem, std::int64_t
   return {};
 }
 
-/// @brief The CUtensorMapDataType of an element type (bf16, fp16, fp32).
+/// @brief The CUtensorMapDataType of an element type (bf16, fp16, fp32; fp8 e4m3 as bytes, which is
+/// all a copy needs to know of it).
 template <class T>
 constexpr CUtensorMapDataType tma_data_type() {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   else if constexpr (std::is_same_v<T, __half>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   else if constexpr (std::is_same_v<T, float>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  else static_assert(sizeof(T) == 0, "tma_data_type: bf16, fp16 or fp32");
+  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  else static_assert(sizeof(T) == 0, "tma_data_type: bf16, fp16, fp32 or fp8 e4m3");
 }
 
 namespace detail {

@@ -1,0 +1,35 @@
+// Chapter 12's steps, in the order of its page: the lists the binary, the tests and the compiled
+// kernels come from (docs/extending.md). A new step is one line here. `max_blocks` > 0 caps the
+// persistent grid, so that each block loops over many tiles (the tests).
+#include "12_hopper_datatypes/steps.hpp"
+
+#include "12_hopper_datatypes/fp8_per_tensor.cuh"
+#include "12_hopper_datatypes/tf32_wgmma.cuh"
+
+namespace mm::ch12 {
+
+std::vector<GemmKernel<float, float>> tf32_steps(int max_blocks) {
+  return {
+      // tf32_wgmma.cuh: chapter 11's 128×256 kernel on fp32 operands, K steps of 32, an fp32 C
+      prepared_kernel<float, float>(
+          "tf32_wgmma", DType::tf32,
+          [max_blocks](const GemmProblem& p, const float* a, const float* b, float* c) {
+            return prepare_tf32_wgmma(p, a, b, c, max_blocks);
+          },
+          tf32_wgmma_rejects, arch::sm90a),
+  };
+}
+
+std::vector<GemmKernel<e4m3, bf16>> fp8_steps(int max_blocks) {
+  return {
+      // fp8_per_tensor.cuh: e4m3 operands, K steps of 128, the scales applied in the epilogue
+      prepared_kernel<e4m3, bf16>(
+          "fp8_per_tensor", DType::e4m3,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_per_tensor(p, a, b, c, max_blocks);
+          },
+          fp8_per_tensor_rejects, arch::sm90a),
+  };
+}
+
+}  // namespace mm::ch12

@@ -1,0 +1,20 @@
+// Chapter 12's steps (steps.cu holds the lists): the binary runs them, the tests check them. One list
+// per element type, each measured against the cuBLAS (or cuBLASLt) GEMM of the same types.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <vector>
+
+#include "harness/gemm_runner.hpp"
+
+namespace mm::ch12 {
+
+/// The tf32 steps (fp32 A, B and C, multiplied as tf32), in the order of the page.
+std::vector<GemmKernel<float, float>> tf32_steps(int max_blocks = 0);
+
+/// The fp8 steps (e4m3 A and B with per-tensor scales, bf16 C), in the order of the page.
+std::vector<GemmKernel<__nv_fp8_e4m3, __nv_bfloat16>> fp8_steps(int max_blocks = 0);
+
+}  // namespace mm::ch12

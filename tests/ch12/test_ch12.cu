@@ -1,0 +1,223 @@
+// Chapter 12: every step against the fp64 reference (GPU, sm_90a) at degenerate, skinny, ragged and
+// tile-edge sizes; fp8 with scales of 1, powers of two and awkward values, and with inputs at e4m3's
+// extremes (the largest finite value, subnormals); few blocks looping over many tiles; the problems
+// the chapter does not take, refused with the rule (CPU). Every test name starts with "ch12".
+#include <gtest/gtest.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "12_hopper_datatypes/steps.hpp"
+#include "gpu_test.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/gemm_runner.hpp"
+#include "harness/random.hpp"
+
+namespace {
+
+namespace ch12 = mm::ch12;
+using bf16 = __nv_bfloat16;
+using e4m3 = __nv_fp8_e4m3;
+using mm::GemmProblem;
+using mm::test::problem;
+using mm::test::Size;
+
+const std::vector<mm::GemmKernel<float, float>> kTf32 = ch12::tf32_steps();
+const std::vector<mm::GemmKernel<e4m3, bf16>> kFp8 = ch12::fp8_steps();
+
+// RCR sizes both types take (K a multiple of 16, N of 8): one row, fewer rows than a consumer's 64,
+// one short of and one past the 128×256 tile, K of one fp8 step and shorter than one (16), K not a
+// multiple of the K step (a short last step: 1040 = 8 × 128 + 16), many tiles, tall and wide.
+const std::vector<Size> kSizes = {
+    {1, 8, 16},     {1, 304, 272},     {17, 40, 16},     {63, 264, 208},   {65, 256, 128},    {127, 248, 64},
+    {129, 264, 80}, {300, 512, 16},    {128, 8192, 1040}, {1000, 1000, 1008}, {2048, 4096, 80}, {3000, 8, 144},
+    {8, 2000, 4096}, {256, 264, 16400},
+};
+
+using mm::test::expect_matches_fp64;
+
+template <class K>
+using Param = std::tuple<K, Size>;
+
+class Tf32 : public ::testing::TestWithParam<Param<mm::GemmKernel<float, float>>> {};
+TEST_P(Tf32, MatchesFp64Reference) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto& [kernel, size] = GetParam();
+  expect_matches_fp64(kernel, problem(size, "RCR"));
+}
+INSTANTIATE_TEST_SUITE_P(ch12, Tf32, ::testing::Combine(::testing::ValuesIn(kTf32), ::testing::ValuesIn(kSizes)),
+                         mm::test::param_name);
+
+class Fp8 : public ::testing::TestWithParam<Param<mm::GemmKernel<e4m3, bf16>>> {};
+TEST_P(Fp8, MatchesFp64Reference) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto& [kernel, size] = GetParam();
+  expect_matches_fp64(kernel, problem(size, "RCR"));
+}
+INSTANTIATE_TEST_SUITE_P(ch12, Fp8, ::testing::Combine(::testing::ValuesIn(kFp8), ::testing::ValuesIn(kSizes)),
+                         mm::test::param_name);
+
+TEST(ch12_Gemm, FewBlocksLoopOverManyTiles) {
+  // 3 blocks for 8 × 8 = 64 tiles of 128×256: the ring's states and the C buffers carry across tiles.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const GemmProblem p = problem({1024, 2048, 528}, "RCR");
+  for (const auto& k : ch12::tf32_steps(3)) expect_matches_fp64(k, p);
+  for (const auto& k : ch12::fp8_steps(3)) expect_matches_fp64(k, p);
+}
+
+TEST(ch12_Fp8, ScalesOfOnePowersOfTwoAndAwkwardValues) {
+  // The scales multiply the result once, in the epilogue; the reference multiplies the fp64 product of
+  // the codes by the same two numbers. A scale read from the wrong place, or applied twice, fails.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const GemmProblem p = problem({200, 264, 272}, "RCR");
+  const mm::OperandScales scales[] = {{1.0f, 1.0f}, {0.25f, 8.0f}, {1.0f / 1024, 1.0f / 4096}, {0.3f, 1.7f},
+                                      {1.0f / 448, 3.14159f}, {1.0f, 0.0f}};
+  for (const auto& k : kFp8)
+    for (const mm::OperandScales& s : scales) {
+      const mm::CheckResult r = mm::check_gemm_kernel<e4m3, bf16>(p, k.launch, k.dtype, 7, s);
+      EXPECT_TRUE(r.ok) << k.name << " scales " << s.a << ", " << s.b << ": " << r.summary;
+    }
+}
+
+// Runs an fp8 step on given codes (A M×K, B N×K, row-major) with scales 1 and returns C as floats.
+std::vector<float> run_fp8(const mm::GemmKernel<e4m3, bf16>& k, const GemmProblem& problem_in, const std::vector<e4m3>& a,
+                           const std::vector<e4m3>& b) {
+  GemmProblem p = problem_in;
+  mm::DeviceBuffer<e4m3> da(a.size()), db(b.size());
+  mm::DeviceBuffer<bf16> dc(p.m * p.n);
+  mm::DeviceScales scales;
+  scales.set(p, {1.0f, 1.0f});
+  MM_CUDA_CHECK(cudaMemcpy(da.data(), a.data(), a.size(), cudaMemcpyHostToDevice));
+  MM_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), b.size(), cudaMemcpyHostToDevice));
+  mm::poison(dc);
+  k.launch(p, da.data(), db.data(), dc.data(), nullptr);
+  MM_CHECK_LAUNCH();
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<bf16> c = dc.download();
+  std::vector<float> out(c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) out[i] = __bfloat162float(c[i]);
+  return out;
+}
+
+TEST(ch12_Fp8, InputsAtTheFormatsExtremes) {
+  // Every A code ±448 (the largest finite e4m3) against B codes of ±448 in the first half of K and
+  // subnormals (±2^-9, ±3·2^-9) in the second: products of 2e5 next to products of 1e-3, sums near
+  // 448² · K. Exact in fp64; the kernel must land within the e4m3 tolerance of each element's sum|ab|.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const int M = 64, N = 256, K = 256;
+  const GemmProblem p = problem({M, N, K}, "RCR");
+  std::vector<e4m3> a(M * K), b(N * K);
+  for (int i = 0; i < M * K; ++i) a[i] = e4m3(((i * 7) % 3 == 0) ? -448.0f : 448.0f);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) {
+      const float sign = ((n + 3 * k) % 5 < 2) ? -1.0f : 1.0f;
+      b[n * K + k] = e4m3(k < K / 2 ? sign * 448.0f : sign * float((k % 2) ? 3 : 1) / 512.0f);
+    }
+  ASSERT_EQ(float(b[K - 1]) * 512.0f, float((K - 1) % 2 ? 3 : 1) * (((N - 1) * 0 + 3 * (K - 1)) % 5 < 2 ? -1 : 1))
+      << "the subnormal codes are exact";
+  for (const auto& k : kFp8) {
+    const std::vector<float> c = run_fp8(k, p, a, b);
+    int bad = 0;
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        double ref = 0, mag = 0;
+        for (int kk = 0; kk < K; ++kk) {
+          const double prod = double(float(a[m * K + kk])) * double(float(b[n * K + kk]));
+          ref += prod;
+          mag += std::fabs(prod);
+        }
+        const double tol = mm::gemm_tolerance<bf16>(k.dtype) * mag;
+        if (!(std::fabs(c[m * N + n] - ref) <= tol) && bad++ < 3)
+          ADD_FAILURE() << k.name << " C(" << m << "," << n << ") = " << c[m * N + n] << ", want " << ref;
+      }
+    EXPECT_EQ(bad, 0) << k.name;
+  }
+}
+
+// ---- What the chapter does not take: refused up front, with the rule, before any GPU work ----
+
+TEST(ch12_Launch, RefusesOtherStorageOrdersAndWhatTmaCannotDescribe) {
+  for (const auto& k : kTf32) {
+    EXPECT_NE(k.rejects(problem({64, 64, 64}, "RRR")).find("RCR only"), std::string::npos) << k.name;
+    EXPECT_NE(k.rejects(problem({17, 32, 9}, "RCR")).find("K % 4 == 0"), std::string::npos) << k.name;
+    EXPECT_NE(k.rejects(problem({17, 30, 8}, "RCR")).find("N % 4 == 0"), std::string::npos) << k.name;
+    EXPECT_EQ(k.rejects(problem({17, 36, 12}, "RCR")), "") << k.name;
+  }
+  for (const auto& k : kFp8) {
+    EXPECT_NE(k.rejects(problem({64, 64, 64}, "RRR")).find("RCR"), std::string::npos) << k.name;
+    EXPECT_NE(k.rejects(problem({17, 32, 24}, "RCR")).find("K % 16 == 0"), std::string::npos) << k.name;
+    EXPECT_NE(k.rejects(problem({17, 36, 32}, "RCR")).find("N % 8 == 0"), std::string::npos) << k.name;
+    EXPECT_EQ(k.rejects(problem({17, 40, 32}, "RCR")), "") << k.name;
+    try {
+      k.launch(problem({17, 32, 24}, "RCR"), nullptr, nullptr, nullptr, nullptr);
+      ADD_FAILURE() << k.name << ": 17x32x24 was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("K % 16 == 0"), std::string::npos) << k.name << ": " << e.what();
+    }
+    try {  // a problem without its scales
+      k.launch(problem({17, 32, 32}, "RCR"), nullptr, nullptr, nullptr, nullptr);
+      ADD_FAILURE() << k.name << ": a problem without scales was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("scales"), std::string::npos) << k.name << ": " << e.what();
+    }
+  }
+}
+
+TEST(ch12_Launch, EveryStepRefusesAMisalignedA) {
+  const GemmProblem p = problem({128, 256, 64}, "RCR");
+  float scales[2] = {1, 1};
+  GemmProblem q = p;
+  q.scale_a = scales;  // never read: the launch is refused before
+  q.scale_b = scales + 1;
+  auto expect_refused = [](const std::string& name, auto&& launch) {
+    try {
+      launch();
+      ADD_FAILURE() << name << ": a pointer 4 bytes past a 16-byte boundary was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << name << ": " << e.what();
+    } catch (const std::runtime_error& e) {
+      // Without a GPU, the SM count is read before the maps are built: that is the message then.
+      EXPECT_NE(std::string(e.what()).find("SM count"), std::string::npos) << name << ": " << e.what();
+    }
+  };
+  for (const auto& k : kTf32)
+    expect_refused(k.name, [&] {
+      k.launch(p, reinterpret_cast<const float*>(std::uintptr_t(0x10000) + 4), reinterpret_cast<const float*>(0x20000),
+               reinterpret_cast<float*>(0x30000), nullptr);
+    });
+  for (const auto& k : kFp8)
+    expect_refused(k.name, [&] {
+      k.launch(q, reinterpret_cast<const e4m3*>(std::uintptr_t(0x10000) + 4), reinterpret_cast<const e4m3*>(0x20000),
+               reinterpret_cast<bf16*>(0x30000), nullptr);
+    });
+}
+
+TEST(ch12_Harness, RandomE4m3CodesSpanTheFormatsRange) {
+  // The driver's fp8 inputs: 448·u rounded, so the codes reach the largest finite value's binade and
+  // the subnormals, and the scale 1/448 maps them back to [-1, 1].
+  const std::vector<e4m3> v = mm::random_host<e4m3>(1 << 16, 5);
+  float lo = 1e9f, hi = 0;
+  int subnormal = 0;
+  for (e4m3 x : v) {
+    const float f = std::fabs(float(x));
+    ASSERT_TRUE(std::isfinite(f));
+    ASSERT_LE(f, 448.0f);
+    hi = std::max(hi, f);
+    if (f > 0) lo = std::min(lo, f);
+    if (f > 0 && f < 1.0f / 64) ++subnormal;
+  }
+  EXPECT_GE(hi, 416.0f);
+  EXPECT_LT(lo, 1.0f / 64);
+  EXPECT_GT(subnormal, 0);
+  EXPECT_FLOAT_EQ(mm::kRandomE4m3Scale * 448.0f, 1.0f);
+}
+
+}  // namespace

@@ -1,6 +1,7 @@
-// Chapter 12: Hopper's other datatypes on wgmma. tf32 (fp32 in memory, fp32 C) next to cuBLAS tf32,
-// and fp8 e4m3 with per-tensor scales (bf16 C) next to cuBLASLt's fp8 GEMM with and without fast
-// accumulation; chapter 10's best bf16 kernel and cuBLAS bf16 for scale. C = A·Bᵀ (RCR): wgmma reads
+// Chapter 12: Hopper's other datatypes on wgmma. tf32 (fp32 in memory, fp32 C) next to cuBLAS tf32;
+// fp8 e4m3 with per-tensor scales (bf16 C) next to cuBLASLt's fp8 GEMM with and without fast
+// accumulation; fp8 with DeepSeek-V3's block scales next to cuBLASLt's block-scaled fp8; chapter
+// 10's best bf16 kernel and cuBLAS bf16 for scale. C = A·Bᵀ (RCR): wgmma reads
 // tf32 and fp8 only K-major.
 //
 // Build: cmake --build build --target ch12_hopper_datatypes
@@ -12,8 +13,8 @@
 int main(int argc, char** argv) {
   const mm::GemmChapter chapter{
       .chapter = "12_hopper_datatypes",
-      .description = "Chapter 12: tf32 and fp8 (e4m3, per-tensor scales) on wgmma, next to cuBLAS tf32 and cuBLASLt "
-                     "fp8 (fast accumulation on and off) and chapter 10's bf16; RCR",
+      .description = "Chapter 12: tf32 and fp8 (e4m3; per-tensor and 1x128/128x128 block scales) on wgmma, next to "
+                     "cuBLAS tf32, cuBLASLt fp8 (fast accumulation on and off, block scales) and chapter 10's bf16; RCR",
       .default_sizes = {{4096, 4096, 4096}, {8192, 8192, 8192}},
       .layouts = {"RCR"},
       .needs = mm::arch::sm90a,
@@ -27,5 +28,8 @@ int main(int argc, char** argv) {
       // with cuBLASLt's default (partial sums promoted to fp32) timed beside it.
       mm::GemmKernelGroup<__nv_fp8_e4m3, __nv_bfloat16>{.baseline = mm::DType::e4m3,
                                                          .kernels = mm::ch12::fp8_steps(),
-                                                         .also_measure = {mm::DType::e4m3_promoted}});
+                                                         .also_measure = {mm::DType::e4m3_promoted}},
+      // fp8 with DeepSeek-V3's block scales, against cuBLASLt's own (VEC128_32F and BLK128x128_32F).
+      mm::GemmKernelGroup<__nv_fp8_e4m3, __nv_bfloat16>{.baseline = mm::DType::e4m3_block,
+                                                         .kernels = mm::ch12::fp8_block_steps()});
 }

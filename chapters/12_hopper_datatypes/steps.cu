@@ -3,6 +3,7 @@
 // persistent grid, so that each block loops over many tiles (the tests).
 #include "12_hopper_datatypes/steps.hpp"
 
+#include "12_hopper_datatypes/fp8_block_scaled.cuh"
 #include "12_hopper_datatypes/fp8_per_tensor.cuh"
 #include "12_hopper_datatypes/tf32_wgmma.cuh"
 
@@ -29,6 +30,18 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_steps(int max_blocks) {
             return prepare_fp8_per_tensor(p, a, b, c, max_blocks);
           },
           fp8_per_tensor_rejects, arch::sm90a),
+  };
+}
+
+std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
+  return {
+      // fp8_block_scaled.cuh: 1×128 and 128×128 scales, each K block promoted to fp32 with its scales
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_block_scaled(p, a, b, c, max_blocks);
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
   };
 }
 

@@ -14,7 +14,10 @@ namespace mm::ch12 {
 /// The tf32 steps (fp32 A, B and C, multiplied as tf32), in the order of the page.
 std::vector<GemmKernel<float, float>> tf32_steps(int max_blocks = 0);
 
-/// The fp8 steps (e4m3 A and B with per-tensor scales, bf16 C), in the order of the page.
+/// The fp8 steps with per-tensor scales (e4m3 A and B, bf16 C; DType::e4m3), in the order of the page.
 std::vector<GemmKernel<__nv_fp8_e4m3, __nv_bfloat16>> fp8_steps(int max_blocks = 0);
+
+/// The fp8 steps with DeepSeek-V3's block scales (DType::e4m3_block), in the order of the page.
+std::vector<GemmKernel<__nv_fp8_e4m3, __nv_bfloat16>> fp8_block_steps(int max_blocks = 0);
 
 }  // namespace mm::ch12

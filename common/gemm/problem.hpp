@@ -45,6 +45,11 @@ struct GemmProblem {
   /// of A and B, so that C = (*scale_a)·(*scale_b)·A·B with A and B the stored e4m3 codes (how
   /// cuBLASLt takes them, CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER, which wants each 16-byte aligned at
   /// least: harness/gemm_runner.hpp's DeviceScales). Null, and unread, for every other type.
+  ///
+  /// With block scales (DType::e4m3_block, DeepSeek-V3's recipe, in cuBLASLt's layouts), with
+  /// Kb = ceil(K/128): scale_a holds one float per row of A and 128 K, (m, kb) at kb·M + m (M
+  /// contiguous: a tile's rows are neighbours); scale_b one per 128×128 block of B (N×K), (nb, kb)
+  /// at nb·Kb4 + kb, Kb4 = Kb rounded up to a multiple of 4.
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;  ///< @copydoc scale_a
 

@@ -52,6 +52,8 @@ CublasGemm::~CublasGemm() {
 std::string CublasGemm::compute_type_name(DType compute) {
   if (compute == DType::e4m3) return "cublasLtMatmul CUBLAS_COMPUTE_32F, FAST_ACCUM 1";
   if (compute == DType::e4m3_promoted) return "cublasLtMatmul CUBLAS_COMPUTE_32F, FAST_ACCUM 0";
+  if (compute == DType::e4m3_block)
+    return "cublasLtMatmul CUBLAS_COMPUTE_32F, scales VEC128_32F (A) and BLK128x128_32F (B)";
   return compute == DType::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
 }
 
@@ -75,7 +77,14 @@ void CublasGemm::gemm_fp8(const GemmProblem& p, DType compute, const void* a, co
     MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof op_n));
     const std::int8_t fast = compute == DType::e4m3 ? 1 : 0;
     MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
-    // cuBLASLt's A is our B: its scale is ours of B, and the other way round.
+    // cuBLASLt's A is our B: its scale is ours of B, and the other way round. Block scales:
+    // 128×128 blocks for the weights (our B), 1×128 for the activations (our A), in the layouts
+    // GemmProblem::scale_a/scale_b describe (cuBLASLt's own).
+    if (compute == DType::e4m3_block) {
+      const std::int32_t blk = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F, vec = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+      MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &blk, sizeof blk));
+      MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof vec));
+    }
     MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &p.scale_b,
                                                    sizeof p.scale_b));
     MM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &p.scale_a,
@@ -92,8 +101,11 @@ void CublasGemm::gemm_fp8(const GemmProblem& p, DType compute, const void* a, co
     const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, plan->desc, plan->la, plan->lb, plan->lc, plan->lc,
                                                              pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0))
+      throw std::runtime_error("cuBLASLt has no " + std::string(dtype_name(compute)) + " algorithm for " +
+                               std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
+                               " (CUBLAS_STATUS_NOT_SUPPORTED)");
     MM_CUBLAS_CHECK(st);
-    if (found == 0) throw std::runtime_error("cuBLASLt: no fp8 algorithm for this problem on this GPU");
     plan->algo = result.algo;
     lt_plan_ = std::move(plan);
   }

@@ -23,9 +23,12 @@ namespace mm {
 ///
 /// fp8 (DType::e4m3, e4m3_promoted) goes through cuBLASLt, the only cuBLAS interface that takes it:
 /// e4m3 A and B with the per-tensor scales of GemmProblem::scale_a/scale_b, fp32 compute, C of type
-/// `out_type`, CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1 for e4m3 and 0 for e4m3_promoted. On sm_90 it
+/// `out_type`, CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1 for e4m3 and 0 for e4m3_promoted; e4m3_block sets
+/// the scale modes VEC128_32F for A and BLK128x128_32F for B (DeepSeek-V3's blocks). On sm_90 it
 /// takes only C = A·Bᵀ with both operands K-major, the RCR order (cuBLAS's "TN"), and K a multiple of
 /// 16: other orders throw std::invalid_argument (drivers refuse them up front: launch::fp8_rejects).
+/// A problem for which cuBLASLt has no algorithm (its block-scaled fp8 takes fewer shapes than its
+/// per-tensor one) throws std::runtime_error.
 class CublasGemm {
  public:
   CublasGemm();

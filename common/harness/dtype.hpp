@@ -18,7 +18,10 @@ namespace mm {
 /// products are added: `e4m3` as the tensor core adds them, all along K in its own accumulator (which
 /// keeps fewer bits than fp32: cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1), `e4m3_promoted` with
 /// the partial sums moved into fp32 registers every few K steps (FAST_ACCUM = 0, cuBLASLt's default).
-enum class DType { f32, tf32, bf16, f16, e4m3, e4m3_promoted };
+/// `e4m3_block` is DeepSeek-V3's recipe: a scale per 1×128 block of A and per 128×128 block of B
+/// (GemmProblem::scale_a/scale_b then point at scale tensors), the partial sums of every 128 K
+/// promoted to fp32 with their two scales applied.
+enum class DType { f32, tf32, bf16, f16, e4m3, e4m3_promoted, e4m3_block };
 
 /// @brief The short name used in tables and CSV files ("fp32", "tf32", "bf16", "fp16").
 constexpr std::string_view dtype_name(DType t) {
@@ -29,6 +32,7 @@ constexpr std::string_view dtype_name(DType t) {
     case DType::f16: return "fp16";
     case DType::e4m3: return "e4m3";
     case DType::e4m3_promoted: return "e4m3_promoted";
+    case DType::e4m3_block: return "e4m3_block";
   }
   return "?";
 }
@@ -54,7 +58,7 @@ constexpr std::string_view dtype_name(DType t) {
 ///   values, which the reference sees too, and their products (8×8 or 11×11 significant bits) are
 ///   exact in fp32: only the fp32 accumulation is left. A 16-bit *output* adds its own rounding:
 ///   see gemm_tolerance.
-/// - e4m3 and e4m3_promoted: 1e-2. The products of two e4m3 codes (4 × 4 significant bits) are exact,
+/// - e4m3, e4m3_promoted and e4m3_block: 1e-2. The products of two e4m3 codes (4 × 4 significant bits) are exact,
 ///   and the reference multiplies the same codes (and scales: powers of two or not, the scales
 ///   multiply the reference as they do the result). What is left is the accumulation: the tensor
 ///   core aligns each instruction's 32 products and its accumulator to the largest exponent among
@@ -71,7 +75,8 @@ constexpr double elementwise_tolerance(DType t) {
     case DType::bf16: return 1e-5;  // bf16 inputs, fp32 accumulation, fp32 output
     case DType::f16: return 1e-5;   // fp16 inputs, fp32 accumulation, fp32 output
     case DType::e4m3:
-    case DType::e4m3_promoted: return 1e-2;  // e4m3 inputs, the tensor core's accumulation
+    case DType::e4m3_promoted:
+    case DType::e4m3_block: return 1e-2;  // e4m3 inputs, the tensor core's accumulation
   }
   return 0.0;
 }
@@ -96,12 +101,15 @@ __host__ __device__ inline float round_to_tf32(float x) {
 
 /// @brief Size in bytes of one stored element of `t`.
 constexpr int dtype_bytes(DType t) {
-  if (t == DType::e4m3 || t == DType::e4m3_promoted) return 1;
+  if (t == DType::e4m3 || t == DType::e4m3_promoted || t == DType::e4m3_block) return 1;
   return (t == DType::bf16 || t == DType::f16) ? 2 : 4;
 }
 
-/// @brief True for the two fp8 types (e4m3 codes with per-tensor scales).
-constexpr bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e4m3_promoted; }
+/// @brief True for the fp8 types (e4m3 codes with per-tensor or block scales).
+constexpr bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e4m3_promoted || t == DType::e4m3_block; }
+
+/// @brief The K (and B's N) extent of one block of DType::e4m3_block's scales.
+inline constexpr int kScaleBlock = 128;
 
 /// @brief Maps a storage type to its DType (float maps to fp32, e4m3 to the tensor core's own
 /// accumulation; ask for tf32 or e4m3_promoted explicitly).

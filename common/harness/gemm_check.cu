@@ -28,15 +28,19 @@ CheckResult check_gemm_kernel(const GemmProblem& problem, const GemmLaunch<TIn, 
   DeviceBuffer<TOut> c(p.m * p.n);
   constexpr bool fp8 = std::is_same_v<TIn, __nv_fp8_e4m3>;
   DeviceScales device_scales;
-  if constexpr (fp8) device_scales.set(p, scales);
+  if constexpr (fp8) {
+    if (dtype == DType::e4m3_block) device_scales.set(p, random_block_scales(p, seed + 2));
+    else device_scales.set(p, scales);
+  }
   fill_random(a, seed);
   fill_random(b, seed + 1);
   poison(c);
   launch(p, a.data(), b.data(), c.data(), nullptr);
   MM_CHECK_LAUNCH();
   MM_CUDA_CHECK(cudaDeviceSynchronize());
-  Reference ref = reference_gemm(p, a, b);
-  if constexpr (fp8) scale_reference(ref, double(scales.a) * double(scales.b));
+  Reference ref;
+  if constexpr (fp8) ref = fp8_reference(p, a, b, dtype, scales);
+  else ref = reference_gemm(p, a, b);
   return check_gemm(ref, c.download(), p.c, gemm_tolerance<TOut>(dtype));
 }
 

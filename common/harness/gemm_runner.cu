@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <stdexcept>
 #include <type_traits>
 
 #include "harness/chapter_run.hpp"
@@ -29,8 +30,10 @@ std::string size_text(const GemmProblem& p) {
 // Bad sizes are bad input: one line naming the flag, exit 2, before anything is allocated.
 template <class TIn, class TOut>
 void require_memory(const GemmProblem& p, bool check, const std::string& program) {
+  // fp8's reference multiplies A and B dequantized to fp64 when they have block scales.
+  constexpr double dequantized = sizeof(TIn) == 1 ? double(sizeof(double)) : 0.0;
   const double dev_bytes = double(p.m * p.k + p.k * p.n) * sizeof(TIn) + double(p.m * p.n) * sizeof(TOut) +
-                           (check ? 2.0 * double(p.m * p.n) * sizeof(double) : 0.0);
+                           (check ? 2.0 * double(p.m * p.n) * sizeof(double) + double(p.m * p.k + p.k * p.n) * dequantized : 0.0);
   std::size_t free_b = 0, total_b = 0;
   MM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (dev_bytes > 0.9 * double(free_b)) {
@@ -93,15 +96,19 @@ void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& ru
   DeviceBuffer<TOut> c(p.m * p.n);
   // fp8: the codes span e4m3's range, and per-tensor scales of 1/448 (in device memory, where
   // cuBLASLt and the kernels read them) map them back to the [-1, 1] of the other types' inputs.
+  // Block scales (e4m3_block): a random scale per block, (0.5 to 2)/448.
   constexpr bool fp8 = std::is_same_v<TIn, __nv_fp8_e4m3>;
   DeviceScales scales;
-  if constexpr (fp8) scales.set(p, {kRandomE4m3Scale, kRandomE4m3Scale});
+  if constexpr (fp8) {
+    if (group.baseline == DType::e4m3_block) scales.set(p, random_block_scales(p, opt.seed + 2));
+    else scales.set(p, OperandScales{});
+  }
   fill_random(a, opt.seed);
   fill_random(b, opt.seed + 1);
   Reference ref;
   if (opt.check) {
-    ref = reference_gemm(p, a, b);
-    if constexpr (fp8) scale_reference(ref, double(kRandomE4m3Scale) * double(kRandomE4m3Scale));
+    if constexpr (fp8) ref = fp8_reference(p, a, b, group.baseline, OperandScales{});
+    else ref = reference_gemm(p, a, b);
   }
 
   const TimingOptions topt{opt.warmup, opt.reps, true};
@@ -139,6 +146,14 @@ void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& ru
     run.cublas.gemm(p, group.baseline, a.data(), b.data(), c.data(), cuda_data_type<TOut>(), s);
   };
   double rel = 0;
+  // Without its baseline a group is not measured at this size: its `% of cuBLAS` would mean nothing.
+  try {
+    run.cublas.gemm(p, group.baseline, a.data(), b.data(), c.data(), cuda_data_type<TOut>(), nullptr);
+  } catch (const std::runtime_error& e) {
+    std::cout << "  " << dtype_name(group.baseline) << " kernels at " << size_text(p) << " " << run.tag
+              << ": not run: " << e.what() << '\n';
+    return;
+  }
   run_checked("cuBLAS " + std::string(dtype_name(group.baseline)), group.baseline, cublas_run, rel);
   const Timing base = time_on_gpu(cublas_run, topt);
   ResultRow base_row = make_row("cuBLAS", group.baseline, base, rel);
@@ -198,7 +213,7 @@ int detail::run_gemm_groups(int argc, const char* const* argv, const GemmChapter
     // cuBLAS reads A and B as the baseline's input type: fp32 for f32 and tf32, else the type itself.
     const GemmBaseline& b = group.baseline;
     const bool reads_in = b.in == b.compute || (b.in == DType::f32 && b.compute == DType::tf32) ||
-                          (b.in == DType::e4m3 && b.compute == DType::e4m3_promoted);
+                          (b.in == DType::e4m3 && is_fp8(b.compute));
     if (!reads_in) {
       std::cerr << spec.program << ": error: a group of " << dtype_name(b.in) << " inputs cannot have a "
                 << dtype_name(b.compute) << " cuBLAS baseline\n";

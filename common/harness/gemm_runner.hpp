@@ -29,12 +29,10 @@
 #include <vector>
 
 #include "harness/arch_check.hpp"
-#include "harness/cuda_check.hpp"
-#include "harness/device_buffer.hpp"
 #include "harness/cli.hpp"
 #include "harness/dtype.hpp"
 #include "gemm/problem.hpp"
-#include "harness/random.hpp"  // kRandomE4m3Scale
+#include "harness/fp8_scales.hpp"  // OperandScales
 #include "harness/reference.hpp"
 
 namespace mm {
@@ -196,33 +194,12 @@ int run_gemm_chapter(int argc, const char* const* argv, const GemmChapter& chapt
   return run_gemm_chapter(argc, argv, chapter, GemmKernelGroup<TIn, TOut>{chapter.baseline, kernels});
 }
 
-/// @brief The per-tensor scales of fp8 operands (GemmProblem::scale_a, scale_b), as host values.
-struct OperandScales {
-  float a = kRandomE4m3Scale;  ///< A's scale (by default, random_element's codes back to [-1, 1])
-  float b = kRandomE4m3Scale;  ///< B's scale
-};
-
-/// @brief Device copies of two per-tensor scales, 256 bytes apart: cuBLASLt refuses a scale pointer
-/// that is only 4-byte aligned (its fp8 GEMM returned CUBLAS_STATUS_NOT_SUPPORTED for a scale at
-/// offset 4 of an allocation, and ran with each scale at the start of its own: measured on the H200).
-struct DeviceScales {
-  DeviceBuffer<float> values;  ///< allocated by set(): nothing for the problems without scales
-  /// @brief Copies `s` to the device and points `p`'s scale_a and scale_b at the copies.
-  void set(GemmProblem& p, const OperandScales& s) {
-    values = DeviceBuffer<float>(128);
-    const float a = s.a, b = s.b;
-    MM_CUDA_CHECK(cudaMemcpy(values.data(), &a, sizeof a, cudaMemcpyHostToDevice));
-    MM_CUDA_CHECK(cudaMemcpy(values.data() + 64, &b, sizeof b, cudaMemcpyHostToDevice));
-    p.scale_a = values.data();
-    p.scale_b = values.data() + 64;
-  }
-};
-
 /// @brief For tests: runs `launch` once on random inputs (output poisoned first) and compares with the fp64 reference.
 ///
-/// For fp8 inputs (TIn = __nv_fp8_e4m3) the problem's scale pointers are set to device copies of
-/// `scales` (whatever `p` holds), and the reference is the product of the dequantized values
-/// (scale · code); other types ignore `scales`.
+/// For fp8 inputs (TIn = __nv_fp8_e4m3) the problem's scale pointers are set (whatever `p` holds)
+/// to device copies of `scales`, or for DType::e4m3_block to random block scales from `seed`
+/// (random_block_scales), and the reference is the product of the dequantized values (scale ·
+/// code, fp8_reference); other types ignore `scales`.
 template <class TIn, class TOut>
 CheckResult check_gemm_kernel(const GemmProblem& p, const GemmLaunch<TIn, TOut>& launch, DType dtype,
                               std::uint64_t seed = 1, OperandScales scales = {});

@@ -31,7 +31,13 @@ using mm::test::problem;
 using mm::test::Size;
 
 const std::vector<mm::GemmKernel<float, float>> kTf32 = ch12::tf32_steps();
-const std::vector<mm::GemmKernel<e4m3, bf16>> kFp8 = ch12::fp8_steps();
+// Every fp8 step: per-tensor and block-scaled (the check gives each the scales of its dtype).
+std::vector<mm::GemmKernel<e4m3, bf16>> all_fp8(int max_blocks = 0) {
+  auto steps = ch12::fp8_steps(max_blocks);
+  for (auto& k : ch12::fp8_block_steps(max_blocks)) steps.push_back(k);
+  return steps;
+}
+const std::vector<mm::GemmKernel<e4m3, bf16>> kFp8 = all_fp8();
 
 // RCR sizes both types take (K a multiple of 16, N of 8): one row, fewer rows than a consumer's 64,
 // one short of and one past the 128×256 tile, K of one fp8 step and shorter than one (16), K not a
@@ -70,7 +76,7 @@ TEST(ch12_Gemm, FewBlocksLoopOverManyTiles) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   const GemmProblem p = problem({1024, 2048, 528}, "RCR");
   for (const auto& k : ch12::tf32_steps(3)) expect_matches_fp64(k, p);
-  for (const auto& k : ch12::fp8_steps(3)) expect_matches_fp64(k, p);
+  for (const auto& k : all_fp8(3)) expect_matches_fp64(k, p);
 }
 
 TEST(ch12_Fp8, ScalesOfOnePowersOfTwoAndAwkwardValues) {
@@ -80,21 +86,28 @@ TEST(ch12_Fp8, ScalesOfOnePowersOfTwoAndAwkwardValues) {
   const GemmProblem p = problem({200, 264, 272}, "RCR");
   const mm::OperandScales scales[] = {{1.0f, 1.0f}, {0.25f, 8.0f}, {1.0f / 1024, 1.0f / 4096}, {0.3f, 1.7f},
                                       {1.0f / 448, 3.14159f}, {1.0f, 0.0f}};
-  for (const auto& k : kFp8)
+  for (const auto& k : ch12::fp8_steps())
     for (const mm::OperandScales& s : scales) {
       const mm::CheckResult r = mm::check_gemm_kernel<e4m3, bf16>(p, k.launch, k.dtype, 7, s);
       EXPECT_TRUE(r.ok) << k.name << " scales " << s.a << ", " << s.b << ": " << r.summary;
     }
 }
 
-// Runs an fp8 step on given codes (A M×K, B N×K, row-major) with scales 1 and returns C as floats.
+// Runs an fp8 step on given codes (A M×K, B N×K, row-major) with scales 1 (per tensor or every
+// block) and returns C as floats.
 std::vector<float> run_fp8(const mm::GemmKernel<e4m3, bf16>& k, const GemmProblem& problem_in, const std::vector<e4m3>& a,
                            const std::vector<e4m3>& b) {
   GemmProblem p = problem_in;
   mm::DeviceBuffer<e4m3> da(a.size()), db(b.size());
   mm::DeviceBuffer<bf16> dc(p.m * p.n);
   mm::DeviceScales scales;
-  scales.set(p, {1.0f, 1.0f});
+  if (k.dtype == mm::DType::e4m3_block) {
+    const std::int64_t kb = mm::scale_blocks_k(p.k), nb = (p.n + 127) / 128;
+    scales.set(p, mm::BlockScales{std::vector<float>(std::size_t(p.m * kb), 1.0f),
+                                  std::vector<float>(std::size_t(nb * mm::scale_blocks_k_padded(p.k)), 1.0f)});
+  } else {
+    scales.set(p, mm::OperandScales{1.0f, 1.0f});
+  }
   MM_CUDA_CHECK(cudaMemcpy(da.data(), a.data(), a.size(), cudaMemcpyHostToDevice));
   MM_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), b.size(), cudaMemcpyHostToDevice));
   mm::poison(dc);
@@ -140,6 +153,36 @@ TEST(ch12_Fp8, InputsAtTheFormatsExtremes) {
       }
     EXPECT_EQ(bad, 0) << k.name;
   }
+}
+
+TEST(ch12_Fp8, BlockScalesApplyToTheirOwnBlock) {
+  // K of 3 blocks and a partial fourth, N of two column blocks and a partial third, M past a tile: the
+  // random scales differ from block to block (0.5 to 2, over 448), so a scale read for the wrong
+  // row, K block or column block is off by up to 4× and fails.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  for (const auto& k : ch12::fp8_block_steps())
+    for (const Size& s : {Size{130, 264, 400}, Size{1, 8, 16}, Size{257, 384, 1024}})
+      for (std::uint64_t seed : {3u, 4u}) {
+        const mm::CheckResult r = mm::check_gemm_kernel<e4m3, bf16>(problem(s, "RCR"), k.launch, k.dtype, seed);
+        EXPECT_TRUE(r.ok) << k.name << " at " << mm::test::size_name(s) << " seed " << seed << ": " << r.summary;
+      }
+}
+
+TEST(ch12_Harness, BlockScalesFollowCublasLtsLayouts) {
+  // A's (m, kb) at kb·M + m; B's (nb, kb) at nb·Kb4 + kb with Kb4 = Kb rounded up to 4 (padding 0).
+  const GemmProblem p = problem({3, 300, 520}, "RCR");  // Kb = 5, Kb4 = 8, Nb = 3
+  const mm::BlockScales s = mm::random_block_scales(p, 9);
+  EXPECT_EQ(mm::scale_blocks_k(p.k), 5);
+  EXPECT_EQ(mm::scale_blocks_k_padded(p.k), 8);
+  ASSERT_EQ(s.a.size(), 3u * 5u);
+  ASSERT_EQ(s.b.size(), 3u * 8u);
+  for (float x : s.a) EXPECT_TRUE(x >= 0.5f / 448 && x < 2.0f / 448) << x;
+  for (int nb = 0; nb < 3; ++nb)
+    for (int kb = 0; kb < 8; ++kb) {
+      const float x = s.b[std::size_t(nb * 8 + kb)];
+      if (kb < 5) EXPECT_TRUE(x >= 0.5f / 448 && x < 2.0f / 448) << nb << "," << kb;
+      else EXPECT_EQ(x, 0.0f) << "padding " << nb << "," << kb;
+    }
 }
 
 // ---- What the chapter does not take: refused up front, with the rule, before any GPU work ----

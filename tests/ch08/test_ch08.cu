@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "08_tensor_cores/no_copy_branch.cuh"
+#include "08_tensor_cores/precomputed_addresses.cuh"
 #include "08_tensor_cores/rounded_once.cuh"
 #include "08_tensor_cores/steps.hpp"
 #include "08_tensor_cores/two_blocks_per_sm.cuh"
@@ -315,6 +316,55 @@ TEST(ch08_SharedMemory, HoistedSwizzleGivesEveryLaneTheSameAddresses) {
   typename FT::TiledMma mma3;
   expect_hoisted_addresses_match<F, 128, true>(mm::make_tiled_copy_A(mm::Copy_Atom<FT::LdsmFor<true>, float>{}, mma3));
   expect_hoisted_addresses_match<F, 256, true>(mm::make_tiled_copy_B(mm::Copy_Atom<FT::LdsmFor<true>, float>{}, mma3));
+}
+
+// precomputed_addresses keeps K tile 0's source layout and moves one pointer per operand by a K tile's
+// stride each K step: every thread's copy sources of every K tile are then the ones the K-tile
+// partition names. Its rings are interleaved by stage (A's tile, then B's): stage 0's hoisted
+// destinations moved by whole stages give every cp.async the address the plain partition of that stage
+// gives. Both storage orders, a block inside the matrices.
+template <class Cfg>
+void expect_precomputed_addresses_match(const char* tag) {
+  using T = ch08::Element<Cfg>;
+  using Tr = ch08::KernelTraits<Cfg>;
+  const GemmProblem p = problem({300, 520, 200}, tag);
+  std::vector<T> a(std::size_t(p.m * p.k)), b(std::size_t(p.k * p.n)), c(std::size_t(p.m * p.n));
+  ch08::with_gemm_args<Cfg>(p, a.data(), b.data(), c.data(), [&](auto const& args) {
+    using Args = std::remove_cvref_t<decltype(args)>;
+    typename Tr::CtaTiler tiler;
+    auto cta = mm::make_coord(1, 1, mm::_);
+    auto gA = mm::local_tile(mm::make_tensor(args.a, mm::make_shape(args.m, args.k), args.da), tiler, cta,
+                             mm::Step<mm::_1, mm::X, mm::_1>{});  // (BM,BK,k)
+    auto gB = mm::local_tile(mm::make_tensor(args.b, mm::make_shape(args.n, args.k), args.db), tiler, cta,
+                             mm::Step<mm::X, mm::_1, mm::_1>{});  // (BN,BK,k)
+    constexpr int kStageA = Cfg::BM::value * Cfg::BK::value, kStage = kStageA + Cfg::BN::value * Cfg::BK::value;
+    std::vector<T> smem(std::size_t{Cfg::kStages * kStage});
+    auto sA0 = mm::make_tensor(smem.data(), typename Args::SmemLayoutA{})(mm::_, mm::_, 0);            // (BM,BK)
+    auto sB0 = mm::make_tensor(smem.data() + kStageA, typename Args::SmemLayoutB{})(mm::_, mm::_, 0);  // (BN,BK)
+    auto check = [&](auto const& tiled_copy, auto const& g, auto const& s0, const char* what) {
+      for (int t = 0; t < Tr::kThreads; ++t) {
+        auto thr = tiled_copy.get_slice(t);
+        auto tXgX = thr.partition_S(g);  // (CPY,CPY_MN,CPY_K,k)
+        const auto layout = tXgX(mm::_, mm::_, mm::_, 0).layout();
+        T const* src = tXgX(mm::_, mm::_, mm::_, 0).data();
+        for (int kt = 0; kt < int(mm::size<3>(tXgX)); ++kt, src += mm::stride<3>(tXgX))
+          for (int i = 0; i < int(mm::size(layout)); ++i)
+            ASSERT_EQ(src + layout(i), &tXgX(mm::_, mm::_, mm::_, kt)(i)) << what << " thread " << t << " K tile " << kt;
+        auto h0 = mm::hoist_swizzle(thr.partition_D(s0));  // (CPY,CPY_MN,CPY_K), stage 0
+        for (int stage = 0; stage < Cfg::kStages; ++stage) {
+          auto plain = thr.partition_D(mm::make_tensor(s0.data() + stage * kStage, s0.layout()));
+          auto moved = mm::make_tensor(h0.data().shifted(stage * kStage), h0.layout());
+          for (int i = 0; i < int(mm::size(plain)); ++i)
+            ASSERT_EQ(&moved(i), &plain(i)) << what << " thread " << t << " stage " << stage << " value " << i;
+        }
+      }
+    };
+    check(args.copy_a, gA, sA0, "A");
+    check(args.copy_b, gB, sB0, "B");
+  });
+}
+TEST(ch08_Addresses, PrecomputedAddressesMatchThePartitions) {
+  for (const char* tag : kLayouts) expect_precomputed_addresses_match<ch08::PrecomputedAddressesCfg>(tag);
 }
 
 TEST(ch08_Launch, Rejects) {

@@ -161,12 +161,16 @@ def chapter_legend(ax, chapters: list[str], colors: dict[str, str], extra=(), **
 
 
 # --- The ladder: each chapter's best step, and each chapter's steps ---------------------------------
-KIND_COLORS = {"cpu": "#9e9e9e", "fp32": "#1f77b4", "copy": "#e6a23c", "bf16": "#2ca02c", "tf32": "#17becf"}
+KIND_COLORS = {"cpu": "#9e9e9e", "fp32": "#1f77b4", "copy": "#e6a23c", "bf16": "#2ca02c", "tf32": "#17becf",
+               "e4m3": "#8e24aa", "e4m3_promoted": "#ce93d8", "e4m3_block": "#d81b60"}
 KIND_LABELS = {"cpu": "CPU (chapter 01): of cuBLAS SGEMM on the GPU at the same size",
                "fp32": "fp32 on the CUDA cores: of cuBLAS SGEMM",
                "copy": "a copy (chapter 04): of cudaMemcpy, not of a GEMM",
                "bf16": "bf16 on the tensor cores: of cuBLAS bf16",
-               "tf32": "tf32 on the tensor cores: of cuBLAS tf32"}
+               "tf32": "tf32 on the tensor cores: of cuBLAS tf32",
+               "e4m3": "fp8 e4m3 on the tensor cores: of cuBLASLt fp8 (fast accumulation)",
+               "e4m3_promoted": "fp8 e4m3, partial sums promoted to fp32: of cuBLASLt fp8 (fast accumulation)",
+               "e4m3_block": "fp8 e4m3 with 1×128/128×128 block scales: of cuBLASLt's block-scaled fp8"}
 
 
 def fmt_tflops(v: float) -> str:
@@ -262,7 +266,8 @@ def chapter_ladder_data(all_rows: list[rd.Row], chapter: str):
         unit = "% of cudaMemcpy (same run, same matrix)"
     else:
         squares = sorted({r.m for r in rows if r.is_square}, reverse=True)
-        layouts = [x for x in LADDER_LAYOUTS if any(r.layout == x for r in rows)] or sorted({r.layout for r in rows})
+        order = sorted(LADDER_LAYOUTS, key=lambda x: x != rd.canonical_layout(chapter))  # the chapter's own first
+        layouts = [x for x in order if any(r.layout == x for r in rows)] or sorted({r.layout for r in rows})
         sizes = [n for n in LADDER_SIZES if n in squares]
         combos = [(f"{n}³", x) for n in sizes for x in layouts]
         if len(combos) < 2:
@@ -848,6 +853,64 @@ def plot_ch11_which_kernel(all_rows, out_dir) -> bool:
 HIT_COLOR, MISS_COLOR, PARTLY_COLOR = "#2e7d32", "#c62828", "#ef6c00"
 
 
+# --- Chapter 12: the datatypes -----------------------------------------------------------------
+CH12 = "12_hopper_datatypes"
+# Each datatype's baseline and steps as the figure shows them: (dtype, its label, [(kernel, label)]).
+CH12_GROUPS = [
+    ("bf16", "bf16", [("cuBLAS", "cuBLAS"), ("ch10_tma_store", "chapter 10's tma_store")]),
+    ("tf32", "tf32", [("cuBLAS", "cuBLAS"), ("tf32_wgmma", "tf32_wgmma")]),
+    ("e4m3", "fp8, per-tensor scales", [("cuBLAS", "cuBLASLt, fast accumulation"),
+                                        ("cuBLAS_e4m3_promoted", "cuBLASLt, promoted"),
+                                        ("fp8_per_tensor", "fp8_per_tensor")]),
+    ("e4m3_block", "fp8, 1×128 / 128×128 block scales", [("cuBLAS", "cuBLASLt"), ("fp8_block_scaled", "fp8_block_scaled")]),
+]
+
+
+def plot_ch12_datatypes(all_rows, out_dir) -> bool:
+    """Chapter 12's figure: TFLOP/s of each datatype's baseline and steps at one size (8192³, else the
+    largest square), with the wgmma ceiling the probe measured for the datatype as a line over its group."""
+    name = "ch12_datatypes"
+    rows = [r for r in all_rows if r.chapter == CH12 and r.layout == rd.canonical_layout(CH12) and r.tflops]
+    squares = sorted({r.m for r in rows if r.is_square})
+    if not squares:
+        skip(name, f"no rows of chapter {CH12}", out_dir)
+        return False
+    size = 8192 if 8192 in squares else squares[-1]
+    ceiling = {r.dtype: r.tflops for r in all_rows if r.chapter == CH12 + "_ceiling" and r.kernel.endswith("_warpgroups2")}
+    fig, ax = plt.subplots(figsize=(10.0, 4.8))
+    x, ticks, labels = 0.0, [], []
+    for dtype, group_label, members in CH12_GROUPS:
+        start = x
+        for kernel, label in members:
+            want = "e4m3_promoted" if kernel == "cuBLAS_e4m3_promoted" else dtype  # its own row's dtype
+            found = [r for r in rows if r.kernel == kernel and r.dtype == want and r.is_square and r.m == size]
+            if not found:
+                continue
+            v = found[0].tflops
+            color = BASELINE_COLOR if kernel.startswith("cuBLAS") else KIND_COLORS.get(dtype, KIND_COLORS["fp32"])
+            ax.bar(x, v, width=0.8, color=color, alpha=0.55 if kernel == "cuBLAS_e4m3_promoted" else 0.9, edgecolor="none")
+            ax.text(x, v + 15, f"{v:,.0f}", ha="center", va="bottom", fontsize=7.5)
+            ticks.append(x)
+            labels.append(label)
+            x += 1
+        if x > start and dtype in ceiling:
+            ax.hlines(ceiling[dtype], start - 0.45, x - 0.55, colors="black", linestyles=":", linewidth=1.2)
+            ax.text(x - 0.55, ceiling[dtype] + 15, f"wgmma ceiling {ceiling[dtype]:,.0f}", ha="right", va="bottom", fontsize=7)
+        if x > start:
+            ax.text((start + x - 1) / 2, -0.28, group_label, transform=ax.get_xaxis_transform(), ha="center", va="top",
+                    fontsize=9, fontweight="bold")
+        x += 0.8
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(labels, rotation=25, ha="right", fontsize=8)
+    ax.set_ylabel(f"TFLOP/s at {size}³ (median)")
+    ax.grid(axis="x", visible=False)
+    gpus = " / ".join(sorted({r.gpu for r in rows} - {""})) or "GPU"
+    ax.set_title(f"Chapter 12: each datatype against its cuBLAS (C = A·Bᵀ, {gpus}; grey: cuBLAS/cuBLASLt)", fontsize=10)
+    fig.tight_layout()
+    save(fig, out_dir, name)
+    return True
+
+
 def find_row(all_rows: list[rd.Row], chapter: str, kernel: str, dtype: str, layout: str, size: int) -> rd.Row | None:
     """The one row of a kernel at size³ (a copy: size×size) in one storage order, or None (absent or ambiguous).
     A chapter's step before ("ch05_layout_padded") is also found under its former name ("layout_padded"),
@@ -1010,7 +1073,8 @@ def main(argv=None) -> int:
              plot_best_vs_size(rows, headline, colors, args.out), plot_roofline(rows, colors, args.out),
              plot_copy(rows, colors, args.out), plot_vs_cublas_sizes(all_rows, args.out),
              plot_fp32_sizes(all_rows, args.out), plot_predictions(all_rows, colors, args.out),
-             plot_ch11_suite(all_rows, args.out), plot_ch11_which_kernel(all_rows, args.out)]
+             plot_ch11_suite(all_rows, args.out), plot_ch11_which_kernel(all_rows, args.out),
+             plot_ch12_datatypes(all_rows, args.out)]
     drawn += [plot_chapter_ladder(all_rows, chapter, args.out) for chapter in rd.chapters(all_rows)]
     if not any(drawn):
         print(f"error: --data: nothing to plot in {args.data}", file=sys.stderr)

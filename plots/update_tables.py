@@ -171,6 +171,7 @@ IDEAS = {
     "09": "Hopper: wgmma from shared memory, TMA loads, an mbarrier ring",
     "10": "warp specialization, persistent blocks, a TMA-store epilogue, clusters",
     "11": "one kernel per shape: tile shapes, split-K, A and B swapped for skinny M",
+    "12": "tf32 and fp8 on wgmma: per-tensor and block scales, promotion",
 }
 
 

@@ -1,8 +1,8 @@
 // Chapter 12: Hopper's other datatypes on wgmma. tf32 (fp32 in memory, fp32 C) next to cuBLAS tf32;
 // fp8 e4m3 with per-tensor scales (bf16 C) next to cuBLASLt's fp8 GEMM with and without fast
 // accumulation; fp8 with DeepSeek-V3's block scales next to cuBLASLt's block-scaled fp8; chapter
-// 10's best bf16 kernel and cuBLAS bf16 for scale. C = A·Bᵀ (RCR): wgmma reads
-// tf32 and fp8 only K-major.
+// 10's best bf16 kernel and cuBLAS bf16 for scale. C = A·Bᵀ (RCR): wgmma reads tf32 and fp8 only
+// K-major; --layout RRR runs the tf32 step that transposes B first.
 //
 // Build: cmake --build build --target ch12_hopper_datatypes
 // Run:   build/bin/ch12_hopper_datatypes [--sizes 4096,8192] [--csv results.csv]   (--help for all flags)
@@ -15,8 +15,9 @@ int main(int argc, char** argv) {
       .chapter = "12_hopper_datatypes",
       .description = "Chapter 12: tf32 and fp8 (e4m3; per-tensor and 1x128/128x128 block scales) on wgmma, next to "
                      "cuBLAS tf32, cuBLASLt fp8 (fast accumulation on and off, block scales) and chapter 10's bf16; RCR",
-      .default_sizes = {{4096, 4096, 4096}, {8192, 8192, 8192}},
-      .layouts = {"RCR"},
+      // The issue's headline squares, and DeepSeek-V3's 4096×7168×16384 (K = 16384: the accuracy table's long sum).
+      .default_sizes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 7168, 16384}},
+      .layouts = {"RCR", "RRR"},  // RCR by default; RRR for tf32_transpose_b (fp8 takes RCR only)
       .needs = mm::arch::sm90a,
   };
   return mm::run_gemm_chapter(

@@ -5,6 +5,7 @@
 
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
 #include "12_hopper_datatypes/fp8_per_tensor.cuh"
+#include "12_hopper_datatypes/tf32_transpose_b.cuh"
 #include "12_hopper_datatypes/tf32_wgmma.cuh"
 
 namespace mm::ch12 {
@@ -18,6 +19,13 @@ std::vector<GemmKernel<float, float>> tf32_steps(int max_blocks) {
             return prepare_tf32_wgmma(p, a, b, c, max_blocks);
           },
           tf32_wgmma_rejects, arch::sm90a),
+      // tf32_transpose_b.cuh: a row-major B (RRR) transposed into a workspace first, then tf32_wgmma
+      prepared_kernel<float, float>(
+          "tf32_transpose_b", DType::tf32,
+          [max_blocks](const GemmProblem& p, const float* a, const float* b, float* c) {
+            return prepare_tf32_transpose_b(p, a, b, c, max_blocks);
+          },
+          tf32_transpose_b_rejects, arch::sm90a),
   };
 }
 

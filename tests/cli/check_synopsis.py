@@ -19,7 +19,7 @@ EXCEPTIONS = {
                   "ch06_sizes", "ch11_every_shape"}, ["chapters 01–04", "`ch06_sizes`", "`ch11_every_shape`"]),
     "--k": ({"ch04_copy_and_transpose"}, ["chapter 04"]),
 }
-OWN_CLI = {"ch08_mma_ceiling"}
+OWN_CLI = {"ch08_mma_ceiling", "ch12_wgmma_ceiling"}
 
 
 def fail(msg):

@@ -16,8 +16,11 @@
 // its own 64-bit address (rows a run-time leading dimension apart: 2 instructions), and nvcc moves the
 // global memory descriptor into uniform registers before each cp.async (R2UR), as in no_copy_branch.
 //
-// On the main path after no_copy_branch (issue 26, direction (a)): whoever measures it moves it to the
-// appendix if it loses. `diff no_copy_branch.cuh precomputed_addresses.cuh` shows the change.
+// Appendix step (issue 26, direction (a)), a measured dead end: on the H200 (2026-11-27) it executes 6.8%
+// fewer instructions than no_copy_branch (ncu, 4096³ RCR), its tensor pipe is 77.5% busy against 76.8%,
+// and it is about 1% faster (59.3-60.2% of cuBLAS against 58.7-59.4% at 4096³), less than the two
+// kernels' run-to-run spread at 8192³ (up to 4 points): the issue slots it frees were not what bound the
+// kernel (chapter README, A3). `diff no_copy_branch.cuh precomputed_addresses.cuh` shows the change.
 //
 // Build: cmake --build build --target ch08_tensor_cores
 // Run:   build/bin/ch08_tensor_cores --kernel precomputed_addresses

@@ -5,7 +5,7 @@
 #
 #   OUT=$OUT bash scripts/device/issue26a.sh
 #
-# It configures and builds only chapter 08 and its tests (sm_90a, main path, into build-i26a/; CLI11's
+# It configures and builds only chapter 08 and its tests (sm_90a, appendix steps on: the step is one, into build-i26a/; CLI11's
 # CMake package from .carry/cli11 as in h200_session.sh), runs test_ch08 (every step of the list at
 # every edge size, both storage orders, and the CPU tests; 200 s at most), compute-sanitizer memcheck,
 # racecheck and synccheck on the new kernel at odd sizes (edge blocks, whole-tile blocks, K of one
@@ -39,7 +39,7 @@ for step in ${STEPS:-build gtest sanitize time ncu}; do
     cli11=()
     [ -d .carry/cli11 ] && cli11=(-DCLI11_DIR="$PWD/.carry/cli11/share/cmake/CLI11")
     rc=0
-    { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
+    { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a -DMM_APPENDIX_STEPS=ON \
         "${cli11[@]}" -DMM_PYTHON="$(command -v python3)" &&
       cmake --build "$BUILD" -j"$JOBS" --target ch08_tensor_cores test_ch08; } >"$OUT/logs/build.log" 2>&1 || rc=$?
     say "build rc=$rc ($((SECONDS - start)) s); warnings: $(grep -c -i 'warning' "$OUT/logs/build.log" || true)"

@@ -131,11 +131,11 @@ def check_committed(repo: pathlib.Path, tmp: pathlib.Path) -> None:
     # size and the copy against cudaMemcpy; every chapter's own figure draws every one of its kernels.
     headline = rd.headline_size(rows)
     ladder = plot.ladder_data(rows, headline)
-    if [c[:2] for c, *_ in ladder] != [f"{n:02d}" for n in range(1, 12)]:
-        fail(f"ladder: expected chapters 01-11, got {[c for c, *_ in ladder]}")
+    if [c[:2] for c, *_ in ladder] != [f"{n:02d}" for n in range(1, 13)]:
+        fail(f"ladder: expected chapters 01-12, got {[c for c, *_ in ladder]}")
     kinds = {c[:2]: kind for c, _, _, kind in ladder}
-    if kinds["01"] != "cpu" or kinds["04"] != "copy" or kinds["07"] != "fp32" or kinds["10"] != "bf16":
-        fail(f"ladder: chapter 01 is the CPU, 04 a copy, 07 fp32, 10 bf16, got {kinds}")
+    if kinds["01"] != "cpu" or kinds["04"] != "copy" or kinds["07"] != "fp32" or kinds["10"] != "bf16" or kinds["12"] != "e4m3":
+        fail(f"ladder: chapter 01 is the CPU, 04 a copy, 07 fp32, 10 bf16, 12 e4m3 (fp8), got {kinds}")
     for c, r, pct, kind in ladder:
         if r != rd.best_row(rows, c, headline)[0] or not 0 < pct < 110:
             fail(f"ladder: {c} {r.kernel} at {pct}% is not the summary's best step")

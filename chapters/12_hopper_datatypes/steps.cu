@@ -4,6 +4,10 @@
 #include "12_hopper_datatypes/steps.hpp"
 
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
+#if MM_APPENDIX_STEPS
+#include "12_hopper_datatypes/fp8_block_scaled_192.cuh"
+#include "12_hopper_datatypes/fp8_per_tensor_halves.cuh"
+#endif
 #include "12_hopper_datatypes/fp8_per_tensor.cuh"
 #include "12_hopper_datatypes/tf32_transpose_b.cuh"
 #include "12_hopper_datatypes/tf32_wgmma.cuh"
@@ -38,6 +42,15 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_steps(int max_blocks) {
             return prepare_fp8_per_tensor(p, a, b, c, max_blocks);
           },
           fp8_per_tensor_rejects, arch::sm90a),
+#if MM_APPENDIX_STEPS
+      // fp8_per_tensor_halves.cuh: each K step as two wgmma of N = 128 (fp8_block_scaled's shape, no promotion)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_per_tensor_halves", DType::e4m3,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_per_tensor_halves(p, a, b, c, max_blocks);
+          },
+          fp8_per_tensor_halves_rejects, arch::sm90a),
+#endif
   };
 }
 
@@ -50,6 +63,15 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
             return prepare_fp8_block_scaled(p, a, b, c, max_blocks);
           },
           fp8_block_scaled_rejects, arch::sm90a),
+#if MM_APPENDIX_STEPS
+      // fp8_block_scaled_192.cuh: 128×192 tiles in chunks of 128 and 64 columns, both in flight
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_192", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_block_scaled_192(p, a, b, c, max_blocks);
+          },
+          fp8_block_scaled_192_rejects, arch::sm90a),
+#endif
   };
 }
 

@@ -39,6 +39,7 @@
 #include "gemm/smem.hpp"
 #include "gemm/smem_layout_sm90.hpp"
 #include "gemm/tile_scheduler.hpp"
+#include "gemm/tma_operands.hpp"  // make_rcr_operand_copies
 #include "gemm/warp_specialization.hpp"
 #include "layout/all.hpp"
 #include "layout/copy_traits_sm90_tma.hpp"
@@ -272,17 +273,6 @@ decltype(auto) with_tile_shape(int index, F&& f) {
     case 2: return f(Tile128x128Cfg{});
     default: return f(Tile128x64Cfg{});
   }
-}
-
-/// A's and B's TMA copies for an RCR problem, both (rows, K) K-major, into the configuration's stages.
-template <class Params>
-void make_rcr_operand_copies(Params& params, const GemmProblem& p, const bf16* A, const bf16* B) {
-  using Storage = typename Params::Storage;
-  const int m = int(p.m), n = int(p.n), k = int(p.k);
-  params.tma_a = make_tma_copy(SM90_TMA_LOAD_2D{}, make_tensor(A, make_layout(make_shape(m, k), make_stride(k, _1{}))),
-                               GmmaStage<typename Storage::RingA>{});
-  params.tma_b = make_tma_copy(SM90_TMA_LOAD_2D{}, make_tensor(B, make_layout(make_shape(n, k), make_stride(k, _1{}))),
-                               GmmaStage<typename Storage::RingB>{});
 }
 
 /// tile_shapes with the tile given: the TMA copies, the opt-in, a grid of the blocks the GPU holds at

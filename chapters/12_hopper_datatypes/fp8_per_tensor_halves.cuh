@@ -29,6 +29,7 @@
 #include "gemm/smem.hpp"
 #include "gemm/smem_layout_sm90.hpp"
 #include "gemm/tile_scheduler.hpp"
+#include "gemm/tma_operands.hpp"  // make_rcr_operand_copies
 #include "gemm/warp_specialization.hpp"
 #include "layout/all.hpp"
 #include "layout/copy_traits_sm90_tma.hpp"
@@ -224,10 +225,7 @@ std::function<void(cudaStream_t)> prepare_fp8_per_tensor_halves(const GemmProble
   using Storage = Fp8HalvesSharedStorage<Cfg>;
   Fp8HalvesParams<Cfg> params{};
   const int m = int(p.m), n = int(p.n), k = int(p.k);
-  params.tma_a = make_tma_copy(SM90_TMA_LOAD_2D{}, make_tensor(A, make_layout(make_shape(m, k), make_stride(k, _1{}))),
-                               GmmaStage<typename Storage::RingA>{});
-  params.tma_b = make_tma_copy(SM90_TMA_LOAD_2D{}, make_tensor(B, make_layout(make_shape(n, k), make_stride(k, _1{}))),
-                               GmmaStage<typename Storage::RingB>{});
+  make_rcr_operand_copies(params, p, A, B);
   params.tma_c = make_tma_copy(SM90_TMA_STORE_2D{}, make_tensor(C, make_layout(make_shape(m, n), make_stride(n, _1{}))),
                                typename Storage::Piece{});
   params.scale_a = p.scale_a;

@@ -31,16 +31,17 @@ struct Choice {
 
 /// The kernel, tile and K slices every_shape runs for `p` on a GPU of `sms` SMs (RCR problems).
 inline Choice choose(const GemmProblem& p, int sms) {
-  const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Tile128x256Cfg::BK::value)));  // every tile's BK
   if (p.m <= kSwapMaxM) {
     return with_swap_tile(p.m, [&](auto cfg) {
       using Cfg = decltype(cfg);
+      const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Cfg::BK::value)));
       const int bm = Cfg::BM::value, bn = Cfg::BN::value;
       const std::int64_t tiles = launch::ceil_div(p.n, bm) * launch::ceil_div(p.m, bn);
       const int wanted = choose_swap_splits(p, bn, tiles, k_steps, sms);
       return Choice{Choice::swap_ab, bm, bn, SplitKTileScheduler::make({1, 1, 1}, k_steps, wanted).splits};
     });
   }
+  const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Tile128x256Cfg::BK::value)));  // every tile's BK
   const TileShape s = kTileShapes[choose_tile_shape(p, sms)];
   const std::int64_t tiles = launch::ceil_div(p.m, s.bm) * launch::ceil_div(p.n, s.bn);
   const int wanted = choose_splits(tiles, k_steps, sms);

@@ -6,6 +6,7 @@
 
 #include "11_every_shape/every_shape.hpp"
 #if MM_APPENDIX_STEPS
+#include "11_every_shape/ping_pong.cuh"
 #include "11_every_shape/split_k_second_kernel.cuh"
 #endif
 
@@ -52,9 +53,14 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_128x192", on_grid(prepare_tile_shape<Tile128x192Cfg>, max_blocks), tile_shapes_rejects),
       step("tile_128x128", on_grid(prepare_tile_shape<Tile128x128Cfg>, max_blocks), tile_shapes_rejects),
       step("tile_128x64", on_grid(prepare_tile_shape<Tile128x64Cfg>, max_blocks), tile_shapes_rejects),
-      // swap_ab's decode variants with the 16-wide tile at any M <= 64: K steps of 128; tiles of 64 rows of N
-      step("swap_ab_bk128", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
-             return prepare_swap_ab_with<SwapAB16Bk128Cfg>(p, a, b, c, 0, blocks);
+      // ping_pong.cuh: each consumer warpgroup its own tile, one's epilogue under the other's main loop
+      // (CUTLASS's ping-pong kernel): 128×128 per consumer, and 64×256 (tile_shapes' wgmma)
+      step("ping_pong", on_grid(prepare_ping_pong, max_blocks), tile_shapes_rejects),
+      step("ping_pong_64x256", on_grid(prepare_ping_pong_with<PingPong64x256Cfg>, max_blocks), tile_shapes_rejects),
+      // swap_ab's decode variants with the 16-wide tile at any M <= 64: K steps of 64 (the 16-wide tile
+      // before K steps of 128 were measured better); tiles of 64 rows of N
+      step("swap_ab_bk64", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+             return prepare_swap_ab_with<SwapAB16Cfg>(p, a, b, c, 0, blocks);
            }, max_blocks), swap_ab_rejects),
       step("swap_ab_rows64", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
              return prepare_swap_ab_with<SwapAB16Rows64Cfg>(p, a, b, c, 0, blocks);

@@ -24,7 +24,8 @@
 
 namespace mm::ch11 {
 
-/// The tile of Cᵀ for M ≤ 16: 128 rows of N (two consumer warpgroups), 16 of M; 8 stages of 18 KB.
+/// The tile of Cᵀ with 16 columns: 128 rows of N (two consumer warpgroups), 16 of M; K steps of 64,
+/// 8 stages of 18 KB. The base of the other swap_ab tiles; at M <= 16 itself, SwapAB16Bk128Cfg runs.
 struct SwapAB16Cfg : Tile128x256Cfg {
   using BN = _16;  ///< the wgmma's N: columns of Cᵀ (rows of C, of A) per tile
   static constexpr int kStages = 8;
@@ -37,15 +38,15 @@ struct SwapAB32Cfg : SwapAB16Cfg {
 struct SwapAB64Cfg : SwapAB16Cfg {
   using BN = _64;
 };
-
-/// Two variants measured against SwapAB16Cfg at the decode shapes (appendix steps): K steps of 128
-/// (two 128-byte boxes of each row of B per stage, 4 stages of 36 KB) ...
+/// M <= 16: K steps of 128 (two 128-byte boxes of each row of B per stage, 4 stages of 36 KB): half
+/// the stages to wait for and release per byte of B. Measured against SwapAB16Cfg at the 12 decode
+/// shapes with M <= 16: better at each (appendix step swap_ab_bk64 is the other).
 struct SwapAB16Bk128Cfg : SwapAB16Cfg {
   using BK = _128;
   static constexpr int kStages = 4;
 };
-/// ... and tiles of 64 rows of N, one consumer warpgroup (twice the tiles, as cuBLAS's decode kernel
-/// has them).
+/// A variant measured at the decode shapes (appendix step swap_ab_rows64): tiles of 64 rows of N, one
+/// consumer warpgroup (twice the tiles, as cuBLAS's decode kernel has them).
 struct SwapAB16Rows64Cfg : SwapAB16Cfg {
   using BM = _64;
   static constexpr int kConsumers = 1;
@@ -60,7 +61,7 @@ inline constexpr std::int64_t kSwapMaxM = 64;
 /// forced slices go through it).
 template <class F>
 decltype(auto) with_swap_tile(std::int64_t m, F&& f) {
-  if (m <= 16) return f(SwapAB16Cfg{});
+  if (m <= 16) return f(SwapAB16Bk128Cfg{});  // K steps of 128: better at all 12 decode shapes with M <= 16
   if (m <= 32) return f(SwapAB32Cfg{});
   return f(SwapAB64Cfg{});
 }

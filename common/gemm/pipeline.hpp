@@ -61,6 +61,15 @@ class PipelineState {
     }
     return *this;
   }
+  /// `n` stages on (CUTLASS's advance): each wrap past the last stage flips the phase. A reader that
+  /// skips the stages another reader owns (the ping-pong kernel's consumers) moves this way.
+  MM_HD constexpr PipelineState& advance(std::uint32_t n) {
+    count_ += n;
+    const std::uint32_t position = std::uint32_t(index_) + n;
+    phase_ ^= (position / Stages) & 1u;
+    index_ = int(position % Stages);
+    return *this;
+  }
 
  private:
   int index_ = 0;

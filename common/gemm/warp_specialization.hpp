@@ -4,6 +4,7 @@
 //   warpgroup_reg_dealloc<N>()   setmaxnreg.dec: this warpgroup keeps N registers per thread
 //   warpgroup_reg_alloc<N>()     setmaxnreg.inc: this warpgroup grows to N registers per thread
 //   named_barrier_sync(id, n)    bar.sync id, n: the n threads (whole warps) using barrier id meet
+//   named_barrier_arrive(id, n)  bar.arrive id, n: counts as arrived, does not wait (a one-way signal)
 //
 // A block of 384 threads with one register budget for all (65536 / 384 = 168 per thread at one block
 // per SM) gives the producer warpgroup, which only issues TMA, far more than it needs and the two
@@ -11,7 +12,7 @@
 // producer drops to 40, then each consumer rises to 232 (40·128 + 2·232·128 = 64512 <= 65536).
 // ptxas honours it only when the kernel has a register cap at entry (__launch_bounds__(threads, 1))
 // and each role is one branch of one if/else; otherwise it warns (C7508) and ignores it. PTX ISA:
-// "setmaxnreg", "bar.sync".
+// "setmaxnreg", "bar.sync", "bar.arrive".
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,18 @@ MM_HD void warpgroup_reg_alloc() {
 MM_HD void named_barrier_sync(int id, int threads) {
 #if defined(__CUDA_ARCH__)
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#else
+  (void)id, (void)threads;
+#endif
+}
+
+/// `bar.arrive id, threads`: counts this warp's threads as arrived at barrier `id` without waiting
+/// (CUTLASS's NamedBarrier::arrive). With `bar.sync id, threads` in other warps it is a one-way
+/// signal: the ping-pong kernel's consumer hands the tensor cores to the other consumer this way
+/// (128 threads arrive, the other 128 sync, `threads` = 256).
+MM_HD void named_barrier_arrive(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 #else
   (void)id, (void)threads;
 #endif

@@ -77,6 +77,22 @@ TEST(ch11_Gemm, FewBlocksLoopOverManySlicesAtDeepK) {
   }
 }
 
+TEST(ch11_Gemm, PingPongConsumersTakeTurnsOnAnyTileCount) {
+  // 5 × 3 = 15 tiles of 128×128 on 1 to 16 blocks: blocks with one tile (consumer 1 idle), with an
+  // odd count (consumer 0 has one more: its last turn signal must not be sent), with many; each
+  // consumer skips the other's stages across the ring's rounds (K = 520: 9 stages a tile, 6 in the ring).
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  int checked = 0;
+  for (int blocks : {1, 2, 3, 7, 15, 16}) {
+    for (const auto& k : ch11::steps_on_grid(blocks)) {
+      if (k.name.rfind("ping_pong", 0) != 0) continue;
+      expect_matches_fp64(k, problem({640, 384, 520}, "RCR"), 7);
+      ++checked;
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "ping_pong is an appendix step: configure with -DMM_APPENDIX_STEPS=ON";
+}
+
 TEST(ch11_Gemm, SplitKIsBitIdenticalFromRunToRun) {
   // The last slice adds the others in slice order: the same bits every run, however the blocks were
   // scheduled. (An atomicAdd reduction would fail this.)

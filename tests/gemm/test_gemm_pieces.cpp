@@ -101,6 +101,22 @@ TEST(PipelineState, PhaseFlipsEachRound) {
   EXPECT_EQ(s.count(), 10u);
 }
 
+TEST(PipelineState, AdvanceIsThatManyIncrements) {
+  // What the ping-pong kernel's consumers rely on to skip the other consumer's stages: advance(n)
+  // lands where n increments land, phase included, from any position, for n across several rounds.
+  for (int start = 0; start < 7; ++start) {
+    for (std::uint32_t n : {0u, 1u, 3u, 5u, 6u, 11u, 12u, 13u, 64u, 257u}) {
+      PipelineState<6> stepped, jumped;
+      for (int i = 0; i < start; ++i) ++stepped, ++jumped;
+      for (std::uint32_t i = 0; i < n; ++i) ++stepped;
+      jumped.advance(n);
+      EXPECT_EQ(jumped.index(), stepped.index()) << start << " + " << n;
+      EXPECT_EQ(jumped.phase(), stepped.phase()) << start << " + " << n;
+      EXPECT_EQ(jumped.count(), stepped.count()) << start << " + " << n;
+    }
+  }
+}
+
 TEST(PipelineTmaAsync, TheProducerStartsAtPhaseOne) {
   // CUTLASS's make_producer_start_state: every stage is free in round 0, and a wait on a fresh
   // barrier for the parity before its first phase (1) returns at once. A producer that started at

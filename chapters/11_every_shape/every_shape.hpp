@@ -2,16 +2,18 @@
 // kernels for a problem, from its shape and the GPU's SM count. It is what the chapter's binary and
 // figures call "ours".
 //
+//   M <= 64, N wide  tile_shapes' 64×256 tile with one consumer (Tile64x256Cfg), when N's 256-column
+//                    tiles fill at least 3/4 of the SMs in one round (wide_decode): a tile per SM
 //   M <= 64          swap_ab: the small side in wgmma's N, K split until the units fill the GPU
 //                    (choose_swap_splits)
-//   otherwise        split_k: the tile of choose_tile_shape (waves × work / efficiency), K split only
-//                    when the tiles fill less than half the GPU (choose_splits); with one slice it
-//                    is tile_shapes' kernel
+//   otherwise        the tile of choose_tile_shape (waves × work / efficiency); split_k when the tiles
+//                    fill less than half the GPU (choose_splits), else tile_shapes' kernel itself
+//                    (split_k's with one slice does the same work with a few more instructions)
 //
-// choose() returns the decision as data, for the tests and the page. It composes the helpers the
-// launches call themselves (choose_tile_shape, choose_splits, choose_swap_splits: the rule lives
-// there once), so the two agree by construction; what choose() adds is only the M <= 64 switch,
-// which prepare_every_shape makes the same way.
+// choose() returns the decision as data, for the tests and the page, and prepare_every_shape launches
+// what it names. It composes the helpers the launches call themselves (choose_tile_shape,
+// choose_splits, choose_swap_splits: each rule lives there once); what choose() adds is the order of
+// the three cases above.
 //
 // Build: cmake --build build --target ch11_every_shape
 // Run:   build/bin/ch11_every_shape --kernel every_shape
@@ -23,14 +25,25 @@ namespace mm::ch11 {
 
 /// Which of the chapter's kernels a problem gets, and with what.
 struct Choice {
-  enum Kernel { split_k, swap_ab } kernel;  ///< split_k (tile_shapes when splits == 1) or swap_ab
-  int tile_bm;                             ///< the kernel's tile: rows (of C; of Cᵀ for swap_ab)
-  int tile_bn;                             ///< columns
-  int splits;                              ///< K slices per tile
+  enum Kernel { tile_shapes, split_k, swap_ab } kernel;  ///< which step's kernel runs
+  int tile_bm;                                          ///< the kernel's tile: rows (of C; of Cᵀ for swap_ab)
+  int tile_bn;                                          ///< columns
+  int splits;                                           ///< K slices per tile (1 for tile_shapes)
 };
+
+/// True when `p` is a decode problem (M <= 64) whose N alone, in 256-column tiles, fills at least 3/4
+/// of `sms` SMs in one round, and tile_shapes' TMA store takes it (N % 8 == 0): then a 64×256 tile
+/// per SM streams B evenly, where swap_ab's 128-row tiles would make 1.7 rounds (N = 28672: 112 tiles
+/// of 256 columns against 224 of 128 rows, on 132 SMs).
+inline bool wide_decode(const GemmProblem& p, int sms) {
+  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
+  return p.m <= Tile64x256Cfg::BM::value && 4 * tiles >= 3 * std::int64_t(sms) && tiles <= sms &&
+         tile_shapes_rejects(p).empty();
+}
 
 /// The kernel, tile and K slices every_shape runs for `p` on a GPU of `sms` SMs (RCR problems).
 inline Choice choose(const GemmProblem& p, int sms) {
+  if (wide_decode(p, sms)) return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
   if (p.m <= kSwapMaxM) {
     return with_swap_tile(p.m, [&](auto cfg) {
       using Cfg = decltype(cfg);
@@ -44,8 +57,8 @@ inline Choice choose(const GemmProblem& p, int sms) {
   const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Tile128x256Cfg::BK::value)));  // every tile's BK
   const TileShape s = kTileShapes[choose_tile_shape(p, sms)];
   const std::int64_t tiles = launch::ceil_div(p.m, s.bm) * launch::ceil_div(p.n, s.bn);
-  const int wanted = choose_splits(tiles, k_steps, sms);
-  return {Choice::split_k, s.bm, s.bn, SplitKTileScheduler::make({1, 1, 1}, k_steps, wanted).splits};
+  const int splits = SplitKTileScheduler::make({1, 1, 1}, k_steps, choose_splits(tiles, k_steps, sms)).splits;
+  return {splits > 1 ? Choice::split_k : Choice::tile_shapes, s.bm, s.bn, splits};
 }
 
 /// every_shape's rule: the chapter's (RCR, TMA's rules), and N % 8 == 0 for M > 64 (split_k's TMA store).
@@ -58,8 +71,11 @@ inline std::string every_shape_rejects(const GemmProblem& p) {
 inline std::function<void(cudaStream_t)> prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                              int max_blocks = 0) {
   if (std::string why = every_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
-  if (p.m <= kSwapMaxM) return prepare_swap_ab(p, A, B, C, max_blocks);
-  return prepare_split_k(p, A, B, C, max_blocks);
+  const Choice c = choose(p, device_sm_count());
+  if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);
+  if (c.kernel == Choice::split_k) return prepare_split_k(p, A, B, C, max_blocks);
+  if (c.tile_bm == Tile64x256Cfg::BM::value) return prepare_tile_shape<Tile64x256Cfg>(p, A, B, C, max_blocks);
+  return prepare_tile_shapes(p, A, B, C, max_blocks);
 }
 
 }  // namespace mm::ch11

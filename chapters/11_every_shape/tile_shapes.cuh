@@ -82,6 +82,16 @@ struct Tile128x64Cfg : Tile128x256Cfg {
   static constexpr int kStages = 6;
 };
 
+/// 64×256 with one consumer warpgroup, for every_shape's widest decode layers (M <= 64, N so wide that
+/// its 256-column tiles alone nearly fill the GPU): one tile per SM streaming its 256 rows of B, and
+/// not the 64 rows of zeros a 128-row tile would multiply; 5 stages of 40 KB.
+struct Tile64x256Cfg : Tile128x256Cfg {
+  using BM = _64;
+  static constexpr int kConsumers = 1;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kStages = 5;
+};
+
 /// The block's shared memory: the two rings, the C pieces, the pipeline's barriers.
 template <class Cfg>
 struct SharedStorage {
@@ -165,7 +175,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) tile_shapes_kernel(const __g
         }
       }
     } else {
-      // ---- Consumers: warpgroup 1 multiplies rows 0-63 of the tile, warpgroup 2 rows 64-127.
+      // ---- Consumers: warpgroup 1 multiplies rows 0-63 of the tile, warpgroup 2 (if any) rows 64-127.
       warpgroup_reg_alloc<Cfg::kConsumerRegs>();
       const int cw = wg - 1;
       typename Pipeline::State read;

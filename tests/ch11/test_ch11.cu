@@ -93,6 +93,18 @@ TEST(ch11_Gemm, PingPongConsumersTakeTurnsOnAnyTileCount) {
   if (checked == 0) GTEST_SKIP() << "ping_pong is an appendix step: configure with -DMM_APPENDIX_STEPS=ON";
 }
 
+TEST(ch11_Gemm, WideDecodeMatchesFp64) {
+  // every_shape's 64×256 one-consumer tile (wide_decode) at M = 1, 17, 64 and a K not a multiple of
+  // 64, on however many SMs this GPU has (the choice is checked, so the test cannot pass on swap_ab).
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  for (std::int64_t m : {1, 17, 64}) {
+    const GemmProblem p = problem({m, 28672, 520}, "RCR");
+    ASSERT_EQ(ch11::choose(p, mm::device_sm_count()).kernel, ch11::Choice::tile_shapes) << m;
+    expect_matches_fp64(every, p, 11);
+  }
+}
+
 TEST(ch11_Gemm, SplitKIsBitIdenticalFromRunToRun) {
   // The last slice adds the others in slice order: the same bits every run, however the blocks were
   // scheduled. (An atomicAdd reduction would fail this.)
@@ -130,18 +142,34 @@ TEST(ch11_Choice, SkinnyProblemsSwapAndSplitK) {
   EXPECT_EQ(ch11::choose(problem({1, 4096, 4096}, "RCR"), 132).tile_bn, 16);
   EXPECT_EQ(ch11::choose(problem({64, 4096, 4096}, "RCR"), 132).tile_bn, 64);
   EXPECT_EQ(ch11::choose(problem({33, 4096, 4096}, "RCR"), 132).tile_bn, 64);
-  // 28672 rows of N already make 224 tiles: more slices would only add workspace traffic past a point.
-  const ch11::Choice wide = ch11::choose(problem({16, 28672, 8192}, "RCR"), 132);
-  EXPECT_EQ(wide.kernel, ch11::Choice::swap_ab);
-  EXPECT_LE(wide.splits, 8);
   // 14336 rows of N make 112 tiles: one round at 85% of the SMs beats 7 slices in 6 rounds.
   EXPECT_EQ(ch11::choose(problem({16, 14336, 4096}, "RCR"), 132).splits, 1);
+  EXPECT_EQ(ch11::choose(problem({16, 14336, 4096}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
+}
+
+TEST(ch11_Choice, WideDecodeTakesOne64x256TilePerSm) {
+  // N = 28672: 112 tiles of 256 columns, 85% of 132 SMs in one round (swap_ab: 224 tiles of 128 rows,
+  // 1.7 rounds): tile_shapes' 64×256 tile, K not split, at any M <= 64.
+  for (std::int64_t m : {1, 16, 33, 64}) {
+    const ch11::Choice wide = ch11::choose(problem({m, 28672, 8192}, "RCR"), 132);
+    EXPECT_EQ(wide.kernel, ch11::Choice::tile_shapes) << m;
+    EXPECT_EQ(wide.tile_bm, 64) << m;
+    EXPECT_EQ(wide.tile_bn, 256) << m;
+    EXPECT_EQ(wide.splits, 1) << m;
+  }
+  // Not past M = 64, not when the tiles make more than one round (144 tiles on 132 SMs) or under 3/4
+  // of one (98 tiles), not when the TMA store cannot take N (N % 8 != 0).
+  EXPECT_NE(ch11::choose(problem({65, 28672, 8192}, "RCR"), 132).tile_bm, 64);
+  EXPECT_EQ(ch11::choose(problem({16, 144 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(ch11::choose(problem({16, 98 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(ch11::choose(problem({16, 99 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::tile_shapes);
+  EXPECT_EQ(ch11::choose(problem({16, 28671, 8192}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
 }
 
 TEST(ch11_Choice, TileShapesFollowTheWaves) {
   // 4096³: 128×256 gives 512 tiles (3.9 waves on 132 SMs), the largest tile wins.
   const ch11::Choice big = ch11::choose(problem({4096, 4096, 4096}, "RCR"), 132);
-  EXPECT_EQ(big.kernel, ch11::Choice::split_k);
+  EXPECT_EQ(big.kernel, ch11::Choice::tile_shapes);
   EXPECT_EQ(big.tile_bn, 256);
   EXPECT_EQ(big.splits, 1);
   // 3072³: 128×256 gives 288 tiles = 2.18 waves (3 rounds); 128×192 gives 384 = 2.9 waves (3 rounds of
@@ -156,6 +184,7 @@ TEST(ch11_Choice, TileShapesFollowTheWaves) {
   EXPECT_EQ(ch11::choose(problem({128, 8192, 8192}, "RCR"), 132).tile_bn, 64);
   // 256×512 with K = 8192: 16 tiles of 128×64 for 132 SMs, 128 K steps: split 8 ways.
   const ch11::Choice deep = ch11::choose(problem({256, 512, 8192}, "RCR"), 132);
+  EXPECT_EQ(deep.kernel, ch11::Choice::split_k);
   EXPECT_EQ(deep.tile_bn, 64);
   EXPECT_EQ(deep.splits, 8);
   // Every SM count gets a valid choice.
@@ -163,6 +192,7 @@ TEST(ch11_Choice, TileShapesFollowTheWaves) {
     for (const Size& s : kSizes) {
       const ch11::Choice c = ch11::choose(problem(s, "RCR"), sms);
       EXPECT_GE(c.splits, 1);
+      if (c.kernel != ch11::Choice::swap_ab) EXPECT_EQ(c.kernel == ch11::Choice::split_k, c.splits > 1);
       EXPECT_LE(c.splits, std::max<std::int64_t>(1, (s.k + 63) / 64));
     }
 }

@@ -180,6 +180,10 @@ TEST(ch11_Choice, TileShapesFollowTheWaves) {
   const ch11::Choice small = ch11::choose(problem({1024, 1024, 1024}, "RCR"), 132);
   EXPECT_EQ(small.tile_bn, 64);
   EXPECT_EQ(small.splits, 1);
+  // 1000³: K = 1000 rows straddle 128-byte lines, so not the 128×64 tile that reads the most bytes per
+  // flop: 64 tiles of 128×128 (the 128×256 and 128×192 tiles are fewer and as many rounds, but larger).
+  EXPECT_EQ(ch11::choose(problem({1000, 1000, 1000}, "RCR"), 132).tile_bn, 128);
+  EXPECT_EQ(ch11::choose(problem({1024, 1024, 1000}, "RCR"), 132).tile_bn, 128);
   // M = 128 against an 8192×8192 layer: 128 tiles of 128×64.
   EXPECT_EQ(ch11::choose(problem({128, 8192, 8192}, "RCR"), 132).tile_bn, 64);
   // 256×512 with K = 8192: 16 tiles of 128×64 for 132 SMs, 128 K steps: split 8 ways.

@@ -45,7 +45,7 @@ inline bool wide_decode(const GemmProblem& p, int sms) {
 inline Choice choose(const GemmProblem& p, int sms) {
   if (wide_decode(p, sms)) return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
   if (p.m <= kSwapMaxM) {
-    return with_swap_tile(p.m, [&](auto cfg) {
+    return with_swap_tile(p, sms, [&](auto cfg) {
       using Cfg = decltype(cfg);
       const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Cfg::BK::value)));
       const int bm = Cfg::BM::value, bn = Cfg::BN::value;

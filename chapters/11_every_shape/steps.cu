@@ -36,7 +36,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
   auto swap_ab = [splits](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
     if (splits <= 0) return prepare_swap_ab(p, a, b, c, blocks);
     if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
-    return with_swap_tile(p.m, [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, a, b, c, splits, blocks); });
+    return with_swap_tile(p, device_sm_count(), [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, a, b, c, splits, blocks); });
   };
   return {
       // tile_shapes.cuh: chapter 10's tma_store kernel, the tile (128×256, ×192, ×128, ×64) chosen per problem

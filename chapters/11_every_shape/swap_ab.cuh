@@ -45,8 +45,8 @@ struct SwapAB16Bk128Cfg : SwapAB16Cfg {
   using BK = _128;
   static constexpr int kStages = 4;
 };
-/// A variant measured at the decode shapes (appendix step swap_ab_rows64): tiles of 64 rows of N, one
-/// consumer warpgroup (twice the tiles, as cuBLAS's decode kernel has them).
+/// M <= 16 when N is small (with_swap_tile): tiles of 64 rows of N, one consumer warpgroup, K steps of
+/// 64 (twice the tiles, as cuBLAS's decode kernel has them; appendix step swap_ab_rows64 forces it).
 struct SwapAB16Rows64Cfg : SwapAB16Cfg {
   using BM = _64;
   static constexpr int kConsumers = 1;
@@ -56,13 +56,53 @@ struct SwapAB16Rows64Cfg : SwapAB16Cfg {
 /// The largest M swap_ab takes: beyond it, A fills wgmma's 64 rows by itself.
 inline constexpr std::int64_t kSwapMaxM = 64;
 
-/// Calls `f(Cfg{})` with the narrowest swap_ab tile that holds M (M <= kSwapMaxM): 16, 32 or 64
-/// columns of Cᵀ. The one place M becomes a tile (swap_ab, every_shape's choice and the tests'
-/// forced slices go through it).
+/// The modeled time of a swapped problem of `tiles` tiles cut into `splits` K slices, in bytes at the
+/// GPU's bandwidth: B's N×K·2 bytes streamed at the fraction of the GPU the units keep busy (units /
+/// (rounds × SMs)); each slice beyond one adds its partial sums written and read again (8 bytes for
+/// each of the N × `tile_bn` values of its slots); each round of units adds a fixed cost, kRoundBytes
+/// (a unit's epilogue and fixup while its ring waits: about 1.5 µs, the bytes the GPU would have moved
+/// meanwhile).
+inline double modeled_swap_time(const GemmProblem& p, int tile_bn, std::int64_t tiles, int splits, int sms) {
+  // Fitted to one case (M = 16, 14336×4096 in the run of the appendix: 7 slices in 6 rounds ran at
+  // 68% of cuBLAS where 1 slice, as M = 32's tile chose, ran at 96%).
+  constexpr double kRoundBytes = 6e6;
+  const double weights = 2.0 * double(p.n) * double(p.k), partial = 8.0 * double(tile_bn) * double(p.n);
+  const std::int64_t units = tiles * splits;
+  const std::int64_t rounds = launch::ceil_div(units, sms);
+  const double busy = double(units) / double(rounds * sms);
+  return weights / busy + (splits > 1 ? partial * splits : 0.0) + kRoundBytes * double(rounds);
+}
+
+/// How many K slices for a swapped problem of `tiles` tiles, `k_steps` K steps: the count that
+/// minimizes modeled_swap_time. At least 4 K steps per slice, at most 16 slices.
+inline int choose_swap_splits(const GemmProblem& p, int tile_bn, std::int64_t tiles, int k_steps, int sms) {
+  int best = 1;
+  for (int s = 2; s <= 16 && s <= std::max(1, k_steps / 4); ++s)
+    if (modeled_swap_time(p, tile_bn, tiles, s, sms) < modeled_swap_time(p, tile_bn, tiles, best, sms)) best = s;
+  return best;
+}
+
+/// The tiles of Cᵀ that tile `Cfg` makes of `p`, its K steps, and its modeled time at its best slice count.
+template <class Cfg>
+double modeled_swap_tile_time(const GemmProblem& p, int sms) {
+  const std::int64_t tiles = launch::ceil_div(p.n, Cfg::BM::value) * launch::ceil_div(p.m, Cfg::BN::value);
+  const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Cfg::BK::value)));
+  return modeled_swap_time(p, Cfg::BN::value, tiles, choose_swap_splits(p, Cfg::BN::value, tiles, k_steps, sms), sms);
+}
+
+/// Calls `f(Cfg{})` with the swap_ab tile for `p` on `sms` SMs: the narrowest that holds M (16, 32 or
+/// 64 columns of Cᵀ); at M <= 16, 128 or 64 rows of N, whichever modeled_swap_tile_time says is faster
+/// (64 rows at N = 4096: twice the tiles, so half the K slices to fill the GPU and half their partial
+/// sums). The one place a problem becomes a swap_ab tile (swap_ab, every_shape's choice and the
+/// tests' forced slices go through it).
 template <class F>
-decltype(auto) with_swap_tile(std::int64_t m, F&& f) {
-  if (m <= 16) return f(SwapAB16Bk128Cfg{});  // K steps of 128: better at all 12 decode shapes with M <= 16
-  if (m <= 32) return f(SwapAB32Cfg{});
+decltype(auto) with_swap_tile(const GemmProblem& p, int sms, F&& f) {
+  if (p.m <= 16) {
+    if (modeled_swap_tile_time<SwapAB16Rows64Cfg>(p, sms) < modeled_swap_tile_time<SwapAB16Bk128Cfg>(p, sms))
+      return f(SwapAB16Rows64Cfg{});
+    return f(SwapAB16Bk128Cfg{});
+  }
+  if (p.m <= 32) return f(SwapAB32Cfg{});
   return f(SwapAB64Cfg{});
 }
 
@@ -206,33 +246,6 @@ inline std::string swap_ab_rejects(const GemmProblem& p) {
   return {};
 }
 
-/// How many K slices for a swapped problem of `tiles` tiles, `k_steps` K steps: the count that
-/// minimizes the modeled time, in bytes at the GPU's bandwidth: B's N×K·2 bytes streamed at the
-/// fraction of the GPU the units keep busy (units / (rounds × SMs)); each slice beyond one adds its
-/// partial sums written and read again (8 bytes for each of the N × `tile_bn` values of its slots);
-/// each round of units adds a fixed cost, kRoundBytes (a unit's epilogue and fixup while its ring
-/// waits: about 1.5 µs, the bytes the GPU would have moved meanwhile). At least 4 K steps per slice,
-/// at most 16 slices.
-inline int choose_swap_splits(const GemmProblem& p, int tile_bn, std::int64_t tiles, int k_steps, int sms) {
-  // Fitted to one case (M = 16, 14336×4096 in the run of the appendix: 7 slices in 6 rounds ran at
-  // 68% of cuBLAS where 1 slice, as M = 32's tile chose, ran at 96%).
-  constexpr double kRoundBytes = 6e6;
-  const double weights = 2.0 * double(p.n) * double(p.k), partial = 8.0 * double(tile_bn) * double(p.n);
-  int best = 1;
-  double best_time = 0;
-  for (int s = 1; s <= 16 && s <= std::max(1, k_steps / 4); ++s) {
-    const std::int64_t units = tiles * s;
-    const std::int64_t rounds = launch::ceil_div(units, sms);
-    const double busy = double(units) / double(rounds * sms);
-    const double time = weights / busy + (s > 1 ? partial * s : 0.0) + kRoundBytes * double(rounds);
-    if (s == 1 || time < best_time) {
-      best = s;
-      best_time = time;
-    }
-  }
-  return best;
-}
-
 /// swap_ab's preparation with the configuration given (`splits` <= 0: choose_swap_splits).
 template <class Cfg>
 std::function<void(cudaStream_t)> prepare_swap_ab_with(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
@@ -274,7 +287,7 @@ std::function<void(cudaStream_t)> prepare_swap_ab_with(const GemmProblem& p, con
 inline std::function<void(cudaStream_t)> prepare_swap_ab(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                          int max_blocks = 0) {
   if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
-  return with_swap_tile(p.m, [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, A, B, C, 0, max_blocks); });
+  return with_swap_tile(p, device_sm_count(), [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, A, B, C, 0, max_blocks); });
 }
 
 }  // namespace mm::ch11

@@ -133,12 +133,16 @@ TEST(ch11_Gemm, SplitKIsBitIdenticalFromRunToRun) {
 // ---- CPU: what every_shape picks ----
 
 TEST(ch11_Choice, SkinnyProblemsSwapAndSplitK) {
-  // M = 16 against a 4096×4096 layer on 132 SMs: 32 tiles of 128 rows of N; K split 4 ways makes
-  // 128 units, about one per SM.
+  // M = 16 against a 4096×4096 layer on 132 SMs: 64 tiles of 64 rows of N; K split 2 ways makes 128
+  // units, about one per SM (128-row tiles would need 4 slices, twice the partial sums).
   const ch11::Choice c = ch11::choose(problem({16, 4096, 4096}, "RCR"), 132);
   EXPECT_EQ(c.kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(c.tile_bm, 64);
   EXPECT_EQ(c.tile_bn, 16);
-  EXPECT_EQ(c.splits, 4);
+  EXPECT_EQ(c.splits, 2);
+  // 11008 rows of N: 86 tiles of 128 rows (172 of 64 would take two rounds).
+  EXPECT_EQ(ch11::choose(problem({16, 11008, 4096}, "RCR"), 132).tile_bm, 128);
+  EXPECT_EQ(ch11::choose(problem({1, 11008, 4096}, "RCR"), 132).tile_bm, 128);
   EXPECT_EQ(ch11::choose(problem({1, 4096, 4096}, "RCR"), 132).tile_bn, 16);
   EXPECT_EQ(ch11::choose(problem({64, 4096, 4096}, "RCR"), 132).tile_bn, 64);
   EXPECT_EQ(ch11::choose(problem({33, 4096, 4096}, "RCR"), 132).tile_bn, 64);

@@ -40,7 +40,8 @@ struct SwapAB64Cfg : SwapAB16Cfg {
 };
 /// M <= 16: K steps of 128 (two 128-byte boxes of each row of B per stage, 4 stages of 36 KB): half
 /// the stages to wait for and release per byte of B. Measured against SwapAB16Cfg at the 12 decode
-/// shapes with M <= 16: better at each (appendix step swap_ab_bk64 is the other).
+/// shapes with M <= 16: better at 10 to 12 of them in each of three runs (appendix step swap_ab_bk64
+/// is the other).
 struct SwapAB16Bk128Cfg : SwapAB16Cfg {
   using BK = _128;
   static constexpr int kStages = 4;

@@ -47,11 +47,9 @@ inline Choice choose(const GemmProblem& p, int sms) {
   if (p.m <= kSwapMaxM) {
     return with_swap_tile(p, sms, [&](auto cfg) {
       using Cfg = decltype(cfg);
-      const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Cfg::BK::value)));
-      const int bm = Cfg::BM::value, bn = Cfg::BN::value;
-      const std::int64_t tiles = launch::ceil_div(p.n, bm) * launch::ceil_div(p.m, bn);
-      const int wanted = choose_swap_splits(p, bn, tiles, k_steps, sms);
-      return Choice{Choice::swap_ab, bm, bn, SplitKTileScheduler::make({1, 1, 1}, k_steps, wanted).splits};
+      const SwapPlan plan = plan_swap<Cfg>(p, sms);
+      return Choice{Choice::swap_ab, Cfg::BM::value, Cfg::BN::value,
+                    SplitKTileScheduler::make({1, 1, 1}, plan.k_steps, plan.splits).splits};
     });
   }
   const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Tile128x256Cfg::BK::value)));  // every tile's BK

@@ -78,17 +78,36 @@ inline double modeled_swap_time(const GemmProblem& p, int tile_bn, std::int64_t 
 /// minimizes modeled_swap_time. At least 4 K steps per slice, at most 16 slices.
 inline int choose_swap_splits(const GemmProblem& p, int tile_bn, std::int64_t tiles, int k_steps, int sms) {
   int best = 1;
-  for (int s = 2; s <= 16 && s <= std::max(1, k_steps / 4); ++s)
-    if (modeled_swap_time(p, tile_bn, tiles, s, sms) < modeled_swap_time(p, tile_bn, tiles, best, sms)) best = s;
+  double best_time = modeled_swap_time(p, tile_bn, tiles, 1, sms);
+  for (int s = 2; s <= 16 && s <= std::max(1, k_steps / 4); ++s) {
+    const double time = modeled_swap_time(p, tile_bn, tiles, s, sms);
+    if (time < best_time) {
+      best = s;
+      best_time = time;
+    }
+  }
   return best;
 }
 
-/// The tiles of Cᵀ that tile `Cfg` makes of `p`, its K steps, and its modeled time at its best slice count.
+/// What swap_ab tile `Cfg` makes of `p` on `sms` SMs: its tiles of Cᵀ, its K steps, the K slices
+/// choose_swap_splits picks for them.
+struct SwapPlan {
+  std::int64_t tiles;  ///< tiles of Cᵀ: N by the tile's rows, M by its columns
+  int k_steps;         ///< K steps of the tile's BK (at least 1)
+  int splits;          ///< K slices choose_swap_splits asks for
+};
 template <class Cfg>
-double modeled_swap_tile_time(const GemmProblem& p, int sms) {
+SwapPlan plan_swap(const GemmProblem& p, int sms) {
   const std::int64_t tiles = launch::ceil_div(p.n, Cfg::BM::value) * launch::ceil_div(p.m, Cfg::BN::value);
   const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Cfg::BK::value)));
-  return modeled_swap_time(p, Cfg::BN::value, tiles, choose_swap_splits(p, Cfg::BN::value, tiles, k_steps, sms), sms);
+  return {tiles, k_steps, choose_swap_splits(p, Cfg::BN::value, tiles, k_steps, sms)};
+}
+
+/// The modeled time of `p` on the swap_ab tile `Cfg` with its best slice count.
+template <class Cfg>
+double modeled_swap_tile_time(const GemmProblem& p, int sms) {
+  const SwapPlan plan = plan_swap<Cfg>(p, sms);
+  return modeled_swap_time(p, Cfg::BN::value, plan.tiles, plan.splits, sms);
 }
 
 /// Calls `f(Cfg{})` with the swap_ab tile for `p` on `sms` SMs: the narrowest that holds M (16, 32 or

@@ -267,8 +267,8 @@ inline double modeled_time(const GemmProblem& p, const TileShape& s, int sms) {
 
 /// True when the rows of A and B (K bf16 values each) do not start on 128-byte boundaries (K % 64 !=
 /// 0): each 128-byte box row of a TMA load then straddles two L2 lines, and the tile that reads the
-/// most operand bytes per flop loses most (1000³: 128×64 at 75% of cuBLAS, 128×128 at 86%; 1024³:
-/// 85% and 74%).
+/// most operand bytes per flop loses most (1000³: 128×64 at 74% of cuBLAS, 128×128 at 84%; 1024³:
+/// 88% and 79%; the page's run).
 inline bool rows_straddle_lines(const GemmProblem& p) { return p.k % 64 != 0; }
 
 /// The index into kTileShapes of the tile with the smallest modeled time on `sms` SMs; tiles narrower

@@ -19,6 +19,7 @@
 // Run:   build/bin/ch11_every_shape --kernel every_shape
 #pragma once
 
+#include "11_every_shape/stream_k.cuh"
 #include "11_every_shape/swap_ab.cuh"
 
 namespace mm::ch11 {

@@ -43,6 +43,8 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_shapes", on_grid(prepare_tile_shapes, max_blocks), tile_shapes_rejects),
       // split_k.cuh: K cut into slices when the tiles cannot fill the GPU, a deterministic reduction
       step("split_k", on_grid(split_k, max_blocks), split_k_rejects),
+      // stream_k.cuh: 128×256 tiles, the K steps of the last round's tiles spread evenly over every block
+      step("stream_k", on_grid(prepare_stream_k, max_blocks), stream_k_rejects),
       // swap_ab.cuh: M <= 64, Cᵀ = B·Aᵀ so that N takes wgmma's 64-row M
       step("swap_ab", on_grid(swap_ab, max_blocks), swap_ab_rejects),
       // every_shape.hpp: the kernel picked from the shape and the SM count

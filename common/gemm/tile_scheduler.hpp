@@ -100,3 +100,73 @@ struct SplitKTileScheduler {
 };
 
 }  // namespace mm
+
+namespace mm {
+
+/// Stream-K over the grouped order (Osama et al., "Stream-K", PPoPP 2023; CUTLASS's
+/// PersistentTileSchedulerSm90StreamK in its "data-parallel + stream-K" form): the tiles that do not
+/// make a whole round of the persistent grid are not left to a few blocks while the others idle;
+/// their K steps ("iterations") are laid end to end and cut into `blocks` equal ranges, one a block.
+///
+///   tile order:  | stream-K tiles (sk_tiles)          | data-parallel tiles: a multiple of blocks |
+///   iterations:  | t0: k0 ... | t1: k0 ... | ...       |
+///   block b:     [sk_begin(b), sk_begin(b+1))         then tiles sk_tiles + b, + 2·blocks, ...
+///
+/// A block's range crosses tile boundaries: its units are the pieces of tiles in its range, then its
+/// whole data-parallel tiles. Only a block's first piece can start past a tile's K step 0 (every later
+/// piece starts at a tile boundary), so a block leaves at most one partial sum (one workspace slot per
+/// block). The piece that holds K step 0 of a tile is its finisher: it adds the partial sums of the
+/// blocks whose ranges start inside that tile (blocks b+1, b+2, ... in that order: deterministic) and
+/// writes C. Those blocks multiply that piece first, before anything else, so the finisher (which
+/// reaches it last) never waits for long, and never for a block that waits: no deadlock while every
+/// block is resident.
+///
+/// sk_tiles: all tiles when there are fewer than blocks; otherwise the tiles past the last whole
+/// round, tiles % blocks (none when the rounds are whole).
+struct StreamKTileScheduler {
+  GroupedTileScheduler tiles;  ///< the tiles, in grouped order
+  int k_steps;                 ///< K steps of one tile (>= 1)
+  int blocks;                  ///< blocks of the persistent grid (>= 1)
+  std::int64_t sk_tiles;       ///< the first sk_tiles tiles of the order are shared by K ranges
+
+  /// The schedule of `tiles` on `blocks` blocks, sk_tiles as the struct's comment says.
+  MM_HD static StreamKTileScheduler make(GroupedTileScheduler tiles, int k_steps, int blocks) {
+    const std::int64_t n = tiles.size();
+    return {tiles, k_steps, blocks, n < blocks ? n : n % blocks};
+  }
+  /// First iteration (tile · k_steps + K step) of block b's stream-K range; sk_begin(blocks) is the end.
+  MM_HD std::int64_t sk_begin(int b) const {
+    const std::int64_t work = sk_tiles * k_steps;
+    return b * (work / blocks) + (b < work % blocks ? b : work % blocks);
+  }
+  /// Units of block b: the tile pieces of its stream-K range, then its data-parallel tiles.
+  MM_HD int units(int b) const {
+    const std::int64_t begin = sk_begin(b), end = sk_begin(b + 1);
+    const int pieces = begin == end ? 0 : int((end - 1) / k_steps - begin / k_steps + 1);
+    const std::int64_t dp = tiles.size() - sk_tiles;  // a multiple of blocks
+    return pieces + int(dp / blocks);
+  }
+  /// Unit j (0 <= j < units(b)) of block b. `split` is 0 for the piece that holds K step 0 (or a whole
+  /// tile) and 1 for a piece that leaves a partial sum.
+  MM_HD WorkUnit unit(int b, int j) const {
+    const std::int64_t begin = sk_begin(b), end = sk_begin(b + 1);
+    const int pieces = begin == end ? 0 : int((end - 1) / k_steps - begin / k_steps + 1);
+    if (j < pieces) {
+      const std::int64_t t = begin / k_steps + j;
+      const int k_begin = j == 0 ? int(begin - t * k_steps) : 0;
+      const int k_end = end - t * k_steps < k_steps ? int(end - t * k_steps) : k_steps;
+      return {tiles.tile(t), t, k_begin > 0 ? 1 : 0, k_begin, k_end};
+    }
+    const std::int64_t t = sk_tiles + b + std::int64_t(j - pieces) * blocks;
+    return {tiles.tile(t), t, 0, 0, k_steps};
+  }
+  /// The first block after `b` whose range starts past the end of stream-K tile `t` (b holds the tile's
+  /// K step 0): blocks b+1 .. that one - 1 left partial sums of tile t.
+  MM_HD int contributors_end(int b, std::int64_t t) const {
+    int c = b + 1;
+    while (c < blocks && sk_begin(c) < (t + 1) * k_steps) ++c;
+    return c;
+  }
+};
+
+}  // namespace mm

@@ -77,6 +77,19 @@ TEST(ch11_Gemm, FewBlocksLoopOverManySlicesAtDeepK) {
   }
 }
 
+TEST(ch11_Gemm, StreamKOnAnyBlockCount) {
+  // 5 × 3 = 15 tiles of 128×256 on 1 to 16 blocks and on the whole GPU: whole rounds with a shared
+  // remainder (2, 4, 7 blocks: 1, 3, 1 tiles shared), no remainder (3, 5, 15), every tile shared
+  // (16 blocks, the whole GPU); K = 1032 (17 K steps, the last of 8) cut anywhere, pieces of one K
+  // step (K = 72 on 16 blocks: 2 K steps a tile for 16 blocks), and pieces across ring rounds.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  for (int blocks : {0, 1, 2, 3, 4, 5, 7, 15, 16}) {
+    const auto k = mm::test::step_named(ch11::steps_on_grid(blocks), "stream_k");
+    for (const Size& s : {Size{640, 768, 1032}, Size{640, 768, 72}, Size{1, 8, 8}, Size{129, 264, 4104}})
+      expect_matches_fp64(k, problem(s, "RCR"), 7);
+  }
+}
+
 TEST(ch11_Gemm, PingPongConsumersTakeTurnsOnAnyTileCount) {
   // 5 × 3 = 15 tiles of 128×128 on 1 to 16 blocks: blocks with one tile (consumer 1 idle), with an
   // odd count (consumer 0 has one more: its last turn signal must not be sent), with many; each
@@ -105,17 +118,18 @@ TEST(ch11_Gemm, WideDecodeMatchesFp64) {
   }
 }
 
-TEST(ch11_Gemm, SplitKIsBitIdenticalFromRunToRun) {
-  // The last slice adds the others in slice order: the same bits every run, however the blocks were
-  // scheduled. (An atomicAdd reduction would fail this.)
+TEST(ch11_Gemm, SplitKAndStreamKAreBitIdenticalFromRunToRun) {
+  // The last slice adds the others in slice order (stream_k: the finisher adds the blocks after it in
+  // block order): the same bits every run, however the blocks were scheduled. (An atomicAdd reduction
+  // would fail this.)
   MM_REQUIRE_ARCH(mm::arch::sm90a);
-  for (const Size& s : {Size{512, 1024, 4096}, Size{16, 4096, 4096}}) {
+  for (const Size& s : {Size{512, 1024, 4096}, Size{16, 4096, 4096}, Size{1000, 1000, 1000}}) {
     const GemmProblem p = problem(s, "RCR");
     mm::DeviceBuffer<bf16> a(p.m * p.k), b(p.k * p.n), c(p.m * p.n);
     mm::fill_random(a, 3);
     mm::fill_random(b, 4);
     for (const auto& k : ch11::steps_on_grid(0, 4)) {
-      if (k.name != "split_k" && k.name != "swap_ab") continue;
+      if (k.name != "split_k" && k.name != "swap_ab" && k.name != "stream_k") continue;
       if (!k.rejects(p).empty()) continue;
       auto run = k.prepare(p, a.data(), b.data(), c.data());
       run(nullptr);

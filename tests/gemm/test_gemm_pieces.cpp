@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -268,6 +269,78 @@ TEST(SplitKTileScheduler, SlicesOfOneTileAreFarApartInTheOrder) {
   EXPECT_EQ(s.unit(64).tile.m, s.unit(0).tile.m);
   EXPECT_EQ(s.unit(64).tile.n, s.unit(0).tile.n);
   EXPECT_EQ(s.unit(64).k_begin, 16);
+}
+
+TEST(StreamKTileScheduler, EveryTileAndKStepBelongsToExactlyOneUnitAndBlocksAreEven) {
+  for (int tiles_m : {1, 3, 17})
+    for (int tiles_n : {1, 4, 9})
+      for (int k_steps : {1, 2, 7, 16, 65})
+        for (int blocks : {1, 2, 5, 7, 16, 132}) {
+          const GroupedTileScheduler tiles{tiles_m, tiles_n, 4};
+          const auto s = StreamKTileScheduler::make(tiles, k_steps, blocks);
+          const std::int64_t n = tiles.size();
+          ASSERT_EQ(s.sk_tiles, n < blocks ? n : n % blocks);
+          std::vector<int> hits(std::size_t(n) * k_steps, 0);
+          std::int64_t most = 0, least = std::numeric_limits<std::int64_t>::max();
+          for (int b = 0; b < blocks; ++b) {
+            std::int64_t work = 0;
+            for (int j = 0; j < s.units(b); ++j) {
+              const WorkUnit u = s.unit(b, j);
+              ASSERT_LT(u.k_begin, u.k_end) << "an empty piece";
+              ASSERT_LE(u.k_end, k_steps);
+              // Only a block's first piece may start past K step 0 (one partial sum per block).
+              if (j > 0) {
+                ASSERT_EQ(u.k_begin, 0) << "block " << b << " unit " << j;
+              }
+              ASSERT_EQ(u.split, u.k_begin > 0 ? 1 : 0);
+              const TileCoord c = tiles.tile(u.tile_index);
+              ASSERT_EQ(c.m, u.tile.m);
+              ASSERT_EQ(c.n, u.tile.n);
+              for (int k = u.k_begin; k < u.k_end; ++k)
+                hits[(std::size_t(u.tile.m) * tiles_n + u.tile.n) * k_steps + k] += 1;
+              work += u.k_end - u.k_begin;
+            }
+            most = std::max(most, work);
+            least = std::min(least, work);
+          }
+          for (int h : hits) ASSERT_EQ(h, 1) << tiles_m << "x" << tiles_n << " k_steps " << k_steps << " blocks " << blocks;
+          // Stream-K's point: no block has more than one K step more work than another.
+          EXPECT_LE(most - least, 1) << tiles_m << "x" << tiles_n << " " << k_steps << " " << blocks;
+        }
+}
+
+TEST(StreamKTileScheduler, TheFinisherAddsThePiecesOfExactlyTheBlocksAfterIt) {
+  // For every tile shared by K ranges: the piece with K step 0 (split 0, k_end < k_steps) belongs to
+  // block b, and contributors_end(b, t) names blocks b+1 .. whose first pieces cover the rest of K.
+  for (int k_steps : {3, 16, 47})
+    for (int blocks : {2, 7, 132}) {
+      const auto s = StreamKTileScheduler::make(GroupedTileScheduler{9, 11, 4}, k_steps, blocks);  // 99 tiles
+      for (int b = 0; b < blocks; ++b)
+        for (int j = 0; j < s.units(b); ++j) {
+          const WorkUnit u = s.unit(b, j);
+          if (u.k_begin > 0 || u.k_end == k_steps) continue;
+          int covered = u.k_end;
+          const int end = s.contributors_end(b, u.tile_index);
+          ASSERT_GT(end, b + 1) << "a shared tile with no contributor";
+          for (int c = b + 1; c < end; ++c) {
+            const WorkUnit first = s.unit(c, 0);
+            ASSERT_EQ(first.tile_index, u.tile_index);
+            ASSERT_EQ(first.k_begin, covered) << "contributors in K order";
+            covered = first.k_end;
+          }
+          ASSERT_EQ(covered, k_steps) << "the finisher's tile is complete";
+        }
+    }
+}
+
+TEST(StreamKTileScheduler, WholeRoundsStayWhole) {
+  // 1128 tiles on 132 blocks (6000³ in 128×256 tiles): 8 whole rounds, the 72 left shared.
+  const auto s = StreamKTileScheduler::make(GroupedTileScheduler{47, 24, 16}, 94, 132);
+  EXPECT_EQ(s.sk_tiles, 72);
+  EXPECT_EQ(s.units(0), 8 + 1);   // starts at K step 0 of tile 0, ends inside it: one piece
+  EXPECT_EQ(s.unit(0, 1).tile_index, 72);  // then its whole tiles, a round apart
+  EXPECT_EQ(s.unit(0, 2).tile_index, 72 + 132);
+  EXPECT_EQ(StreamKTileScheduler::make(GroupedTileScheduler{8, 33, 16}, 94, 132).sk_tiles, 0);  // 264 = 2 rounds
 }
 
 // store_accumulators_strided puts value (m, n) of the warpgroup's tile at m·row_stride + n·col_stride:

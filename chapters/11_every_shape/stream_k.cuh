@@ -6,18 +6,19 @@
 // rounds of 132 SMs, the ninth with 72 tiles while 60 SMs idle (5% of the time). Stream-K (Osama et
 // al., PPoPP 2023; CUTLASS's stream-K tile scheduler) leaves the whole rounds as they are and spreads
 // the K steps of the remaining tiles evenly over all blocks: each block multiplies 72/132 of a tile's K
-// steps, which may start in one tile and end in the next (gemm/tile_scheduler.hpp's
-// StreamKTileScheduler). A tile whose K steps are shared comes out of the piece that holds its first
-// K step (the finisher), after it has added the partial sums of the pieces that other blocks
-// multiplied; a block leaves at most one partial sum (its range's first piece), so the workspace is a
-// slot per block, and the finisher adds the slots of blocks b+1, b+2, ... in that order: C is
-// bit-identical run to run (tests/ch11 checks it), no atomics on the data.
+// steps, which may end in one tile and go on in the next (gemm/tile_scheduler.hpp's
+// StreamKTileScheduler: the pieces run in an order that keeps the blocks at the same K steps, for L2).
+// A tile whose K steps are shared comes out of the piece that holds its last K step (the finisher),
+// after it has added the partial sums of the pieces that other blocks multiplied; a block leaves at
+// most one partial sum (its first piece), so the workspace is a slot per block, and the finisher adds
+// the slots of the blocks before it in block order: C is bit-identical run to run (tests/ch11 checks
+// it), no atomics on the data.
 //
 // The tile no longer needs to fit the rounds, so it is always the most efficient one, 128×256; and
 // fewer tiles than SMs (1024³: 32 tiles) are spread the same way, over all the SMs.
 //
 //   diff split_k.cuh stream_k.cuh   shows the change: the block's units, the slot per block, the
-//   finisher adding the slots of the blocks after it.
+//   finisher adding the slots of the blocks before it.
 //
 // Build: cmake --build build --target ch11_every_shape
 // Run:   build/bin/ch11_every_shape --kernel stream_k
@@ -126,22 +127,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_k_kernel(const __grid
         if (stalled) break;
         pipeline.consumer_release(release);
         ++release;
-        // The change of this step: a piece past K step 0 leaves its partial sum in this block's slot;
-        // the piece that holds K step 0 adds those of the blocks after it that share the tile.
+        // The change of this step: a piece that ends before the tile's last K step leaves its partial
+        // sum in this block's slot; the piece that holds the last K step adds those of the blocks
+        // before it that share the tile.
         const int bar_id = 1 + cw;  // a named barrier per consumer warpgroup (0 is __syncthreads')
-        if (u.k_begin > 0) {
+        if (u.k_end < k_steps) {
           store_partial(acc, params.fixup.slot(0, block, cw), t);
           __threadfence();                   // this thread's partial, visible to the GPU ...
           named_barrier_sync(bar_id, 128);   // ... and the whole warpgroup's, before it is counted in
           if (t == 0) signal_partial(params.fixup.counter(block, cw));
           continue;
         }
-        if (u.k_end < k_steps) {
-          const int last = units.contributors_end(block, u.tile_index);
-          for (int c = block + 1; c < last; ++c)
+        if (u.k_begin > 0) {
+          const int first = units.contributors_begin(block, u.tile_index);
+          for (int c = first; c < block; ++c)
             if (t == 0 && !wait_partials(params.fixup.counter(c, cw), 1)) stalled = true;
           named_barrier_sync(bar_id, 128);   // thread 0 has seen every partial counted in
-          for (int c = block + 1; c < last; ++c) add_partial(acc, params.fixup.slot(0, c, cw), t);
+          for (int c = first; c < block; ++c) add_partial(acc, params.fixup.slot(0, c, cw), t);
         }
         // The whole of K: tile_shapes' epilogue, 64×64 pieces out by TMA.
 #pragma unroll

@@ -112,14 +112,21 @@ namespace mm {
 ///   iterations:  | t0: k0 ... | t1: k0 ... | ...       |
 ///   block b:     [sk_begin(b), sk_begin(b+1))         then tiles sk_tiles + b, + 2·blocks, ...
 ///
-/// A block's range crosses tile boundaries: its units are the pieces of tiles in its range, then its
-/// whole data-parallel tiles. Only a block's first piece can start past a tile's K step 0 (every later
-/// piece starts at a tile boundary), so a block leaves at most one partial sum (one workspace slot per
-/// block). The piece that holds K step 0 of a tile is its finisher: it adds the partial sums of the
-/// blocks whose ranges start inside that tile (blocks b+1, b+2, ... in that order: deterministic) and
-/// writes C. Those blocks multiply that piece first, before anything else, so the finisher (which
-/// reaches it last) never waits for long, and never for a block that waits: no deadlock while every
-/// block is resident.
+/// A block's range is shorter than a tile (sk_tiles < blocks) and may cross one tile boundary: its
+/// units are the pieces of the tiles in its range, then its whole data-parallel tiles. The pieces run
+/// in reverse: the piece of the range's last tile (its first K steps) first, the piece of its first
+/// tile (that tile's last K steps) second. The blocks whose ranges cross a tile boundary (most, when a
+/// range is nearly a tile long) then all start at K step 0 together, and go on at K steps that they
+/// all reach together (k_steps - the range's length further): the blocks in flight read the same K
+/// panels of the operands, as in a data-parallel round, and L2 keeps serving them. (Ranges walked
+/// forward start at K steps spread over the whole of K: each block reads its own operand bytes, from
+/// DRAM once K is large; the page measured it.)
+///
+/// Only a block's first piece can end before its tile's last K step, so a block leaves at most one
+/// partial sum (one workspace slot per block). The piece that holds a tile's last K step is its
+/// finisher: it adds the partial sums of the blocks before it whose ranges end inside that tile
+/// (contributors_begin(b, t) .. b-1, in that order: deterministic) and writes C. Those blocks multiply
+/// that piece first, before anything else that could wait: no deadlock while every block is resident.
 ///
 /// sk_tiles: all tiles when there are fewer than blocks; otherwise the tiles past the last whole
 /// round, tiles % blocks (none when the rounds are whole).
@@ -139,32 +146,33 @@ struct StreamKTileScheduler {
     const std::int64_t work = sk_tiles * k_steps;
     return b * (work / blocks) + (b < work % blocks ? b : work % blocks);
   }
-  /// Units of block b: the tile pieces of its stream-K range, then its data-parallel tiles.
-  MM_HD int units(int b) const {
+  /// Stream-K pieces of block b: the tiles its range touches (0 when the range is empty).
+  MM_HD int pieces(int b) const {
     const std::int64_t begin = sk_begin(b), end = sk_begin(b + 1);
-    const int pieces = begin == end ? 0 : int((end - 1) / k_steps - begin / k_steps + 1);
-    const std::int64_t dp = tiles.size() - sk_tiles;  // a multiple of blocks
-    return pieces + int(dp / blocks);
+    return begin == end ? 0 : int((end - 1) / k_steps - begin / k_steps + 1);
   }
-  /// Unit j (0 <= j < units(b)) of block b. `split` is 0 for the piece that holds K step 0 (or a whole
-  /// tile) and 1 for a piece that leaves a partial sum.
+  /// Units of block b: its stream-K pieces, then its data-parallel tiles.
+  MM_HD int units(int b) const { return pieces(b) + int((tiles.size() - sk_tiles) / blocks); }
+  /// Unit j (0 <= j < units(b)) of block b. `split` is 1 for a piece that leaves a partial sum (it ends
+  /// before the tile's last K step), 0 for a finisher or a whole tile.
   MM_HD WorkUnit unit(int b, int j) const {
-    const std::int64_t begin = sk_begin(b), end = sk_begin(b + 1);
-    const int pieces = begin == end ? 0 : int((end - 1) / k_steps - begin / k_steps + 1);
-    if (j < pieces) {
-      const std::int64_t t = begin / k_steps + j;
-      const int k_begin = j == 0 ? int(begin - t * k_steps) : 0;
-      const int k_end = end - t * k_steps < k_steps ? int(end - t * k_steps) : k_steps;
-      return {tiles.tile(t), t, k_begin > 0 ? 1 : 0, k_begin, k_end};
+    const int n_pieces = pieces(b);
+    if (j < n_pieces) {
+      const std::int64_t begin = sk_begin(b), end = sk_begin(b + 1);
+      const std::int64_t first = begin / k_steps, last = (end - 1) / k_steps;
+      const std::int64_t t = last - j;  // the range's last tile first
+      const int k_begin = t == first ? int(begin - t * k_steps) : 0;
+      const int k_end = t == last ? int(end - t * k_steps) : k_steps;
+      return {tiles.tile(t), t, k_end < k_steps ? 1 : 0, k_begin, k_end};
     }
-    const std::int64_t t = sk_tiles + b + std::int64_t(j - pieces) * blocks;
+    const std::int64_t t = sk_tiles + b + std::int64_t(j - n_pieces) * blocks;
     return {tiles.tile(t), t, 0, 0, k_steps};
   }
-  /// The first block after `b` whose range starts past the end of stream-K tile `t` (b holds the tile's
-  /// K step 0): blocks b+1 .. that one - 1 left partial sums of tile t.
-  MM_HD int contributors_end(int b, std::int64_t t) const {
-    int c = b + 1;
-    while (c < blocks && sk_begin(c) < (t + 1) * k_steps) ++c;
+  /// The first of the blocks before `b` whose ranges end inside stream-K tile `t` (b holds the tile's
+  /// last K step): blocks contributors_begin(b, t) .. b-1 left partial sums of tile t.
+  MM_HD int contributors_begin(int b, std::int64_t t) const {
+    int c = b;
+    while (c > 0 && sk_begin(c) > t * k_steps) --c;
     return c;
   }
 };

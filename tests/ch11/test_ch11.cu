@@ -119,7 +119,7 @@ TEST(ch11_Gemm, WideDecodeMatchesFp64) {
 }
 
 TEST(ch11_Gemm, SplitKAndStreamKAreBitIdenticalFromRunToRun) {
-  // The last slice adds the others in slice order (stream_k: the finisher adds the blocks after it in
+  // The last slice adds the others in slice order (stream_k: the finisher adds the blocks before it in
   // block order): the same bits every run, however the blocks were scheduled. (An atomicAdd reduction
   // would fail this.)
   MM_REQUIRE_ARCH(mm::arch::sm90a);

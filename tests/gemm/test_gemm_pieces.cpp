@@ -288,11 +288,15 @@ TEST(StreamKTileScheduler, EveryTileAndKStepBelongsToExactlyOneUnitAndBlocksAreE
               const WorkUnit u = s.unit(b, j);
               ASSERT_LT(u.k_begin, u.k_end) << "an empty piece";
               ASSERT_LE(u.k_end, k_steps);
-              // Only a block's first piece may start past K step 0 (one partial sum per block).
+              // Only a block's first unit may end before its tile's last K step (one partial sum per
+              // block), and it starts at K step 0 unless it is the block's only piece.
               if (j > 0) {
-                ASSERT_EQ(u.k_begin, 0) << "block " << b << " unit " << j;
+                ASSERT_EQ(u.k_end, k_steps) << "block " << b << " unit " << j;
               }
-              ASSERT_EQ(u.split, u.k_begin > 0 ? 1 : 0);
+              if (j == 0 && s.pieces(b) > 1) {
+                ASSERT_EQ(u.k_begin, 0) << "block " << b;
+              }
+              ASSERT_EQ(u.split, u.k_end < k_steps ? 1 : 0);
               const TileCoord c = tiles.tile(u.tile_index);
               ASSERT_EQ(c.m, u.tile.m);
               ASSERT_EQ(c.n, u.tile.n);
@@ -309,28 +313,49 @@ TEST(StreamKTileScheduler, EveryTileAndKStepBelongsToExactlyOneUnitAndBlocksAreE
         }
 }
 
-TEST(StreamKTileScheduler, TheFinisherAddsThePiecesOfExactlyTheBlocksAfterIt) {
-  // For every tile shared by K ranges: the piece with K step 0 (split 0, k_end < k_steps) belongs to
-  // block b, and contributors_end(b, t) names blocks b+1 .. whose first pieces cover the rest of K.
-  for (int k_steps : {3, 16, 47})
+TEST(StreamKTileScheduler, TheFinisherAddsThePiecesOfExactlyTheBlocksBeforeIt) {
+  // For every tile shared by K ranges: the piece with the tile's last K step (k_begin > 0) belongs to
+  // block b, and contributors_begin(b, t) .. b-1 are the blocks whose first units cover the rest of K,
+  // in K order.
+  for (int k_steps : {3, 16, 47, 224})
     for (int blocks : {2, 7, 132}) {
       const auto s = StreamKTileScheduler::make(GroupedTileScheduler{9, 11, 4}, k_steps, blocks);  // 99 tiles
       for (int b = 0; b < blocks; ++b)
         for (int j = 0; j < s.units(b); ++j) {
           const WorkUnit u = s.unit(b, j);
-          if (u.k_begin > 0 || u.k_end == k_steps) continue;
-          int covered = u.k_end;
-          const int end = s.contributors_end(b, u.tile_index);
-          ASSERT_GT(end, b + 1) << "a shared tile with no contributor";
-          for (int c = b + 1; c < end; ++c) {
-            const WorkUnit first = s.unit(c, 0);
-            ASSERT_EQ(first.tile_index, u.tile_index);
-            ASSERT_EQ(first.k_begin, covered) << "contributors in K order";
-            covered = first.k_end;
+          if (u.k_end < k_steps || u.k_begin == 0) continue;
+          const int first = s.contributors_begin(b, u.tile_index);
+          ASSERT_LT(first, b) << "a shared tile with no contributor";
+          int covered = 0;
+          for (int c = first; c < b; ++c) {
+            const WorkUnit piece = s.unit(c, 0);  // a contributor's piece is its first unit
+            ASSERT_EQ(piece.tile_index, u.tile_index);
+            ASSERT_EQ(piece.k_begin, covered) << "contributors in K order";
+            ASSERT_LT(piece.k_end, k_steps);
+            covered = piece.k_end;
           }
-          ASSERT_EQ(covered, k_steps) << "the finisher's tile is complete";
+          ASSERT_EQ(covered, u.k_begin) << "the contributors and the finisher make the whole tile";
         }
     }
+}
+
+TEST(StreamKTileScheduler, BlocksInFlightShareKSteps) {
+  // 4096×4096×14336 in 128×256 tiles on 132 blocks: 116 tiles of 224 K steps shared, ranges of 196 or
+  // 197 steps. Every block's first piece starts at K step 0, and every second piece at K step 27 or
+  // 28 (224 - the range's length): the blocks in flight read K panels at two places of K, not at 132
+  // places spread over it.
+  const auto s = StreamKTileScheduler::make(GroupedTileScheduler{32, 16, 16}, 224, 132);
+  ASSERT_EQ(s.sk_tiles, 116);
+  int two_pieces = 0;
+  for (int b = 0; b < 132; ++b) {
+    const std::int64_t length = s.sk_begin(b + 1) - s.sk_begin(b);
+    ASSERT_TRUE(length == 196 || length == 197) << b;
+    if (s.pieces(b) != 2) continue;
+    ++two_pieces;
+    EXPECT_EQ(s.unit(b, 0).k_begin, 0) << b;
+    EXPECT_EQ(s.unit(b, 1).k_begin - s.unit(b, 0).k_end, 224 - length) << b;
+  }
+  EXPECT_GT(two_pieces, 100);
 }
 
 TEST(StreamKTileScheduler, WholeRoundsStayWhole) {

@@ -169,14 +169,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_k_kernel(const __grid
 /// stream_k's rule: tile_shapes'.
 inline std::string stream_k_rejects(const GemmProblem& p) { return tile_shapes_rejects(p); }
 
-/// stream_k's preparation with the tile given: the grid is every block the GPU holds at once (at most
-/// `max_blocks` when above 0), but no more blocks than K steps to share when the tiles are fewer
-/// than the blocks (a block's range is then at least kMinSteps K steps long). The workspace (a slot
-/// and a zeroed counter per block) is allocated here, once per problem.
+/// The blocks of stream_k's grid for `tiles` tiles of `k_steps` K steps when `resident` blocks fit on
+/// the GPU at once: all of them, but no more than the shared K steps give kMinSteps each when the
+/// tiles are fewer than the blocks (and never fewer blocks than tiles).
+inline int stream_k_blocks(std::int64_t tiles, int k_steps, int resident) {
+  constexpr int kMinSteps = 4;
+  if (tiles >= resident) return resident;
+  return int(std::max<std::int64_t>(tiles, std::min<std::int64_t>(resident, tiles * k_steps / kMinSteps)));
+}
+
+/// stream_k's preparation with the tile given: the grid of stream_k_blocks (at most `max_blocks` when
+/// above 0), the schedule of StreamKTileScheduler::make, the workspace (a slot and a zeroed counter
+/// per block) allocated here, once per problem, when some tiles are shared.
 template <class Cfg>
 std::function<void(cudaStream_t)> prepare_stream_k_with(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                         int max_blocks = 0) {
-  constexpr int kMinSteps = 4;
   if (std::string why = stream_k_rejects(p); !why.empty()) throw std::invalid_argument("stream_k: " + why);
   StreamKParams<Cfg> params{};
   make_rcr_operand_copies(params, p, A, B);
@@ -193,11 +200,10 @@ std::function<void(cudaStream_t)> prepare_stream_k_with(const GemmProblem& p, co
   auto kernel = stream_k_kernel<Cfg>;
   constexpr std::size_t smem = shared_storage_bytes<SharedStorage<Cfg>>();
   opt_in_dynamic_smem(kernel, smem);
-  std::int64_t blocks = max_resident_clusters(kernel, 1, Cfg::kThreads, smem);
-  if (max_blocks > 0) blocks = std::min<std::int64_t>(blocks, max_blocks);
-  if (tiles.size() < blocks)
-    blocks = std::max<std::int64_t>(tiles.size(), std::min<std::int64_t>(blocks, tiles.size() * k_steps / kMinSteps));
-  const StreamKTileScheduler units = StreamKTileScheduler::make(tiles, k_steps, int(blocks));
+  int resident = max_resident_clusters(kernel, 1, Cfg::kThreads, smem);
+  if (max_blocks > 0) resident = std::min(resident, max_blocks);
+  const int blocks = stream_k_blocks(tiles.size(), k_steps, resident);
+  const StreamKTileScheduler units = StreamKTileScheduler::make(tiles, k_steps, blocks);
   params.sk_tiles = units.sk_tiles;
   std::shared_ptr<void> workspace;
   if (units.sk_tiles > 0) workspace = make_split_k_workspace(params.fixup, 2, blocks, Cfg::kConsumers, "stream_k");

@@ -78,16 +78,24 @@ TEST(ch11_Gemm, FewBlocksLoopOverManySlicesAtDeepK) {
 }
 
 TEST(ch11_Gemm, StreamKOnAnyBlockCount) {
-  // 5 × 3 = 15 tiles of 128×256 on 1 to 16 blocks and on the whole GPU: whole rounds with a shared
-  // remainder (2, 4, 7 blocks: 1, 3, 1 tiles shared), no remainder (3, 5, 15), every tile shared
-  // (16 blocks, the whole GPU); K = 1032 (17 K steps, the last of 8) cut anywhere, pieces of one K
-  // step (K = 72 on 16 blocks: 2 K steps a tile for 16 blocks), and pieces across ring rounds.
+  // 15 tiles of 128×256 (and 4, and 1) on 1 to 32 blocks and on the whole GPU: whole rounds with a
+  // shared remainder, rounds left short (sharing would not pay), fewer tiles than blocks, pieces of a
+  // few K steps, ranges inside one tile, ranges across ring rounds; K not a multiple of 64. The
+  // schedules are counted on the CPU, so that the test cannot stop sharing tiles without failing.
   MM_REQUIRE_ARCH(mm::arch::sm90a);
-  for (int blocks : {0, 1, 2, 3, 4, 5, 7, 15, 16}) {
+  const std::vector<Size> sizes = {{640, 768, 1032}, {640, 768, 520}, {1, 8, 8}, {129, 264, 4104}};
+  int shared = 0;
+  for (int blocks : {0, 1, 3, 6, 7, 11, 13, 20, 32}) {
     const auto k = mm::test::step_named(ch11::steps_on_grid(blocks), "stream_k");
-    for (const Size& s : {Size{640, 768, 1032}, Size{640, 768, 72}, Size{1, 8, 8}, Size{129, 264, 4104}})
+    for (const Size& s : sizes) {
       expect_matches_fp64(k, problem(s, "RCR"), 7);
+      const mm::GroupedTileScheduler tiles{int((s.m + 127) / 128), int((s.n + 255) / 256), 16};
+      const int k_steps = int((s.k + 63) / 64), resident = mm::device_sm_count();
+      const int grid = ch11::stream_k_blocks(tiles.size(), k_steps, blocks > 0 ? std::min(blocks, resident) : resident);
+      shared += mm::StreamKTileScheduler::make(tiles, k_steps, grid).sk_tiles > 0;
+    }
   }
+  EXPECT_GE(shared, 20) << "schedules that share tiles";  // 22 of 36 on 32 or more SMs
 }
 
 TEST(ch11_Gemm, PingPongConsumersTakeTurnsOnAnyTileCount) {

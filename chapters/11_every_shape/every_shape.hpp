@@ -1,24 +1,30 @@
-// Chapter 11, step 4: every_shape. No new kernel: the entry point that picks one of the chapter's
-// kernels for a problem, from its shape and the GPU's SM count. It is what the chapter's binary and
-// figures call "ours".
+// Chapter 11, step 5: every_shape. The entry point that picks one of the chapter's kernels for a
+// problem, from its shape and the GPU's SM count. It is what the chapter's binary and figures call
+// "ours".
 //
 //   M <= 64, N wide  tile_shapes' 64×256 tile with one consumer (Tile64x256Cfg), when N's 256-column
 //                    tiles fill at least 3/4 of the SMs in one round (wide_decode): a tile per SM
 //   M <= 64          swap_ab: the small side in wgmma's N, K split until the units fill the GPU
 //                    (choose_swap_splits)
+//   K % 16 != 0, big A and B first copied into rows on 128-byte boundaries, then tile_shapes
+//                    (copies_to_aligned_rows; aligned_rows.cuh, the one kernel this step adds)
 //   otherwise        the tile of choose_tile_shape (waves × work / efficiency); split_k when the tiles
 //                    fill less than half the GPU (choose_splits), else tile_shapes' kernel itself
 //                    (split_k's with one slice does the same work with a few more instructions)
 //
+// stream_k is not among them: where the chapter's suite has a short last round, the tile choice or
+// split_k did better in every measurement (the page).
+//
 // choose() returns the decision as data, for the tests and the page, and prepare_every_shape launches
 // what it names. It composes the helpers the launches call themselves (choose_tile_shape,
-// choose_splits, choose_swap_splits: each rule lives there once); what choose() adds is the order of
-// the three cases above.
+// choose_splits, choose_swap_splits, copies_to_aligned_rows: each rule lives there once); what
+// choose() adds is the order of the cases above.
 //
 // Build: cmake --build build --target ch11_every_shape
 // Run:   build/bin/ch11_every_shape --kernel every_shape
 #pragma once
 
+#include "11_every_shape/aligned_rows.cuh"
 #include "11_every_shape/stream_k.cuh"
 #include "11_every_shape/swap_ab.cuh"
 
@@ -30,6 +36,7 @@ struct Choice {
   int tile_bm;                                          ///< the kernel's tile: rows (of C; of Cᵀ for swap_ab)
   int tile_bn;                                          ///< columns
   int splits;                                           ///< K slices per tile (1 for tile_shapes)
+  bool aligned_rows = false;                            ///< A and B copied into aligned rows first (aligned_rows.cuh)
 };
 
 /// True when `p` is a decode problem (M <= 64) whose N alone, in 256-column tiles, fills at least 3/4
@@ -53,6 +60,12 @@ inline Choice choose(const GemmProblem& p, int sms) {
                     SplitKTileScheduler::make({1, 1, 1}, plan.k_steps, plan.splits).splits};
     });
   }
+  if (copies_to_aligned_rows(p)) {
+    GemmProblem aligned = p;
+    aligned.k = aligned_pitch(p.k);
+    const TileShape s = kTileShapes[choose_tile_shape(aligned, sms)];
+    return {Choice::tile_shapes, s.bm, s.bn, 1, true};
+  }
   const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Tile128x256Cfg::BK::value)));  // every tile's BK
   const TileShape s = kTileShapes[choose_tile_shape(p, sms)];
   const std::int64_t tiles = launch::ceil_div(p.m, s.bm) * launch::ceil_div(p.n, s.bn);
@@ -73,6 +86,7 @@ inline std::function<void(cudaStream_t)> prepare_every_shape(const GemmProblem& 
   const Choice c = choose(p, device_sm_count());
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);
   if (c.kernel == Choice::split_k) return prepare_split_k(p, A, B, C, max_blocks);
+  if (c.aligned_rows) return prepare_aligned_rows(p, A, B, C, max_blocks);
   if (c.tile_bm == Tile64x256Cfg::BM::value) return prepare_tile_shape<Tile64x256Cfg>(p, A, B, C, max_blocks);
   return prepare_tile_shapes(p, A, B, C, max_blocks);
 }

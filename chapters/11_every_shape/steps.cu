@@ -23,6 +23,11 @@ template <class Prepare>
 GemmPrepare<bf16, bf16> on_grid(Prepare prepare, int max_blocks) {
   return [=](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c) { return prepare(p, a, b, c, max_blocks); };
 }
+/// tile_shapes with the tile of `Cfg` forced, the grid's cap fixed.
+template <class Cfg>
+GemmPrepare<bf16, bf16> forced_tile(int max_blocks) {
+  return [=](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c) { return prepare_tile_shape<Cfg>(p, a, b, c, max_blocks); };
+}
 }  // namespace
 
 std::vector<GemmKernel<bf16, bf16>> steps() { return steps_on_grid(0); }
@@ -51,11 +56,11 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("every_shape", on_grid(prepare_every_shape, max_blocks), every_shape_rejects),
 #if MM_APPENDIX_STEPS
       // Each tile forced (the efficiencies of tile_shapes' model are measured with these).
-      step("tile_128x256", on_grid(prepare_tile_shape<Tile128x256Cfg>, max_blocks), tile_shapes_rejects),
-      step("tile_128x192", on_grid(prepare_tile_shape<Tile128x192Cfg>, max_blocks), tile_shapes_rejects),
-      step("tile_128x128", on_grid(prepare_tile_shape<Tile128x128Cfg>, max_blocks), tile_shapes_rejects),
-      step("tile_128x64", on_grid(prepare_tile_shape<Tile128x64Cfg>, max_blocks), tile_shapes_rejects),
-      step("tile_64x256", on_grid(prepare_tile_shape<Tile64x256Cfg>, max_blocks), tile_shapes_rejects),
+      step("tile_128x256", forced_tile<Tile128x256Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_128x192", forced_tile<Tile128x192Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_128x128", forced_tile<Tile128x128Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_128x64", forced_tile<Tile128x64Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_64x256", forced_tile<Tile64x256Cfg>(max_blocks), tile_shapes_rejects),
       // stream_k with 128×128 tiles (twice the tiles, half the partial sum per block)
       step("stream_k_128x128", on_grid(prepare_stream_k_with<Tile128x128Cfg>, max_blocks), stream_k_rejects),
       // ping_pong.cuh: each consumer warpgroup its own tile, one's epilogue under the other's main loop
@@ -70,6 +75,9 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("swap_ab_rows64", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
              return prepare_swap_ab_with<SwapAB16Rows64Cfg>(p, a, b, c, 0, blocks);
            }, max_blocks), swap_ab_rejects),
+      // aligned_rows.cuh: A and B copied into 128-byte-aligned rows first, at any K (every_shape copies
+      // only when K % 16 != 0 and the problem is big enough: copies_to_aligned_rows)
+      step("aligned_rows", on_grid(prepare_aligned_rows, max_blocks), tile_shapes_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)
       step("split_k_second_kernel", on_grid(prepare_split_k_second_kernel, max_blocks), split_k_rejects),
 #endif

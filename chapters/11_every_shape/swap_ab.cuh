@@ -1,4 +1,4 @@
-// Chapter 11, step 3: swap_ab. split_k for skinny problems (M ≤ 64: decoding a few tokens through a
+// Chapter 11, step 4: swap_ab. split_k for skinny problems (M ≤ 64: decoding a few tokens through a
 // layer), with A and B exchanging places.
 //
 // wgmma's M is 64 rows per warpgroup, fixed; its N is anything from 8 to 256 in steps of 8. At M = 16,

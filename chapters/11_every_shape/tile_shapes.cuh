@@ -295,14 +295,14 @@ decltype(auto) with_tile_shape(int index, F&& f) {
 }
 
 /// tile_shapes with the tile given: the TMA copies, the opt-in, a grid of the blocks the GPU holds at
-/// once (at most one per tile, at most `max_blocks` when above 0). Throws std::invalid_argument for
-/// a problem it rejects or operands TMA cannot describe.
+/// once (at most one per tile, at most `max_blocks` when above 0); A's and B's rows `pitch` elements
+/// apart (0: K). Throws std::invalid_argument for a problem it rejects or operands TMA cannot describe.
 template <class Cfg>
 std::function<void(cudaStream_t)> prepare_tile_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
-                                                     int max_blocks = 0) {
+                                                     int max_blocks = 0, std::int64_t pitch = 0) {
   if (std::string why = tile_shapes_rejects(p); !why.empty()) throw std::invalid_argument("tile_shapes: " + why);
   Params<Cfg> params{};
-  make_rcr_operand_copies(params, p, A, B);
+  make_rcr_operand_copies(params, p, A, B, pitch);
   params.tma_c = make_tma_copy(SM90_TMA_STORE_2D{},
                                make_tensor(C, make_layout(make_shape(int(p.m), int(p.n)), make_stride(int(p.n), _1{}))),
                                typename SharedStorage<Cfg>::Piece{});

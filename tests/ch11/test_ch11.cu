@@ -126,6 +126,19 @@ TEST(ch11_Gemm, WideDecodeMatchesFp64) {
   }
 }
 
+TEST(ch11_Gemm, AlignedRowsMatchFp64) {
+  // every_shape's copy into 128-byte-aligned rows (K % 16 != 0, a big problem): K = 1000 and 3000 (rows
+  // 16 bytes into a sector), M not a multiple of the tile; the choice is checked, so that the test
+  // cannot pass on the plain kernel.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  for (const Size& s : {Size{2048, 4096, 1000}, Size{2056, 2048, 3000}}) {
+    const GemmProblem p = problem(s, "RCR");
+    ASSERT_TRUE(ch11::choose(p, mm::device_sm_count()).aligned_rows) << mm::test::size_name(p);
+    expect_matches_fp64(every, p, 13);
+  }
+}
+
 TEST(ch11_Gemm, SplitKAndStreamKAreBitIdenticalFromRunToRun) {
   // The last slice adds the others in slice order (stream_k: the finisher adds the blocks before it in
   // block order): the same bits every run, however the blocks were scheduled. (An atomicAdd reduction
@@ -225,6 +238,22 @@ TEST(ch11_Choice, TileShapesFollowTheWaves) {
       if (c.kernel != ch11::Choice::swap_ab) EXPECT_EQ(c.kernel == ch11::Choice::split_k, c.splits > 1);
       EXPECT_LE(c.splits, std::max<std::int64_t>(1, (s.k + 63) / 64));
     }
+}
+
+TEST(ch11_Choice, MisalignedRowsAreCopiedWhereTheCopyPays) {
+  // K % 16 != 0 (rows 16 bytes into a 32-byte sector) and the copy saves more than it costs: 3000³
+  // and 3064³ are copied, then take 128×192 tiles as 3008³ would (aligned rows: any tile).
+  for (std::int64_t s : {3000, 3064}) {
+    const ch11::Choice c = ch11::choose(problem({s, s, s}, "RCR"), 132);
+    EXPECT_TRUE(c.aligned_rows) << s;
+    EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << s;
+    EXPECT_EQ(c.tile_bn, 192) << s;
+  }
+  // Not copied: 1000³ and 1024×1024×1000 (the copy would cost more than it saves), K % 16 == 0 (6000³,
+  // 2992³: rows on 32-byte sectors), decode (M = 16).
+  for (const Size& s : {Size{1000, 1000, 1000}, Size{1024, 1024, 1000}, Size{6000, 6000, 6000}, Size{2992, 2992, 2992},
+                        Size{16, 4096, 4104}})
+    EXPECT_FALSE(ch11::choose(problem(s, "RCR"), 132).aligned_rows) << mm::test::size_name(s);
 }
 
 TEST(ch11_Choice, SplitsNeverEmpty) {

@@ -1,0 +1,91 @@
+// Chapter 11, one of every_shape's cases (step 5): A and B copied into rows that start on 128-byte
+// boundaries before tile_shapes multiplies them, when K leaves them misaligned and the problem is big
+// enough to pay for the copy.
+//
+// A row of K bf16 values is 2K bytes. When K % 64 != 0 the rows do not start on 128-byte L2 lines, and
+// when K % 16 != 0 not even on 32-byte sectors: at K = 3000 (6000-byte rows) every other row starts
+// 16 bytes into a sector, each 128-byte box row of a TMA load touches five sectors on two lines, and
+// tile_shapes runs at 60% of cuBLAS (3000³, 3064³) where K = 3008 runs at 98.5% (the page). The copy
+// moves each row to a pitch of round_up(K, 64) elements: it reads and writes A and B once, 2(M + N)K
+// bytes each way, and the TMA maps then describe the same K columns at the aligned pitch (the padding
+// columns are never read: the maps end at K, TMA fills past it with zeros).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "11_every_shape/tile_shapes.cuh"
+
+namespace mm::ch11 {
+
+/// Copies `rows_a` rows of A and then `rows_b` rows of B, `k` bf16 values each (k % 8 == 0), from
+/// pitch k to pitch `pitch` (a multiple of 8): a block a row at a time, a Chunk (16 bytes) a thread and
+/// step. (A template only so that the header can be included by several files.)
+template <class Chunk = uint4>
+__global__ void copy_to_aligned_rows(const Chunk* __restrict__ a, const Chunk* __restrict__ b, Chunk* __restrict__ a_out,
+                                     Chunk* __restrict__ b_out, std::int64_t rows_a, std::int64_t rows_b, int k, int pitch) {
+  static_assert(sizeof(Chunk) == 16, "8 bf16 values a chunk");
+  const int per_row = k / 8, out_row = pitch / 8;  // 16-byte chunks
+  for (std::int64_t r = blockIdx.x; r < rows_a + rows_b; r += gridDim.x) {
+    const bool in_a = r < rows_a;
+    const std::int64_t row = in_a ? r : r - rows_a;
+    const Chunk* from = (in_a ? a : b) + row * per_row;
+    Chunk* to = (in_a ? a_out : b_out) + row * out_row;
+    for (int c = int(threadIdx.x); c < per_row; c += blockDim.x) to[c] = from[c];
+  }
+}
+
+/// Elements of a row after the copy: K rounded up to a multiple of 64 (128 bytes of bf16).
+inline std::int64_t aligned_pitch(std::int64_t k) { return (k + 63) / 64 * 64; }
+
+/// True when every_shape copies A and B into aligned rows first: K % 16 != 0 (rows not on 32-byte
+/// sectors) and the time the copy saves is larger than its own. A model from the page's measurements:
+/// at 3000³ the misaligned GEMM took 1.8× the aligned one (so the copy saves 0.8 of an aligned GEMM,
+/// which runs at about 750 TFLOP/s); the copy reads and writes 2(M + N)K bytes each way at about
+/// 3 TB/s, after a launch (3 µs with the GEMM's wait for it). 3000³: saves 58 µs for 27; 1000³:
+/// 2.1 µs for 5.7.
+inline bool copies_to_aligned_rows(const GemmProblem& p) {
+  constexpr double kSavedFraction = 0.8, kGemmFlopsPerSecond = 750e12;
+  constexpr double kCopyBytesPerSecond = 3e12, kLaunchSeconds = 3e-6;
+  const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
+  const double copied = 4.0 * double(p.m + p.n) * double(p.k);  // bytes read and written
+  const double saved = kSavedFraction * flops / kGemmFlopsPerSecond, cost = copied / kCopyBytesPerSecond + kLaunchSeconds;
+  return p.k % 16 != 0 && saved > cost;
+}
+
+/// tile_shapes on copies of A and B with rows of aligned_pitch(K) elements: the copies' buffer is
+/// allocated here, once per problem, and each launch copies, then multiplies (same stream).
+inline std::function<void(cudaStream_t)> prepare_aligned_rows(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
+                                                              int max_blocks = 0) {
+  if (std::string why = tile_shapes_rejects(p); !why.empty()) throw std::invalid_argument("aligned_rows: " + why);
+  if (reinterpret_cast<std::uintptr_t>(A) % 16 != 0 || reinterpret_cast<std::uintptr_t>(B) % 16 != 0)
+    throw std::invalid_argument("aligned_rows: A and B must start on 16-byte boundaries (the copy reads 16 bytes at a time)");
+  const std::int64_t pitch = aligned_pitch(p.k);
+  void* buffer = nullptr;
+  if (cudaError_t e = cudaMalloc(&buffer, std::size_t(p.m + p.n) * std::size_t(pitch) * sizeof(bf16)); e != cudaSuccess)
+    throw std::runtime_error(std::string("aligned_rows: cannot allocate the aligned copies: ") + cudaGetErrorString(e));
+  std::shared_ptr<void> owner(buffer, [](void* q) { cudaFree(q); });
+  bf16* a_out = static_cast<bf16*>(buffer);
+  bf16* b_out = a_out + p.m * pitch;
+  GemmProblem aligned = p;
+  aligned.k = pitch;  // the tile the aligned rows get (choose_tile_shape's rule on misaligned rows no longer applies)
+  auto gemm = with_tile_shape(choose_tile_shape(aligned, device_sm_count()), [&](auto cfg) {
+    return prepare_tile_shape<decltype(cfg)>(p, a_out, b_out, C, max_blocks, pitch);
+  });
+  const int sms = device_sm_count();
+  return [=](cudaStream_t stream) {
+    copy_to_aligned_rows<uint4><<<unsigned(std::min<std::int64_t>(p.m + p.n, 16 * sms)), 128, 0, stream>>>(
+        reinterpret_cast<const uint4*>(A), reinterpret_cast<const uint4*>(B), reinterpret_cast<uint4*>(a_out),
+        reinterpret_cast<uint4*>(b_out), p.m, p.n, int(p.k), int(pitch));
+    gemm(stream);
+    (void)owner;
+  };
+}
+
+}  // namespace mm::ch11

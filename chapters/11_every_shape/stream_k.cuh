@@ -77,12 +77,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_k_kernel(const __grid
     bool stalled = false;
 
     if (wg == 0) {
-      // ---- Producer: the K steps of each unit's slice.
+      // ---- Producer: the K steps of each unit.
       warpgroup_reg_dealloc<Cfg::kProducerRegs>();
       if (t == 0) {
         auto write = make_producer_start_state<Pipeline>();
-        for (int j = 0; j < n_units && !stalled; ++j) {
-          const WorkUnit u = units.unit(block, j);
+        for (int i = 0; i < n_units && !stalled; ++i) {
+          const WorkUnit u = units.unit(block, i);
           const int m0 = u.tile.m * BM::value, n0 = u.tile.n * BN::value;
           for (int kt = u.k_begin; kt < u.k_end; ++kt) {
             if (!pipeline.producer_acquire(write)) {
@@ -97,15 +97,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) stream_k_kernel(const __grid
         }
       }
     } else {
-      // ---- Consumers: the unit's slice of K, then C (one slice) or a partial sum (several).
+      // ---- Consumers: the unit's K steps, then C (a whole tile, or a finisher's) or a partial sum.
       warpgroup_reg_alloc<Cfg::kConsumerRegs>();
       const int cw = wg - 1;
       typename Pipeline::State read;
       typename Pipeline::State release;
       float acc[BN::value / 2];
       int pieces = 0;  // C pieces sent: piece p through buffer p % 2 (tile_shapes)
-      for (int j = 0; j < n_units; ++j) {
-        const WorkUnit u = units.unit(block, j);
+      for (int i = 0; i < n_units; ++i) {
+        const WorkUnit u = units.unit(block, i);
         const int m0 = u.tile.m * BM::value + Cfg::kWgmmaM * cw, n0 = u.tile.n * BN::value;
         for (int kt = u.k_begin; kt < u.k_end; ++kt) {
           if (!pipeline.consumer_wait(read)) {

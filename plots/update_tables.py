@@ -170,7 +170,7 @@ IDEAS = {
     "08": "tensor cores: mma.sync and ldmatrix on swizzled tiles",
     "09": "Hopper: wgmma from shared memory, TMA loads, an mbarrier ring",
     "10": "warp specialization, persistent blocks, a TMA-store epilogue, clusters",
-    "11": "one kernel per shape: tile shapes, split-K, A and B swapped for skinny M",
+    "11": "one kernel per shape: tile shapes, split-K (and stream-K, measured), A and B swapped for skinny M",
     "12": "tf32 and fp8 on wgmma: per-tensor and block scales, promotion",
 }
 

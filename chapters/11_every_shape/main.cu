@@ -1,5 +1,6 @@
 // Chapter 11: one kernel does not fit every shape. Tile shapes chosen per problem, split-K for too
-// few tiles, A and B swapped for skinny M, and the entry point that picks among them; bf16 in, fp32
+// few tiles, stream-K for a short last round (measured, not picked), A and B swapped for skinny M,
+// and the entry point that picks among them; bf16 in, fp32
 // accumulation, bf16 C, C = A·Bᵀ (RCR), next to cuBLAS bf16 and chapter 10's best kernel, over the
 // shapes people run: squares from 512 to 16384 (some not multiples of 128), transformer prefill
 // (M = 4096, 8192) and decode (M = 1, 16, 64, 128) against the weight shapes of 7B-70B models.
@@ -30,8 +31,8 @@ std::vector<mm::ProblemSize> shape_suite() {
 int main(int argc, char** argv) {
   const mm::GemmChapter chapter{
       .chapter = "11_every_shape",
-      .description = "Chapter 11: tile shapes per problem, split-K, swap-AB for skinny M, and the kernel picked per "
-                     "shape (bf16, fp32 accumulation, bf16 C; RCR), over squares, prefill and decode shapes",
+      .description = "Chapter 11: tile shapes per problem, split-K, stream-K, swap-AB for skinny M, and the kernel "
+                     "picked per shape (bf16, fp32 accumulation, bf16 C; RCR), over squares, prefill and decode shapes",
       .default_sizes = shape_suite(),
       .layouts = {"RCR"},
       .default_reps = 10,

@@ -183,23 +183,12 @@ std::function<void(cudaStream_t)> prepare_ping_pong_with(const GemmProblem& p, c
                                                          int max_blocks = 0) {
   if (std::string why = tile_shapes_rejects(p); !why.empty()) throw std::invalid_argument("ping_pong: " + why);
   Params<Cfg> params{};
-  make_rcr_operand_copies(params, p, A, B);
-  params.tma_c = make_tma_copy(SM90_TMA_STORE_2D{},
-                               make_tensor(C, make_layout(make_shape(int(p.m), int(p.n)), make_stride(int(p.n), _1{}))),
-                               typename SharedStorage<Cfg>::Piece{});
-  params.m = int(p.m);
-  params.n = int(p.n);
-  params.k = int(p.k);
-  params.tiles_m = int(launch::ceil_div(p.m, Cfg::BM::value));
-  params.tiles_n = int(launch::ceil_div(p.n, Cfg::BN::value));
-  const std::int64_t tiles = std::int64_t(params.tiles_m) * params.tiles_n;
+  set_tile_params<Cfg>(params, p, A, B, C);
   auto kernel = ping_pong_kernel<Cfg>;
   constexpr std::size_t smem = shared_storage_bytes<SharedStorage<Cfg>>();
   static_assert(smem <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
   opt_in_dynamic_smem(kernel, smem);
-  std::int64_t blocks = std::min<std::int64_t>(tiles, max_resident_clusters(kernel, 1, Cfg::kThreads, smem));
-  if (max_blocks > 0) blocks = std::min<std::int64_t>(blocks, max_blocks);
-  const dim3 grid{unsigned(blocks)};
+  const dim3 grid = persistent_grid(kernel, Cfg::kThreads, smem, std::int64_t(params.tiles_m) * params.tiles_n, max_blocks);
   return [kernel, grid, params](cudaStream_t stream) { kernel<<<grid, Cfg::kThreads, smem, stream>>>(params); };
 }
 

@@ -203,22 +203,13 @@ std::function<void(cudaStream_t)> prepare_split_k_with(const GemmProblem& p, con
   if (std::string why = split_k_rejects(p); !why.empty()) throw std::invalid_argument("split_k: " + why);
   const int sms = device_sm_count();
   SplitKParams<Cfg> params{};
-  make_rcr_operand_copies(params, p, A, B);
-  params.m = int(p.m);
-  params.n = int(p.n);
-  params.k = int(p.k);
-  params.tiles_m = int(launch::ceil_div(p.m, Cfg::BM::value));
-  params.tiles_n = int(launch::ceil_div(p.n, Cfg::BN::value));
+  set_tile_params<Cfg>(params, p, A, B, C);  // C by TMA when K is not split (the map is made either way)
   const GroupedTileScheduler tiles{params.tiles_m, params.tiles_n, Cfg::kGroupM};
   const int k_steps = int(launch::ceil_div(p.k, Cfg::BK::value));
   const SplitKTileScheduler units =
       SplitKTileScheduler::make(tiles, k_steps, splits > 0 ? splits : choose_splits(tiles.size(), k_steps, sms));
   params.splits = units.splits;
   params.k_steps_per_split = units.k_steps_per_split;
-  // C by TMA when K is not split (a map of C is made either way: the kernel's parameters hold one).
-  params.tma_c = make_tma_copy(SM90_TMA_STORE_2D{},
-                               make_tensor(C, make_layout(make_shape(int(p.m), int(p.n)), make_stride(int(p.n), _1{}))),
-                               typename SharedStorage<Cfg>::Piece{});
   // The fixup's workspace: slots for slices 0 .. S-2 and a zeroed counter per (tile, warpgroup),
   // allocated once per problem (the counters are back at zero after every launch).
   std::shared_ptr<void> workspace;
@@ -227,9 +218,7 @@ std::function<void(cudaStream_t)> prepare_split_k_with(const GemmProblem& p, con
   auto kernel = split_k_kernel<Cfg>;
   constexpr std::size_t smem = shared_storage_bytes<SharedStorage<Cfg>>();
   opt_in_dynamic_smem(kernel, smem);
-  std::int64_t blocks = std::min<std::int64_t>(units.size(), max_resident_clusters(kernel, 1, Cfg::kThreads, smem));
-  if (max_blocks > 0) blocks = std::min<std::int64_t>(blocks, max_blocks);
-  const dim3 grid{unsigned(blocks)};
+  const dim3 grid = persistent_grid(kernel, Cfg::kThreads, smem, units.size(), max_blocks);
   return [kernel, grid, params, workspace](cudaStream_t stream) { kernel<<<grid, Cfg::kThreads, smem, stream>>>(params); };
 }
 

@@ -186,15 +186,7 @@ std::function<void(cudaStream_t)> prepare_stream_k_with(const GemmProblem& p, co
                                                         int max_blocks = 0) {
   if (std::string why = stream_k_rejects(p); !why.empty()) throw std::invalid_argument("stream_k: " + why);
   StreamKParams<Cfg> params{};
-  make_rcr_operand_copies(params, p, A, B);
-  params.m = int(p.m);
-  params.n = int(p.n);
-  params.k = int(p.k);
-  params.tiles_m = int(launch::ceil_div(p.m, Cfg::BM::value));
-  params.tiles_n = int(launch::ceil_div(p.n, Cfg::BN::value));
-  params.tma_c = make_tma_copy(SM90_TMA_STORE_2D{},
-                               make_tensor(C, make_layout(make_shape(int(p.m), int(p.n)), make_stride(int(p.n), _1{}))),
-                               typename SharedStorage<Cfg>::Piece{});
+  set_tile_params<Cfg>(params, p, A, B, C);
   const GroupedTileScheduler tiles{params.tiles_m, params.tiles_n, Cfg::kGroupM};
   const int k_steps = int(launch::ceil_div(p.k, Cfg::BK::value));
   auto kernel = stream_k_kernel<Cfg>;

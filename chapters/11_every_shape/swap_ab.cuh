@@ -297,9 +297,7 @@ std::function<void(cudaStream_t)> prepare_swap_ab_with(const GemmProblem& p, con
   constexpr std::size_t smem = shared_storage_bytes<SwapSharedStorage<Cfg>>();
   static_assert(smem <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
   opt_in_dynamic_smem(kernel, smem);
-  std::int64_t blocks = std::min<std::int64_t>(units.size(), max_resident_clusters(kernel, 1, Cfg::kThreads, smem));
-  if (max_blocks > 0) blocks = std::min<std::int64_t>(blocks, max_blocks);
-  const dim3 grid{unsigned(blocks)};
+  const dim3 grid = persistent_grid(kernel, Cfg::kThreads, smem, units.size(), max_blocks);
   return [kernel, grid, params, workspace](cudaStream_t stream) { kernel<<<grid, Cfg::kThreads, smem, stream>>>(params); };
 }
 

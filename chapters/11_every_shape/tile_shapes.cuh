@@ -294,14 +294,11 @@ decltype(auto) with_tile_shape(int index, F&& f) {
   }
 }
 
-/// tile_shapes with the tile given: the TMA copies, the opt-in, a grid of the blocks the GPU holds at
-/// once (at most one per tile, at most `max_blocks` when above 0); A's and B's rows `pitch` elements
-/// apart (0: K). Throws std::invalid_argument for a problem it rejects or operands TMA cannot describe.
-template <class Cfg>
-std::function<void(cudaStream_t)> prepare_tile_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
-                                                     int max_blocks = 0, std::int64_t pitch = 0) {
-  if (std::string why = tile_shapes_rejects(p); !why.empty()) throw std::invalid_argument("tile_shapes: " + why);
-  Params<Cfg> params{};
+/// What each kernel of the chapter built on tile_shapes' (split_k, stream_k, ping_pong, ...) starts its
+/// parameters with: A's and B's TMA copies (rows `pitch` elements apart, 0: K), C's TMA store in the
+/// epilogue's 64×64 pieces, the problem's extents and its count of tiles of the configuration's size.
+template <class Cfg, class P>
+void set_tile_params(P& params, const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, std::int64_t pitch = 0) {
   make_rcr_operand_copies(params, p, A, B, pitch);
   params.tma_c = make_tma_copy(SM90_TMA_STORE_2D{},
                                make_tensor(C, make_layout(make_shape(int(p.m), int(p.n)), make_stride(int(p.n), _1{}))),
@@ -311,14 +308,31 @@ std::function<void(cudaStream_t)> prepare_tile_shape(const GemmProblem& p, const
   params.k = int(p.k);
   params.tiles_m = int(launch::ceil_div(p.m, Cfg::BM::value));
   params.tiles_n = int(launch::ceil_div(p.n, Cfg::BN::value));
-  const std::int64_t tiles = std::int64_t(params.tiles_m) * params.tiles_n;
+}
+
+/// The grid of a persistent kernel: the blocks of `threads` threads and `smem` bytes the GPU holds at
+/// once, at most one per unit of work and at most `max_blocks` when above 0.
+template <class Kernel>
+dim3 persistent_grid(Kernel kernel, int threads, std::size_t smem, std::int64_t units, int max_blocks) {
+  std::int64_t blocks = std::min<std::int64_t>(units, max_resident_clusters(kernel, 1, threads, smem));
+  if (max_blocks > 0) blocks = std::min<std::int64_t>(blocks, max_blocks);
+  return dim3{unsigned(blocks)};
+}
+
+/// tile_shapes with the tile given: the TMA copies, the opt-in, a grid of the blocks the GPU holds at
+/// once (at most one per tile, at most `max_blocks` when above 0); A's and B's rows `pitch` elements
+/// apart (0: K). Throws std::invalid_argument for a problem it rejects or operands TMA cannot describe.
+template <class Cfg>
+std::function<void(cudaStream_t)> prepare_tile_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
+                                                     int max_blocks = 0, std::int64_t pitch = 0) {
+  if (std::string why = tile_shapes_rejects(p); !why.empty()) throw std::invalid_argument("tile_shapes: " + why);
+  Params<Cfg> params{};
+  set_tile_params<Cfg>(params, p, A, B, C, pitch);
   auto kernel = tile_shapes_kernel<Cfg>;
   constexpr std::size_t smem = shared_storage_bytes<SharedStorage<Cfg>>();
   static_assert(smem <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
   opt_in_dynamic_smem(kernel, smem);
-  std::int64_t blocks = std::min<std::int64_t>(tiles, max_resident_clusters(kernel, 1, Cfg::kThreads, smem));
-  if (max_blocks > 0) blocks = std::min<std::int64_t>(blocks, max_blocks);
-  const dim3 grid{unsigned(blocks)};
+  const dim3 grid = persistent_grid(kernel, Cfg::kThreads, smem, std::int64_t(params.tiles_m) * params.tiles_n, max_blocks);
   return [kernel, grid, params](cudaStream_t stream) { kernel<<<grid, Cfg::kThreads, smem, stream>>>(params); };
 }
 

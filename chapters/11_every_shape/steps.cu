@@ -78,6 +78,12 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       // aligned_rows.cuh: A and B copied into 128-byte-aligned rows first, at any K (every_shape copies
       // only when K % 16 != 0 and the problem is big enough: copies_to_aligned_rows)
       step("aligned_rows", on_grid(prepare_aligned_rows, max_blocks), tile_shapes_rejects),
+      step("swap_ab_rows64_32", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+             return prepare_swap_ab_with<SwapAB32Rows64Cfg>(p, a, b, c, 0, blocks);
+           }, max_blocks), swap_ab_rejects),
+      step("swap_ab_rows64_64", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+             return prepare_swap_ab_with<SwapAB64Rows64Cfg>(p, a, b, c, 0, blocks);
+           }, max_blocks), swap_ab_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)
       step("split_k_second_kernel", on_grid(prepare_split_k_second_kernel, max_blocks), split_k_rejects),
 #endif

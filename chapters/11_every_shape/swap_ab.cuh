@@ -54,6 +54,15 @@ struct SwapAB16Rows64Cfg : SwapAB16Cfg {
   static constexpr int kThreads = 128 * (1 + kConsumers);
 };
 
+/// Tiles of 64 rows of N and 32 or 64 columns of Cᵀ, one consumer warpgroup (appendix steps
+/// swap_ab_rows64_32 and swap_ab_rows64_64, measured at M = 64 against SwapAB64Cfg).
+struct SwapAB32Rows64Cfg : SwapAB16Rows64Cfg {
+  using BN = _32;
+};
+struct SwapAB64Rows64Cfg : SwapAB16Rows64Cfg {
+  using BN = _64;
+};
+
 /// The largest M swap_ab takes: beyond it, A fills wgmma's 64 rows by itself.
 inline constexpr std::int64_t kSwapMaxM = 64;
 

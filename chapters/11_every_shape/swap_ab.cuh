@@ -47,15 +47,15 @@ struct SwapAB16Bk128Cfg : SwapAB16Cfg {
   static constexpr int kStages = 4;
 };
 /// M <= 16 when N is small (with_swap_tile): tiles of 64 rows of N, one consumer warpgroup, K steps of
-/// 64 (twice the tiles, as cuBLAS's decode kernel has them; appendix step swap_ab_rows64 forces it).
+/// 64 (twice the tiles, as cuBLAS's decode kernels have them; appendix step swap_ab_rows64 forces it).
 struct SwapAB16Rows64Cfg : SwapAB16Cfg {
   using BM = _64;
   static constexpr int kConsumers = 1;
   static constexpr int kThreads = 128 * (1 + kConsumers);
 };
 
-/// Tiles of 64 rows of N and 32 or 64 columns of Cᵀ, one consumer warpgroup (appendix steps
-/// swap_ab_rows64_32 and swap_ab_rows64_64, measured at M = 64 against SwapAB64Cfg).
+/// M from 17 to 32, and from 33 to 64, when N is small (with_swap_tile): tiles of 64 rows of N, one
+/// consumer warpgroup (appendix steps swap_ab_rows64_32 and swap_ab_rows64_64 force them at any M).
 struct SwapAB32Rows64Cfg : SwapAB16Rows64Cfg {
   using BN = _32;
 };
@@ -119,20 +119,23 @@ double modeled_swap_tile_time(const GemmProblem& p, int sms) {
   return modeled_swap_time(p, Cfg::BN::value, plan.tiles, plan.splits, sms);
 }
 
+/// Calls `f(Rows64{})` or `f(Rows128{})`, whichever tile modeled_swap_tile_time says is faster for `p`.
+template <class Rows64, class Rows128, class F>
+decltype(auto) with_faster_swap_tile(const GemmProblem& p, int sms, F&& f) {
+  if (modeled_swap_tile_time<Rows64>(p, sms) < modeled_swap_tile_time<Rows128>(p, sms)) return f(Rows64{});
+  return f(Rows128{});
+}
+
 /// Calls `f(Cfg{})` with the swap_ab tile for `p` on `sms` SMs: the narrowest that holds M (16, 32 or
-/// 64 columns of Cᵀ); at M <= 16, 128 or 64 rows of N, whichever modeled_swap_tile_time says is faster
-/// (64 rows at N = 4096: twice the tiles, so half the K slices to fill the GPU and half their partial
+/// 64 columns of Cᵀ), with 128 or 64 rows of N, whichever modeled_swap_tile_time says is faster (64
+/// rows at N = 4096: twice the tiles, so half the K slices to fill the GPU and half their partial
 /// sums). The one place a problem becomes a swap_ab tile (swap_ab, every_shape's choice and the
 /// tests' forced slices go through it).
 template <class F>
 decltype(auto) with_swap_tile(const GemmProblem& p, int sms, F&& f) {
-  if (p.m <= 16) {
-    if (modeled_swap_tile_time<SwapAB16Rows64Cfg>(p, sms) < modeled_swap_tile_time<SwapAB16Bk128Cfg>(p, sms))
-      return f(SwapAB16Rows64Cfg{});
-    return f(SwapAB16Bk128Cfg{});
-  }
-  if (p.m <= 32) return f(SwapAB32Cfg{});
-  return f(SwapAB64Cfg{});
+  if (p.m <= 16) return with_faster_swap_tile<SwapAB16Rows64Cfg, SwapAB16Bk128Cfg>(p, sms, f);
+  if (p.m <= 32) return with_faster_swap_tile<SwapAB32Rows64Cfg, SwapAB32Cfg>(p, sms, f);
+  return with_faster_swap_tile<SwapAB64Rows64Cfg, SwapAB64Cfg>(p, sms, f);
 }
 
 /// The shared memory of the swapped kernel: split_k's rings, no C pieces (the register epilogue).

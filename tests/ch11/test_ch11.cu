@@ -181,6 +181,19 @@ TEST(ch11_Choice, SkinnyProblemsSwapAndSplitK) {
   EXPECT_EQ(ch11::choose(problem({1, 4096, 4096}, "RCR"), 132).tile_bn, 16);
   EXPECT_EQ(ch11::choose(problem({64, 4096, 4096}, "RCR"), 132).tile_bn, 64);
   EXPECT_EQ(ch11::choose(problem({33, 4096, 4096}, "RCR"), 132).tile_bn, 64);
+  // The same choice of height at M = 17-64 (run 11z8: 64 rows won at N = 4096, 128 at N >= 11008, at
+  // each of the 9 shapes measured): M = 64 at N = 4096 in 64 tiles of 64 rows and 2 slices; at N =
+  // 11008 in 86 tiles of 128 rows; M = 32 at N = 4096 in 64 tiles of 64 rows and 2 slices.
+  const ch11::Choice m64 = ch11::choose(problem({64, 4096, 4096}, "RCR"), 132);
+  EXPECT_EQ(m64.tile_bm, 64);
+  EXPECT_EQ(m64.splits, 2);
+  EXPECT_EQ(ch11::choose(problem({64, 11008, 4096}, "RCR"), 132).tile_bm, 128);
+  EXPECT_EQ(ch11::choose(problem({48, 4096, 14336}, "RCR"), 132).tile_bm, 64);
+  const ch11::Choice m32 = ch11::choose(problem({32, 4096, 4096}, "RCR"), 132);
+  EXPECT_EQ(m32.tile_bm, 64);
+  EXPECT_EQ(m32.tile_bn, 32);
+  EXPECT_EQ(m32.splits, 2);
+  EXPECT_EQ(ch11::choose(problem({32, 11008, 4096}, "RCR"), 132).tile_bm, 128);
   // 14336 rows of N make 112 tiles: one round at 85% of the SMs beats 7 slices in 6 rounds.
   EXPECT_EQ(ch11::choose(problem({16, 14336, 4096}, "RCR"), 132).splits, 1);
   EXPECT_EQ(ch11::choose(problem({16, 14336, 4096}, "RCR"), 132).kernel, ch11::Choice::swap_ab);

@@ -59,6 +59,14 @@ inline bool copies_to_aligned_rows(const GemmProblem& p) {
   return p.k % 16 != 0 && saved > cost;
 }
 
+/// The index into kTileShapes of the tile the aligned copies get: choose_tile_shape's, for K at the
+/// aligned pitch (its rule against narrow tiles on misaligned rows no longer applies).
+inline int aligned_rows_tile(const GemmProblem& p, int sms) {
+  GemmProblem aligned = p;
+  aligned.k = aligned_pitch(p.k);
+  return choose_tile_shape(aligned, sms);
+}
+
 /// tile_shapes on copies of A and B with rows of aligned_pitch(K) elements: the copies' buffer is
 /// allocated here, once per problem, and each launch copies, then multiplies (same stream).
 inline std::function<void(cudaStream_t)> prepare_aligned_rows(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
@@ -73,12 +81,10 @@ inline std::function<void(cudaStream_t)> prepare_aligned_rows(const GemmProblem&
   std::shared_ptr<void> owner(buffer, [](void* q) { cudaFree(q); });
   bf16* a_out = static_cast<bf16*>(buffer);
   bf16* b_out = a_out + p.m * pitch;
-  GemmProblem aligned = p;
-  aligned.k = pitch;  // the tile the aligned rows get (choose_tile_shape's rule on misaligned rows no longer applies)
-  auto gemm = with_tile_shape(choose_tile_shape(aligned, device_sm_count()), [&](auto cfg) {
+  const int sms = device_sm_count();
+  auto gemm = with_tile_shape(aligned_rows_tile(p, sms), [&](auto cfg) {
     return prepare_tile_shape<decltype(cfg)>(p, a_out, b_out, C, max_blocks, pitch);
   });
-  const int sms = device_sm_count();
   return [=](cudaStream_t stream) {
     copy_to_aligned_rows<uint4><<<unsigned(std::min<std::int64_t>(p.m + p.n, 16 * sms)), 128, 0, stream>>>(
         reinterpret_cast<const uint4*>(A), reinterpret_cast<const uint4*>(B), reinterpret_cast<uint4*>(a_out),

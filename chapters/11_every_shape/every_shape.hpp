@@ -25,7 +25,6 @@
 #pragma once
 
 #include "11_every_shape/aligned_rows.cuh"
-#include "11_every_shape/stream_k.cuh"
 #include "11_every_shape/swap_ab.cuh"
 
 namespace mm::ch11 {
@@ -61,9 +60,7 @@ inline Choice choose(const GemmProblem& p, int sms) {
     });
   }
   if (copies_to_aligned_rows(p)) {
-    GemmProblem aligned = p;
-    aligned.k = aligned_pitch(p.k);
-    const TileShape s = kTileShapes[choose_tile_shape(aligned, sms)];
+    const TileShape s = kTileShapes[aligned_rows_tile(p, sms)];
     return {Choice::tile_shapes, s.bm, s.bn, 1, true};
   }
   const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Tile128x256Cfg::BK::value)));  // every tile's BK

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "11_every_shape/every_shape.hpp"
+#include "11_every_shape/stream_k.cuh"
 #if MM_APPENDIX_STEPS
 #include "11_every_shape/ping_pong.cuh"
 #include "11_every_shape/split_k_second_kernel.cuh"

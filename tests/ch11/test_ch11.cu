@@ -12,6 +12,7 @@
 
 #include "11_every_shape/every_shape.hpp"
 #include "11_every_shape/steps.hpp"
+#include "11_every_shape/stream_k.cuh"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
@@ -28,14 +29,15 @@ using mm::test::Size;
 
 const std::vector<mm::GemmKernel<bf16, bf16>> kSteps = ch11::steps();
 
-// RCR sizes (K a multiple of 8; N too, for the TMA store): one row (M = 1) and the skinny Ms of
-// swap_ab's three tiles and their edges (16, 17, 33, 64, 65), smaller than a tile, one short of and
-// one past the 128-row tile, K shorter than one step of 64, K not a multiple of 64 (a short last K
-// step in the last slice), few tiles (split_k splits them), many tiles, tall and wide.
+// RCR sizes (K a multiple of 8; N too, for the TMA store): one and two rows (M = 1, 2) and the skinny
+// Ms of swap_ab's three tiles and their edges (15, 16, 17, 33, 63, 64, 65), smaller than a tile, one
+// short of and one past the 128-row tile, K shorter than one step of 64, K not a multiple of 64 (a
+// short last K step in the last slice), few tiles (split_k splits them), many tiles, tall and wide.
 const std::vector<Size> kSizes = {
     {1, 8, 8},       {1, 304, 264},     {16, 4096, 1024}, {17, 40, 16},    {33, 1000, 520},   {64, 2048, 2048},
     {65, 264, 200},  {127, 248, 64},    {129, 264, 72},   {300, 512, 8},   {128, 8192, 1032}, {1000, 1000, 1000},
-    {1024, 1024, 1024}, {2048, 4096, 72}, {3000, 8, 136},  {8, 2000, 4096},
+    {1024, 1024, 1024}, {2048, 4096, 72}, {3000, 8, 136},  {8, 2000, 4096},   {2, 264, 136},     {15, 520, 1032},
+    {63, 1000, 4104},
 };
 
 using mm::test::expect_matches_fp64;

@@ -51,6 +51,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_in_flight_kernel(const
     pipe_params.transaction_bytes = params.tma_a.kTransactionBytes + params.tma_b.kTransactionBytes;
     pipe_params.consumer_warpgroups = Cfg::kWarpgroups;
     pipe_params.is_leader = producer;
+    pipe_params.watchdog = params.watchdog;  // the waits' bound and record (gemm/watchdog.hpp)
     Pipeline pipeline(shared.pipeline, pipe_params, tid);
     if (producer) {
       params.tma_a.prefetch();
@@ -65,9 +66,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_in_flight_kernel(const
       params.tma_b.copy(bar, sB(_, _, write.index()), n0, kt * BK::value);
     };
 
-    // A wait that times out (a deadlock: the watchdog of layout/mbarrier.hpp) stops the loop; the
-    // kernel traps once its wgmma have finished (a trap with wgmma in flight would serialize them all).
-    bool stalled = false;
     auto write = make_producer_start_state<Pipeline>();
     if (producer)
       for (int kt = 0; kt < S && kt < k_tiles; ++kt) {  // the first S stages are free: no wait, only the arm
@@ -80,10 +78,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_in_flight_kernel(const
     typename Pipeline::State read;     // the stage to multiply next
     typename Pipeline::State release;  // the oldest stage not yet released: one behind `read`
     for (int kt = 0; kt < k_tiles; ++kt) {
-      if (!pipeline.consumer_wait(read)) {  // step kt has landed
-        stalled = true;
-        break;
-      }
+      pipeline.consumer_wait(read);  // step kt has landed
       auto a_tile = local_tile(sA(_, _, read.index()), make_shape(_64{}, BK{}), make_coord(wg, 0));  // (64,BK)
       gmma_k_block<Atom, GmmaMajor::K, MajorB>(a_tile, sB(_, _, read.index()), acc, kt > 0);         // B: (BN,BK)
       ++read;
@@ -97,19 +92,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_in_flight_kernel(const
         ++release;
         // The producer refills the stage of step kt-1 with step kt-1+S.
         if (producer && kt - 1 + S < k_tiles) {
-          if (pipeline.producer_acquire(write)) {
-            load(write, kt - 1 + S);
-            ++write;
-          } else {
-            stalled = true;  // nothing more is issued: the consumers' next waits time out and stop too
-          }
+          pipeline.producer_acquire(write);
+          load(write, kt - 1 + S);
+          ++write;
         }
       }
       __syncwarp();
     }
     warpgroup_wait<0>();  // the last step's group
     warpgroup_fence_operand(acc);
-    if (stalled) __trap();
+    watchdog_trap_if_gave_up(pipeline.watchdog());
 
     // Epilogue: each accumulator to its place in C, as the atom's C layout says.
     store_accumulators_bf16<Atom>(acc, params.c, params.n, m0 + 64 * wg, n0, params.m, params.n, params.c_pairs,
@@ -134,6 +126,7 @@ std::function<void(cudaStream_t)> prepare_wgmma_in_flight(const GemmProblem& p, 
     constexpr GmmaMajor MajorB = decltype(major_b)::value;
     TmaParams<Cfg, MajorB> params{};
     make_operand_copies(params, p, A, B);
+    params.watchdog = host_watchdog();
     params.c = C;
     params.m = int(p.m);
     params.n = int(p.n);

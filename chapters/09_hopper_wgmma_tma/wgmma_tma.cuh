@@ -40,6 +40,7 @@
 #include "gemm/problem.hpp"
 #include "gemm/smem.hpp"
 #include "gemm/smem_layout_sm90.hpp"
+#include "gemm/watchdog.hpp"
 #include "layout/all.hpp"
 #include "layout/copy_traits_sm90_tma.hpp"
 #include "layout/mma_sm90.hpp"
@@ -91,6 +92,7 @@ struct TmaParams {
   TmaCopy<SM90_TMA_LOAD_2D, bf16, typename Storage::StageB> tma_b;  ///< B's boxes into a stage
   bf16* c;       ///< C, M×N row-major
   int m, n, k;   ///< C is M×N, K the inner dimension
+  Watchdog watchdog;  ///< the mbarrier waits' bound and record (gemm/watchdog.hpp)
   bool c_pairs;  ///< two neighbouring elements of a row of C are one aligned 32-bit word
 };
 
@@ -124,6 +126,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_tma_kernel(const __gri
     pipe_params.transaction_bytes = params.tma_a.kTransactionBytes + params.tma_b.kTransactionBytes;
     pipe_params.consumer_warpgroups = Cfg::kWarpgroups;
     pipe_params.is_leader = producer;
+    pipe_params.watchdog = params.watchdog;  // the waits' bound and record (gemm/watchdog.hpp)
     Pipeline pipeline(shared.pipeline, pipe_params, tid);
     if (producer) {
       params.tma_a.prefetch();
@@ -138,9 +141,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_tma_kernel(const __gri
       params.tma_b.copy(bar, sB(_, _, write.index()), n0, kt * BK::value);
     };
 
-    // A wait that times out (a deadlock: the watchdog of layout/mbarrier.hpp) stops the loop; the
-    // kernel traps once its wgmma have finished (a trap with wgmma in flight would serialize them all).
-    bool stalled = false;
     auto write = make_producer_start_state<Pipeline>();
     if (producer)
       for (int kt = 0; kt < S && kt < k_tiles; ++kt) {  // the first S stages are free: no wait, only the arm
@@ -152,10 +152,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_tma_kernel(const __gri
     float acc[BN::value / 2];  // this warpgroup's 64×BN tile (the atom's C layout); overwritten at kt = 0
     typename Pipeline::State read;
     for (int kt = 0; kt < k_tiles; ++kt) {
-      if (!pipeline.consumer_wait(read)) {  // step kt has landed
-        stalled = true;
-        break;
-      }
+      pipeline.consumer_wait(read);  // step kt has landed
       auto a_tile = local_tile(sA(_, _, read.index()), make_shape(_64{}, BK{}), make_coord(wg, 0));  // (64,BK)
       gmma_k_block<Atom, GmmaMajor::K, MajorB>(a_tile, sB(_, _, read.index()), acc, kt > 0);         // B: (BN,BK)
       warpgroup_wait<0>();  // this warpgroup's wgmma of the stage have completed
@@ -164,17 +161,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_tma_kernel(const __gri
       ++read;
       // The producer refills the stage just released (once every warpgroup has released it).
       if (producer && kt + S < k_tiles) {
-        if (pipeline.producer_acquire(write)) {
-          load(write, kt + S);
-          ++write;
-        } else {
-          stalled = true;  // nothing more is issued: the consumers' next waits time out and stop too
-        }
+        pipeline.producer_acquire(write);
+        load(write, kt + S);
+        ++write;
       }
       __syncwarp();
     }
     warpgroup_wait<0>();
-    if (stalled) __trap();
+    watchdog_trap_if_gave_up(pipeline.watchdog());
 
     // Epilogue: each accumulator to its place in C, as the atom's C layout says.
     store_accumulators_bf16<Atom>(acc, params.c, params.n, m0 + 64 * wg, n0, params.m, params.n, params.c_pairs,
@@ -220,6 +214,7 @@ std::function<void(cudaStream_t)> prepare_wgmma_tma(const GemmProblem& p, const 
     constexpr GmmaMajor MajorB = decltype(major_b)::value;
     TmaParams<Cfg, MajorB> params{};
     make_operand_copies(params, p, A, B);
+    params.watchdog = host_watchdog();
     params.c = C;
     params.m = int(p.m);
     params.n = int(p.n);

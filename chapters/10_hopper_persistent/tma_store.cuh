@@ -52,6 +52,7 @@ struct StoreParams {
   TmaCopy<SM90_TMA_STORE_2D, bf16, typename Storage::Piece> tma_c;            ///< a piece of C out
   bf16* c;        ///< C, M×N row-major
   int m, n, k;    ///< C is M×N, K the inner dimension
+  Watchdog watchdog;  ///< the mbarrier waits' bound and record (gemm/watchdog.hpp)
   bool c_pairs;   ///< (unused here: the register epilogue's)
   int tiles_m;    ///< tiles along M
   int tiles_n;    ///< tiles along N
@@ -81,6 +82,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     pipe_params.transaction_bytes = params.tma_a.kTransactionBytes + params.tma_b.kTransactionBytes;
     pipe_params.consumer_warpgroups = Cfg::kConsumers;
     pipe_params.is_leader = threadIdx.x == 0;
+    pipe_params.watchdog = params.watchdog;  // the waits' bound and record (gemm/watchdog.hpp)
     Pipeline pipeline(shared.pipeline, pipe_params, int(threadIdx.x));
     if (threadIdx.x == 0) {
       params.tma_a.prefetch();
@@ -92,10 +94,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const GroupedTileScheduler tiles{params.tiles_m, params.tiles_n, Cfg::kGroupM};
     const std::int64_t first = blockIdx.x, step = gridDim.x;  // this block's tiles: first, first + step, ...
     const int k_tiles = int(launch::ceil_div(params.k, BK::value));
-    // A wait that times out (a deadlock: the watchdog of layout/mbarrier.hpp) stops this thread's
-    // loop; the kernel traps once its wgmma have finished (a trap with wgmma in flight would
-    // serialize them all).
-    bool stalled = false;
 
     if (wg == 0) {
       // ---- Producer: one thread issues every load; the warpgroup's registers go to the consumers.
@@ -104,14 +102,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // The ring's state runs on across tiles: the next tile's first stages fill while the
         // consumers still multiply (or store) the last one.
         auto write = make_producer_start_state<Pipeline>();
-        for (std::int64_t i = first; i < tiles.size() && !stalled; i += step) {
+        for (std::int64_t i = first; i < tiles.size(); i += step) {
           const TileCoord tile = tiles.tile(i);
           const int m0 = tile.m * BM::value, n0 = tile.n * BN::value;
           for (int kt = 0; kt < k_tiles; ++kt) {
-            if (!pipeline.producer_acquire(write)) {  // every reader of this stage has released it
-              stalled = true;
-              break;
-            }
+            pipeline.producer_acquire(write);  // every reader of this stage has released it
             std::uint64_t* bar = pipeline.producer_get_barrier(write);
             params.tma_a.copy(bar, sA(_, _, write.index()), m0, kt * BK::value);
             params.tma_b.copy(bar, sB(_, _, write.index()), n0, kt * BK::value);
@@ -130,10 +125,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const TileCoord tile = tiles.tile(i);
         const int m0 = tile.m * BM::value + Cfg::kWgmmaM * cw, n0 = tile.n * BN::value;  // this warpgroup's rows
         for (int kt = 0; kt < k_tiles; ++kt) {
-          if (!pipeline.consumer_wait(read)) {
-            stalled = true;
-            break;
-          }
+          pipeline.consumer_wait(read);
           auto a_tile = local_tile(sA(_, _, read.index()), make_shape(Int<Cfg::kWgmmaM>{}, BK{}), make_coord(cw, 0));  // (64,BK)
           gmma_k_block<Atom, GmmaMajor::K, MajorB>(a_tile, sB(_, _, read.index()), acc, kt > 0);  // B: (BN,BK)
           warpgroup_wait<1>();  // the previous step's group has completed: its stage is free
@@ -146,7 +138,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
         warpgroup_wait<0>();
         warpgroup_fence_operand(acc);
-        if (stalled) break;
         pipeline.consumer_release(release);  // the tile's last stage
         ++release;
         // Epilogue, the change of this step: the 64×256 tile leaves in four 64×64 pieces, each written
@@ -171,7 +162,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       if (t == 0) tma_store_wait<0>();  // the stores have read shared memory before the block exits
     }
-    if (stalled) __trap();
+    watchdog_trap_if_gave_up(pipeline.watchdog());
   }
 }
 
@@ -199,6 +190,7 @@ std::function<void(cudaStream_t)> prepare_tma_store(const GemmProblem& p, const 
     constexpr GmmaMajor MajorB = decltype(major_b)::value;
     StoreParams<Cfg, MajorB> params{};
     make_operand_copies(params, p, A, B);
+    params.watchdog = host_watchdog();
     params.c = C;
     params.m = int(p.m);
     params.n = int(p.n);

@@ -41,6 +41,7 @@
 #include "gemm/problem.hpp"
 #include "gemm/smem.hpp"
 #include "gemm/smem_layout_sm90.hpp"
+#include "gemm/watchdog.hpp"
 #include "gemm/tile_scheduler.hpp"
 #include "gemm/warp_specialization.hpp"
 #include "layout/all.hpp"
@@ -90,6 +91,7 @@ struct Params {
   TmaCopy<SM90_TMA_LOAD_2D, bf16, GmmaStage<typename Storage::RingB>> tma_b;  ///< B's boxes into a stage
   bf16* c;        ///< C, M×N row-major
   int m, n, k;    ///< C is M×N, K the inner dimension
+  Watchdog watchdog;  ///< the mbarrier waits' bound and record (gemm/watchdog.hpp)
   bool c_pairs;   ///< two neighbouring elements of a row of C are one aligned 32-bit word
   int tiles_m;    ///< tiles along M
   int tiles_n;    ///< tiles along N
@@ -119,6 +121,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     pipe_params.transaction_bytes = params.tma_a.kTransactionBytes + params.tma_b.kTransactionBytes;
     pipe_params.consumer_warpgroups = Cfg::kConsumers;
     pipe_params.is_leader = threadIdx.x == 0;
+    pipe_params.watchdog = params.watchdog;  // the waits' bound and record (gemm/watchdog.hpp)
     Pipeline pipeline(shared.pipeline, pipe_params, int(threadIdx.x));
     if (threadIdx.x == 0) {
       params.tma_a.prefetch();
@@ -129,10 +132,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const GroupedTileScheduler tiles{params.tiles_m, params.tiles_n, Cfg::kGroupM};
     const TileCoord tile = tiles.tile(blockIdx.x);
     const int k_tiles = int(launch::ceil_div(params.k, BK::value));
-    // A wait that times out (a deadlock: the watchdog of layout/mbarrier.hpp) stops this thread's
-    // loop; the kernel traps once its wgmma have finished (a trap with wgmma in flight would
-    // serialize them all).
-    bool stalled = false;
 
     if (wg == 0) {
       // ---- Producer: one thread issues every load; the warpgroup's registers go to the consumers.
@@ -141,10 +140,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const int m0 = tile.m * BM::value, n0 = tile.n * BN::value;
         auto write = make_producer_start_state<Pipeline>();
         for (int kt = 0; kt < k_tiles; ++kt) {
-          if (!pipeline.producer_acquire(write)) {  // every reader of this stage has released it
-            stalled = true;
-            break;
-          }
+          pipeline.producer_acquire(write);  // every reader of this stage has released it
           std::uint64_t* bar = pipeline.producer_get_barrier(write);
           params.tma_a.copy(bar, sA(_, _, write.index()), m0, kt * BK::value);
           params.tma_b.copy(bar, sB(_, _, write.index()), n0, kt * BK::value);
@@ -160,10 +156,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       typename Pipeline::State release;  // the oldest stage not yet released: one behind (a group in flight)
       float acc[BN::value / 2];          // this thread's values of the warpgroup's 64×256 tile (the atom's C layout)
       for (int kt = 0; kt < k_tiles; ++kt) {
-        if (!pipeline.consumer_wait(read)) {
-          stalled = true;
-          break;
-        }
+        pipeline.consumer_wait(read);
         auto a_tile = local_tile(sA(_, _, read.index()), make_shape(Int<Cfg::kWgmmaM>{}, BK{}), make_coord(cw, 0));  // (64,BK)
         gmma_k_block<Atom, GmmaMajor::K, MajorB>(a_tile, sB(_, _, read.index()), acc, kt > 0);  // B: (BN,BK)
         warpgroup_wait<1>();  // the previous step's group has completed: its stage is free
@@ -176,13 +169,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       warpgroup_wait<0>();
       warpgroup_fence_operand(acc);
-      if (!stalled) {
-        pipeline.consumer_release(release);  // the tile's last stage
-        // Epilogue: each accumulator to its place in C, as the atom's C layout says.
-        store_accumulators_bf16<Atom>(acc, params.c, params.n, m0, n0, params.m, params.n, params.c_pairs, t);
-      }
+      pipeline.consumer_release(release);  // the tile's last stage
+      // Epilogue: each accumulator to its place in C, as the atom's C layout says.
+      store_accumulators_bf16<Atom>(acc, params.c, params.n, m0, n0, params.m, params.n, params.c_pairs, t);
     }
-    if (stalled) __trap();
+    watchdog_trap_if_gave_up(pipeline.watchdog());
   }
 }
 
@@ -223,6 +214,7 @@ std::function<void(cudaStream_t)> prepare_warp_specialized(const GemmProblem& p,
     constexpr GmmaMajor MajorB = decltype(major_b)::value;
     Params<Cfg, MajorB> params{};
     make_operand_copies(params, p, A, B);
+    params.watchdog = host_watchdog();
     params.c = C;
     params.m = int(p.m);
     params.n = int(p.n);

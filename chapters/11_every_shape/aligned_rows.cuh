@@ -69,11 +69,8 @@ inline int aligned_rows_tile(const GemmProblem& p, int sms) {
 
 /// tile_shapes on copies of A and B with rows of aligned_pitch(K) elements: the copies' buffer is
 /// allocated here, once per problem, and each launch copies, then multiplies (same stream).
-inline std::function<void(cudaStream_t)> prepare_aligned_rows(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
-                                                              int max_blocks = 0) {
-  if (std::string why = tile_shapes_rejects(p); !why.empty()) throw std::invalid_argument("aligned_rows: " + why);
-  if (reinterpret_cast<std::uintptr_t>(A) % 16 != 0 || reinterpret_cast<std::uintptr_t>(B) % 16 != 0)
-    throw std::invalid_argument("aligned_rows: A and B must start on 16-byte boundaries (the copy reads 16 bytes at a time)");
+inline PreparedGemm prepare_aligned_rows(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+  check_step("aligned_rows", tile_shapes_rejects(p), A, B, C);  // the copy reads A and B 16 bytes at a time too
   const std::int64_t pitch = aligned_pitch(p.k);
   void* buffer = nullptr;
   if (cudaError_t e = cudaMalloc(&buffer, std::size_t(p.m + p.n) * std::size_t(pitch) * sizeof(bf16)); e != cudaSuccess)
@@ -82,16 +79,17 @@ inline std::function<void(cudaStream_t)> prepare_aligned_rows(const GemmProblem&
   bf16* a_out = static_cast<bf16*>(buffer);
   bf16* b_out = a_out + p.m * pitch;
   const int sms = device_sm_count();
-  auto gemm = with_tile_shape(aligned_rows_tile(p, sms), [&](auto cfg) {
+  const PreparedGemm gemm = with_tile_shape(aligned_rows_tile(p, sms), [&](auto cfg) {
     return prepare_tile_shape<decltype(cfg)>(p, a_out, b_out, C, max_blocks, pitch);
   });
-  return [=](cudaStream_t stream) {
+  auto run = [=](cudaStream_t stream) {
     copy_to_aligned_rows<uint4><<<unsigned(std::min<std::int64_t>(p.m + p.n, 16 * sms)), 128, 0, stream>>>(
         reinterpret_cast<const uint4*>(A), reinterpret_cast<const uint4*>(B), reinterpret_cast<uint4*>(a_out),
         reinterpret_cast<uint4*>(b_out), p.m, p.n, int(p.k), int(pitch));
     gemm(stream);
     (void)owner;
   };
+  return PreparedGemm(run, "aligned_rows " + gemm.path);
 }
 
 }  // namespace mm::ch11

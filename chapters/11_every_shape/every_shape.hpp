@@ -77,9 +77,8 @@ inline std::string every_shape_rejects(const GemmProblem& p) {
 }
 
 /// The step: the kernel choose() names.
-inline std::function<void(cudaStream_t)> prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
-                                                             int max_blocks = 0) {
-  if (std::string why = every_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
+inline PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+  check_step("every_shape", every_shape_rejects(p), A, B, p.m <= kSwapMaxM ? nullptr : C);
   const Choice c = choose(p, device_sm_count());
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);
   if (c.kernel == Choice::split_k) return prepare_split_k(p, A, B, C, max_blocks);

@@ -13,8 +13,9 @@
 // once, the activations and C are small. What matters is that all SMs stream B at once: K is split
 // until the units fill the GPU (choose_swap_splits), counting the workspace's extra traffic.
 //
-//   diff split_k.cuh swap_ab.cuh   shows the change: the operands' roles, the narrow tile, the
-//   transposed store, no TMA store.
+// What changes from split_k: the operands given to the main loop (B's rows as its A, A's as its B:
+// the same CollectiveMma), the narrow tile, and the epilogue: CollectiveEpilogueStrided with C's layout
+// transposed on the host, row stride 1 and column stride N (no TMA store, no C buffers).
 //
 // Build: cmake --build build --target ch11_every_shape
 // Run:   build/bin/ch11_every_shape --kernel swap_ab --sizes 16x4096x4096
@@ -138,138 +139,12 @@ decltype(auto) with_swap_tile(const GemmProblem& p, int sms, F&& f) {
   return with_faster_swap_tile<SwapAB64Rows64Cfg, SwapAB64Cfg>(p, sms, f);
 }
 
-/// The shared memory of the swapped kernel: split_k's rings, no C pieces (the register epilogue).
+/// swap_ab's kernel: split_k's with the register epilogue storing Cᵀ. The main loop multiplies X
+/// (R×K) by Yᵀ (Y is Q×K) into an R×Q tile grid, X = B and Y = A; element (r, q) of the product is
+/// C's (q, r).
 template <class Cfg>
-struct SwapSharedStorage {
-  using RingA = GmmaRing<bf16, GmmaMajor::K, typename Cfg::BM, typename Cfg::BK, Cfg::kStages>;  ///< (BM,BK,S): B's rows
-  using RingB = GmmaRing<bf16, GmmaMajor::K, typename Cfg::BN, typename Cfg::BK, Cfg::kStages>;  ///< (BN,BK,S): A's rows
-  using Pipeline = PipelineTmaAsync<Cfg::kStages>;
-  alignas(1024) bf16 a[cosize_v<RingA>];
-  alignas(1024) bf16 b[cosize_v<RingB>];
-  typename Pipeline::SharedStorage pipeline;
-};
-
-/// The kernel's operands: it multiplies X (R×K) by Yᵀ (Y is Q×K) into an R×Q tile grid, X = B and
-/// Y = A; element (r, q) of the product is C's (q, r).
-template <class Cfg>
-struct SwapParams {
-  using Storage = SwapSharedStorage<Cfg>;
-  TmaCopy<SM90_TMA_LOAD_2D, bf16, GmmaStage<typename Storage::RingA>> tma_x;  ///< B's boxes (wgmma's A)
-  TmaCopy<SM90_TMA_LOAD_2D, bf16, GmmaStage<typename Storage::RingB>> tma_y;  ///< A's boxes (wgmma's B)
-  bf16* c;                ///< C, M×N row-major: (r, q) at c[q·N + r]
-  int r, q, k;            ///< R = N, Q = M, K
-  int tiles_r, tiles_q;   ///< tiles along R and Q
-  int splits;             ///< K slices per tile
-  int k_steps_per_split;  ///< K steps of each slice but maybe the last
-  SplitKFixup<Cfg::BN::value / 2> fixup;  ///< split_k's workspace (when splits > 1)
-};
-
-/// split_k's kernel with the roles swapped and the transposed register epilogue. sm_90a; a stub elsewhere.
-template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1) swap_ab_kernel(const __grid_constant__ SwapParams<Cfg> params) {
-  if constexpr (!arch::compiled_for(arch::sm90a)) {
-    arch::no_code_for_this_target();
-  } else {
-    using Storage = SwapSharedStorage<Cfg>;
-    using Pipeline = typename Storage::Pipeline;
-    using BM = typename Cfg::BM;
-    using BN = typename Cfg::BN;
-    using BK = typename Cfg::BK;
-    using Atom = SM90_64xNx16_F32BF16BF16_SS<BN::value, GmmaMajor::K, GmmaMajor::K>;
-    extern __shared__ __align__(1024) std::uint8_t smem_raw[];
-    Storage& shared = shared_storage<Storage>(smem_raw);
-    auto sX = make_tensor(make_smem_ptr(shared.a), typename Storage::RingA{});  // (BM,BK,S)
-    auto sY = make_tensor(make_smem_ptr(shared.b), typename Storage::RingB{});  // (BN,BK,S)
-
-    const int wg = int(threadIdx.x) / 128, t = int(threadIdx.x) % 128;
-    typename Pipeline::Params pipe_params;
-    pipe_params.transaction_bytes = params.tma_x.kTransactionBytes + params.tma_y.kTransactionBytes;
-    pipe_params.consumer_warpgroups = Cfg::kConsumers;
-    pipe_params.is_leader = threadIdx.x == 0;
-    Pipeline pipeline(shared.pipeline, pipe_params, int(threadIdx.x));
-    if (threadIdx.x == 0) {
-      params.tma_x.prefetch();
-      params.tma_y.prefetch();
-    }
-    __syncthreads();
-
-    const SplitKTileScheduler units{GroupedTileScheduler{params.tiles_r, params.tiles_q, Cfg::kGroupM},
-                                    int(launch::ceil_div(params.k, BK::value)), params.splits, params.k_steps_per_split};
-    const std::int64_t first = blockIdx.x, step = gridDim.x;
-    bool stalled = false;
-
-    if (wg == 0) {
-      // ---- Producer: B's rows into wgmma's A, A's rows into wgmma's B.
-      warpgroup_reg_dealloc<Cfg::kProducerRegs>();
-      if (t == 0) {
-        auto write = make_producer_start_state<Pipeline>();
-        for (std::int64_t i = first; i < units.size() && !stalled; i += step) {
-          const WorkUnit u = units.unit(i);
-          const int r0 = u.tile.m * BM::value, q0 = u.tile.n * BN::value;
-          for (int kt = u.k_begin; kt < u.k_end; ++kt) {
-            if (!pipeline.producer_acquire(write)) {
-              stalled = true;
-              break;
-            }
-            std::uint64_t* bar = pipeline.producer_get_barrier(write);
-            params.tma_x.copy(bar, sX(_, _, write.index()), r0, kt * BK::value);
-            params.tma_y.copy(bar, sY(_, _, write.index()), q0, kt * BK::value);
-            ++write;
-          }
-        }
-      }
-    } else {
-      // ---- Consumers: 64 rows of B each; the tile of Cᵀ goes out transposed.
-      warpgroup_reg_alloc<Cfg::kConsumerRegs>();
-      const int cw = wg - 1;
-      typename Pipeline::State read;
-      typename Pipeline::State release;
-      float acc[BN::value / 2];
-      for (std::int64_t i = first; i < units.size(); i += step) {
-        const WorkUnit u = units.unit(i);
-        const int r0 = u.tile.m * BM::value + Cfg::kWgmmaM * cw, q0 = u.tile.n * BN::value;
-        for (int kt = u.k_begin; kt < u.k_end; ++kt) {
-          if (!pipeline.consumer_wait(read)) {
-            stalled = true;
-            break;
-          }
-          auto x_tile = local_tile(sX(_, _, read.index()), make_shape(Int<Cfg::kWgmmaM>{}, BK{}), make_coord(cw, 0));
-          gmma_k_block<Atom, GmmaMajor::K, GmmaMajor::K>(x_tile, sY(_, _, read.index()), acc, kt > u.k_begin);
-          warpgroup_wait<1>();
-          warpgroup_fence_operand(acc);
-          if (kt > u.k_begin) {
-            pipeline.consumer_release(release);
-            ++release;
-          }
-          ++read;
-        }
-        warpgroup_wait<0>();
-        warpgroup_fence_operand(acc);
-        if (stalled) break;
-        pipeline.consumer_release(release);
-        ++release;
-        // split_k's fixup: slices 0 .. S-2 leave a partial sum, the last slice adds them.
-        const int bar_id = 1 + cw;
-        if (u.split < params.splits - 1) {
-          store_partial(acc, params.fixup.slot(u.split, u.tile_index, cw), t);
-          __threadfence();
-          named_barrier_sync(bar_id, 128);
-          if (t == 0) signal_partial(params.fixup.counter(u.tile_index, cw));
-          continue;
-        }
-        if (params.splits > 1) {
-          if (t == 0 && !wait_partials(params.fixup.counter(u.tile_index, cw), params.splits - 1)) stalled = true;
-          named_barrier_sync(bar_id, 128);
-          for (int s = 0; s < params.splits - 1; ++s) add_partial(acc, params.fixup.slot(s, u.tile_index, cw), t);
-        }
-        // The change of this step's epilogue: (r, q) of the product is C's (q, r): row stride 1,
-        // column stride N.
-        store_accumulators_strided<Atom>(acc, params.c, 1, params.r, r0, q0, params.r, params.q, t);
-      }
-    }
-    if (stalled) __trap();
-  }
-}
+using SwapKernel = GemmKernelCooperative<Cfg, CollectiveMma<Cfg, bf16>, CollectiveEpilogueStrided<Cfg, bf16>,
+                                         SplitKScheduler<Cfg::BN::value / 2>>;
 
 /// swap_ab's rule: RCR, TMA's rules for the operands, and M ≤ 64.
 inline std::string swap_ab_rejects(const GemmProblem& p) {
@@ -280,43 +155,29 @@ inline std::string swap_ab_rejects(const GemmProblem& p) {
 
 /// swap_ab's preparation with the configuration given (`splits` <= 0: choose_swap_splits).
 template <class Cfg>
-std::function<void(cudaStream_t)> prepare_swap_ab_with(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
-                                                       int splits = 0, int max_blocks = 0) {
-  if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
-  const int sms = device_sm_count();
-  SwapParams<Cfg> params{};
+PreparedGemm prepare_swap_ab_with(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int splits = 0,
+                                  int max_blocks = 0) {
+  check_step("swap_ab", swap_ab_rejects(p), A, B, nullptr);
+  using Kernel = SwapKernel<Cfg>;
   const int m = int(p.m), n = int(p.n), k = int(p.k);
-  params.tma_x = make_tma_copy(SM90_TMA_LOAD_2D{}, make_tensor(B, make_layout(make_shape(n, k), make_stride(k, _1{}))),
-                               GmmaStage<typename SwapSharedStorage<Cfg>::RingA>{});
-  params.tma_y = make_tma_copy(SM90_TMA_LOAD_2D{}, make_tensor(A, make_layout(make_shape(m, k), make_stride(k, _1{}))),
-                               GmmaStage<typename SwapSharedStorage<Cfg>::RingB>{});
-  params.c = C;
-  params.r = n;
-  params.q = m;
-  params.k = k;
-  params.tiles_r = int(launch::ceil_div(n, Cfg::BM::value));
-  params.tiles_q = int(launch::ceil_div(m, Cfg::BN::value));
-  const GroupedTileScheduler tiles{params.tiles_r, params.tiles_q, Cfg::kGroupM};
+  const GroupedTileScheduler tiles{int(launch::ceil_div(n, Cfg::BM::value)), int(launch::ceil_div(m, Cfg::BN::value)),
+                                   Cfg::kGroupM};
   const int k_steps = int(launch::ceil_div(k, Cfg::BK::value));
-  const SplitKTileScheduler units =
-      SplitKTileScheduler::make(tiles, k_steps, splits > 0 ? splits : choose_swap_splits(p, Cfg::BN::value, tiles.size(), k_steps, sms));
-  params.splits = units.splits;
-  params.k_steps_per_split = units.k_steps_per_split;
-  std::shared_ptr<void> workspace;
-  if (units.splits > 1)
-    workspace = make_split_k_workspace(params.fixup, units.splits, tiles.size(), Cfg::kConsumers, "swap_ab");
-  auto kernel = swap_ab_kernel<Cfg>;
-  constexpr std::size_t smem = shared_storage_bytes<SwapSharedStorage<Cfg>>();
-  static_assert(smem <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
-  opt_in_dynamic_smem(kernel, smem);
-  const dim3 grid = persistent_grid(kernel, Cfg::kThreads, smem, units.size(), max_blocks);
-  return [kernel, grid, params, workspace](cudaStream_t stream) { kernel<<<grid, Cfg::kThreads, smem, stream>>>(params); };
+  const SplitKTileScheduler units = SplitKTileScheduler::make(
+      tiles, k_steps, splits > 0 ? splits : choose_swap_splits(p, Cfg::BN::value, tiles.size(), k_steps, device_sm_count()));
+  typename GemmAdapter<Kernel>::Arguments args{};
+  args.mainloop = Kernel::Mainloop::to_underlying_arguments(B, A, n, m, k, k, k);  // X = B (R = N rows), Y = A
+  args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, n, m, 1, n);         // (r, q) at C[q·N + r]
+  args.scheduler = Kernel::Scheduler::to_underlying_arguments(units);
+  args.max_blocks = max_blocks;
+  GemmAdapter<Kernel> gemm;
+  gemm.initialize(args);
+  return gemm.prepared("swap_ab " + tile_name<Cfg>() + " x" + std::to_string(units.splits));
 }
 
 /// The step: the narrowest tile that holds M, K split as choose_swap_splits says.
-inline std::function<void(cudaStream_t)> prepare_swap_ab(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
-                                                         int max_blocks = 0) {
-  if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
+inline PreparedGemm prepare_swap_ab(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+  check_step("swap_ab", swap_ab_rejects(p), A, B, nullptr);
   return with_swap_tile(p, device_sm_count(), [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, A, B, C, 0, max_blocks); });
 }
 

@@ -13,6 +13,17 @@
 // efficiency(BN) is what one SM reaches with that tile when every SM is busy (a smaller N reloads A
 // more often per flop and issues more, shorter wgmma): measured, see the page.
 //
+// The kernel is composed from common/gemm's blocks, as every kernel of chapters 11 and 12 is: chapter
+// 10's tma_store written out once more would be 200 lines; here it is one line, TileShapesKernel:
+//
+//   GemmKernelCooperative      a producer warpgroup and kConsumers consumer warpgroups (kernel_sm90.hpp)
+//   + CollectiveMma            TMA into a ring of kStages stages, wgmma from it (collective_mma_sm90.hpp)
+//   + CollectiveEpilogueTma    64×64 pieces of C out by stmatrix and TMA stores (collective_epilogue_sm90.hpp)
+//   + PersistentTileScheduler  whole tiles in chapter 10's grouped order (tile_scheduler_sm90.hpp)
+//
+// and chapter 10's page shows the written-out kernel it equals. Each later step of the chapter changes
+// one block: split_k the scheduler, swap_ab the operands and the epilogue.
+//
 // Chapter 11 multiplies C = A·Bᵀ (RCR: A M×K and B N×K both K-contiguous, as nn.Linear stores its
 // weights): both operands K-major is what swap_ab needs to exchange them, and RRR's MN-major B was
 // chapter 10's lesson.
@@ -31,20 +42,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "gemm/cluster_launch.hpp"
-#include "gemm/epilogue_sm90.hpp"
+#include "gemm/cluster_launch.hpp"  // device_sm_count
+#include "gemm/collective_epilogue_sm90.hpp"
+#include "gemm/collective_mma_sm90.hpp"
+#include "gemm/kernel_adapter.hpp"
+#include "gemm/kernel_sm90.hpp"
 #include "gemm/launch.hpp"
-#include "gemm/pipeline.hpp"
 #include "gemm/problem.hpp"
-#include "gemm/smem.hpp"
-#include "gemm/smem_layout_sm90.hpp"
-#include "gemm/tile_scheduler.hpp"
-#include "gemm/tma_operands.hpp"  // make_rcr_operand_copies
-#include "gemm/warp_specialization.hpp"
-#include "layout/all.hpp"
-#include "layout/copy_traits_sm90_tma.hpp"
-#include "layout/mbarrier.hpp"  // fence_proxy_async_shared
-#include "layout/mma_sm90.hpp"
+#include "gemm/tile_scheduler_sm90.hpp"
 
 namespace mm::ch11 {
 
@@ -92,143 +97,10 @@ struct Tile64x256Cfg : Tile128x256Cfg {
   static constexpr int kStages = 5;
 };
 
-/// The block's shared memory: the two rings, the C pieces, the pipeline's barriers.
-template <class Cfg>
-struct SharedStorage {
-  using RingA = GmmaRing<bf16, GmmaMajor::K, typename Cfg::BM, typename Cfg::BK, Cfg::kStages>;  ///< (BM,BK,S)
-  using RingB = GmmaRing<bf16, GmmaMajor::K, typename Cfg::BN, typename Cfg::BK, Cfg::kStages>;  ///< (BN,BK,S)
-  using Piece = decltype(tile_to_shape(GmmaLayoutK_SW128_Atom<bf16>{},
-                                       make_shape(Int<Cfg::kPieceM>{}, Int<Cfg::kPieceN>{})));  ///< (64,64), N contiguous
-  using Pipeline = PipelineTmaAsync<Cfg::kStages>;
-  alignas(1024) bf16 a[cosize_v<RingA>];
-  alignas(1024) bf16 b[cosize_v<RingB>];
-  alignas(1024) bf16 c[Cfg::kConsumers][Cfg::kCBuffers][cosize_v<Piece>];
-  typename Pipeline::SharedStorage pipeline;
-};
-
-/// What one launch needs; the TMA copies hold their tensor maps (`__grid_constant__`).
-template <class Cfg>
-struct Params {
-  using Storage = SharedStorage<Cfg>;
-  TmaCopy<SM90_TMA_LOAD_2D, bf16, GmmaStage<typename Storage::RingA>> tma_a;  ///< A's boxes into a stage
-  TmaCopy<SM90_TMA_LOAD_2D, bf16, GmmaStage<typename Storage::RingB>> tma_b;  ///< B's boxes into a stage
-  TmaCopy<SM90_TMA_STORE_2D, bf16, typename Storage::Piece> tma_c;            ///< a piece of C out
-  int m, n, k;   ///< C is M×N, K the inner dimension
-  int tiles_m;   ///< tiles along M
-  int tiles_n;   ///< tiles along N
-};
-
-/// Chapter 10's tma_store kernel for a K-major B, any tile of the configuration. wgmma and
-/// setmaxnreg need sm_90a: any other device pass compiles a stub which the harness never launches.
-template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1) tile_shapes_kernel(const __grid_constant__ Params<Cfg> params) {
-  if constexpr (!arch::compiled_for(arch::sm90a)) {
-    arch::no_code_for_this_target();
-  } else {
-    using Storage = SharedStorage<Cfg>;
-    using Pipeline = typename Storage::Pipeline;
-    using BM = typename Cfg::BM;
-    using BN = typename Cfg::BN;
-    using BK = typename Cfg::BK;
-    using Atom = SM90_64xNx16_F32BF16BF16_SS<BN::value, GmmaMajor::K, GmmaMajor::K>;
-    extern __shared__ __align__(1024) std::uint8_t smem_raw[];
-    Storage& shared = shared_storage<Storage>(smem_raw);
-    auto sA = make_tensor(make_smem_ptr(shared.a), typename Storage::RingA{});  // (BM,BK,S)
-    auto sB = make_tensor(make_smem_ptr(shared.b), typename Storage::RingB{});  // (BN,BK,S)
-
-    const int wg = int(threadIdx.x) / 128, t = int(threadIdx.x) % 128;
-    typename Pipeline::Params pipe_params;
-    pipe_params.transaction_bytes = params.tma_a.kTransactionBytes + params.tma_b.kTransactionBytes;
-    pipe_params.consumer_warpgroups = Cfg::kConsumers;
-    pipe_params.is_leader = threadIdx.x == 0;
-    Pipeline pipeline(shared.pipeline, pipe_params, int(threadIdx.x));
-    if (threadIdx.x == 0) {
-      params.tma_a.prefetch();
-      params.tma_b.prefetch();
-      params.tma_c.prefetch();
-    }
-    __syncthreads();  // the barriers are initialized before anyone uses them
-
-    const GroupedTileScheduler tiles{params.tiles_m, params.tiles_n, Cfg::kGroupM};
-    const std::int64_t first = blockIdx.x, step = gridDim.x;
-    const int k_tiles = int(launch::ceil_div(params.k, BK::value));
-    bool stalled = false;  // a wait timed out (the watchdog): stop, trap once the wgmma are done
-
-    if (wg == 0) {
-      // ---- Producer: one thread issues every load.
-      warpgroup_reg_dealloc<Cfg::kProducerRegs>();
-      if (t == 0) {
-        auto write = make_producer_start_state<Pipeline>();
-        for (std::int64_t i = first; i < tiles.size() && !stalled; i += step) {
-          const TileCoord tile = tiles.tile(i);
-          const int m0 = tile.m * BM::value, n0 = tile.n * BN::value;
-          for (int kt = 0; kt < k_tiles; ++kt) {
-            if (!pipeline.producer_acquire(write)) {
-              stalled = true;
-              break;
-            }
-            std::uint64_t* bar = pipeline.producer_get_barrier(write);
-            params.tma_a.copy(bar, sA(_, _, write.index()), m0, kt * BK::value);
-            params.tma_b.copy(bar, sB(_, _, write.index()), n0, kt * BK::value);
-            ++write;
-          }
-        }
-      }
-    } else {
-      // ---- Consumers: warpgroup 1 multiplies rows 0-63 of the tile, warpgroup 2 (if any) rows 64-127.
-      warpgroup_reg_alloc<Cfg::kConsumerRegs>();
-      const int cw = wg - 1;
-      typename Pipeline::State read;
-      typename Pipeline::State release;
-      float acc[BN::value / 2];  // this thread's values of the warpgroup's 64×BN tile
-      // C pieces this warpgroup has sent: piece p goes through buffer p % 2, counted across tiles.
-      // (Counting within the tile, j % 2, breaks with 3 pieces a tile: the next tile's first piece
-      // would refill the buffer whose store, the last one issued, may still be reading it.)
-      int pieces = 0;
-      for (std::int64_t i = first; i < tiles.size(); i += step) {
-        const TileCoord tile = tiles.tile(i);
-        const int m0 = tile.m * BM::value + Cfg::kWgmmaM * cw, n0 = tile.n * BN::value;
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          if (!pipeline.consumer_wait(read)) {
-            stalled = true;
-            break;
-          }
-          auto a_tile = local_tile(sA(_, _, read.index()), make_shape(Int<Cfg::kWgmmaM>{}, BK{}), make_coord(cw, 0));
-          gmma_k_block<Atom, GmmaMajor::K, GmmaMajor::K>(a_tile, sB(_, _, read.index()), acc, kt > 0);
-          warpgroup_wait<1>();
-          warpgroup_fence_operand(acc);
-          if (kt > 0) {
-            pipeline.consumer_release(release);
-            ++release;
-          }
-          ++read;
-        }
-        warpgroup_wait<0>();
-        warpgroup_fence_operand(acc);
-        if (stalled) break;
-        pipeline.consumer_release(release);
-        ++release;
-        // Epilogue: the 64×BN tile leaves in 64×64 pieces through this warpgroup's two buffers.
-        const int bar_id = 1 + cw;
-#pragma unroll
-        for (int j = 0; j < BN::value / Cfg::kPieceN; ++j) {
-          auto piece = make_tensor(make_smem_ptr(shared.c[cw][pieces++ % 2]), typename Storage::Piece{});
-          if (t == 0) tma_store_wait<1>();
-          named_barrier_sync(bar_id, 128);
-          stage_accumulators_bf16(acc, j, piece, t);
-          fence_proxy_async_shared();
-          named_barrier_sync(bar_id, 128);
-          if (t == 0) {
-            params.tma_c.store(piece, m0, n0 + Cfg::kPieceN * j);
-            tma_store_commit();
-          }
-        }
-      }
-      if (t == 0) tma_store_wait<0>();
-    }
-    if (stalled) __trap();
-  }
-}
+/// tile_shapes' kernel for the tile of `Cfg`: chapter 10's tma_store, composed. The main loop, the
+/// epilogue and the tile order are what the chapter's later steps change, one at a time.
+template <class Cfg, class Scheduler = PersistentTileScheduler>
+using TileKernel = GemmKernelCooperative<Cfg, CollectiveMma<Cfg, bf16>, CollectiveEpilogueTma<Cfg, bf16>, Scheduler>;
 
 /// Empty when the chapter's kernels take `p`; otherwise the rule it breaks. RCR only (see the file
 /// comment); TMA's rules for the operands; C's rows 16-byte aligned for the TMA store.
@@ -238,12 +110,19 @@ inline std::string rcr_tma_rejects(const GemmProblem& p) {
   return launch::tma_operand_rejects(p);
 }
 
+/// Throws std::invalid_argument("<step>: <why>") when the step refuses `p` (`why_not`, its rule) or when
+/// an operand its tensor maps will hold is not 16-byte aligned (C: null when the step stores C with
+/// plain stores). Each step calls it first, before anything asks the GPU (the SM count, the occupancy),
+/// so that a machine without one refuses the same launch for the same reason.
+inline void check_step(const char* step, std::string why_not, const void* A, const void* B, const void* C) {
+  if (why_not.empty()) why_not = launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", C}});
+  if (!why_not.empty()) throw std::invalid_argument(std::string(step) + ": " + why_not);
+}
+
 /// tile_shapes' rule: rcr_tma_rejects and N % 8 == 0 (the TMA store).
 inline std::string tile_shapes_rejects(const GemmProblem& p) {
   if (std::string why = rcr_tma_rejects(p); !why.empty()) return why;
-  if (p.n % 8 != 0)
-    return "needs N % 8 == 0: TMA stores rows whose pitch is a multiple of 16 bytes (C is M×N bf16, row-major)";
-  return {};
+  return tma_store_c_rejects(p, 2);
 }
 
 /// The tiles of a problem as the chooser sees them.
@@ -294,52 +173,47 @@ decltype(auto) with_tile_shape(int index, F&& f) {
   }
 }
 
-/// What each kernel of the chapter built on tile_shapes' (split_k, stream_k, ping_pong, ...) starts its
-/// parameters with: A's and B's TMA copies (rows `pitch` elements apart, 0: K), C's TMA store in the
-/// epilogue's 64×64 pieces, the problem's extents and its count of tiles of the configuration's size.
-template <class Cfg, class P>
-void set_tile_params(P& params, const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, std::int64_t pitch = 0) {
-  make_rcr_operand_copies(params, p, A, B, pitch);
-  params.tma_c = make_tma_copy(SM90_TMA_STORE_2D{},
-                               make_tensor(C, make_layout(make_shape(int(p.m), int(p.n)), make_stride(int(p.n), _1{}))),
-                               typename SharedStorage<Cfg>::Piece{});
-  params.m = int(p.m);
-  params.n = int(p.n);
-  params.k = int(p.k);
-  params.tiles_m = int(launch::ceil_div(p.m, Cfg::BM::value));
-  params.tiles_n = int(launch::ceil_div(p.n, Cfg::BN::value));
-}
-
-/// The grid of a persistent kernel: the blocks of `threads` threads and `smem` bytes the GPU holds at
-/// once, at most one per unit of work and at most `max_blocks` when above 0.
+/// The main loop's and the epilogue's arguments of every kernel of the chapter that multiplies A by Bᵀ
+/// into a row-major C (tile_shapes, split_k, stream_k, ping_pong): A's and B's TMA copies (rows `pitch`
+/// elements apart, 0: K) and C's TMA store. The scheduler's are the step's. Throws
+/// std::invalid_argument when TMA cannot describe an operand (a pointer not 16-byte aligned).
 template <class Kernel>
-dim3 persistent_grid(Kernel kernel, int threads, std::size_t smem, std::int64_t units, int max_blocks) {
-  std::int64_t blocks = std::min<std::int64_t>(units, max_resident_clusters(kernel, 1, threads, smem));
-  if (max_blocks > 0) blocks = std::min<std::int64_t>(blocks, max_blocks);
-  return dim3{unsigned(blocks)};
+typename GemmAdapter<Kernel>::Arguments tile_arguments(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
+                                                       std::int64_t pitch = 0) {
+  const int m = int(p.m), n = int(p.n), k = int(p.k);
+  const std::int64_t ld = pitch > 0 ? pitch : p.k;
+  typename GemmAdapter<Kernel>::Arguments args{};
+  args.mainloop = Kernel::Mainloop::to_underlying_arguments(A, B, m, n, k, ld, ld);
+  args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, m, n, n);
+  return args;
 }
 
-/// tile_shapes with the tile given: the TMA copies, the opt-in, a grid of the blocks the GPU holds at
-/// once (at most one per tile, at most `max_blocks` when above 0); A's and B's rows `pitch` elements
-/// apart (0: K). Throws std::invalid_argument for a problem it rejects or operands TMA cannot describe.
+/// "128x256": the tile of `Cfg`, as a path names it.
 template <class Cfg>
-std::function<void(cudaStream_t)> prepare_tile_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
-                                                     int max_blocks = 0, std::int64_t pitch = 0) {
-  if (std::string why = tile_shapes_rejects(p); !why.empty()) throw std::invalid_argument("tile_shapes: " + why);
-  Params<Cfg> params{};
-  set_tile_params<Cfg>(params, p, A, B, C, pitch);
-  auto kernel = tile_shapes_kernel<Cfg>;
-  constexpr std::size_t smem = shared_storage_bytes<SharedStorage<Cfg>>();
-  static_assert(smem <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
-  opt_in_dynamic_smem(kernel, smem);
-  const dim3 grid = persistent_grid(kernel, Cfg::kThreads, smem, std::int64_t(params.tiles_m) * params.tiles_n, max_blocks);
-  return [kernel, grid, params](cudaStream_t stream) { kernel<<<grid, Cfg::kThreads, smem, stream>>>(params); };
+std::string tile_name() {
+  return std::to_string(Cfg::BM::value) + "x" + std::to_string(Cfg::BN::value);
+}
+
+/// tile_shapes with the tile given: the blocks' arguments, then the adapter (the opt-in, a grid of
+/// the blocks the GPU holds at once, at most one per tile, at most `max_blocks` when above 0); A's
+/// and B's rows `pitch` elements apart (0: K). Throws std::invalid_argument for a problem it rejects
+/// or operands TMA cannot describe.
+template <class Cfg>
+PreparedGemm prepare_tile_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
+                                std::int64_t pitch = 0) {
+  check_step("tile_shapes", tile_shapes_rejects(p), A, B, C);
+  using Kernel = TileKernel<Cfg>;
+  auto args = tile_arguments<Kernel>(p, A, B, C, pitch);
+  args.scheduler = whole_tiles<Cfg>(p);
+  args.max_blocks = max_blocks;
+  GemmAdapter<Kernel> gemm;
+  gemm.initialize(args);
+  return gemm.prepared("tile_shapes " + tile_name<Cfg>());
 }
 
 /// The step: the tile choose_tile_shape picks for this problem on this GPU.
-inline std::function<void(cudaStream_t)> prepare_tile_shapes(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
-                                                             int max_blocks = 0) {
-  if (std::string why = tile_shapes_rejects(p); !why.empty()) throw std::invalid_argument("tile_shapes: " + why);
+inline PreparedGemm prepare_tile_shapes(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+  check_step("tile_shapes", tile_shapes_rejects(p), A, B, C);
   return with_tile_shape(choose_tile_shape(p, device_sm_count()), [&](auto cfg) {
     return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks);
   });

@@ -60,8 +60,8 @@ inline std::string tf32_transpose_b_rejects(const GemmProblem& p) {
 /// The one-time preparation: Bᵀ's workspace (freed with the returned launch), tf32_wgmma's
 /// preparation on it; the launch transposes B, then multiplies. Throws as prepare_tf32_wgmma does,
 /// and std::runtime_error when the workspace cannot be allocated.
-inline std::function<void(cudaStream_t)> prepare_tf32_transpose_b(const GemmProblem& p, const float* A, const float* B,
-                                                                   float* C, int max_blocks = 0) {
+inline PreparedGemm prepare_tf32_transpose_b(const GemmProblem& p, const float* A, const float* B, float* C,
+                                             int max_blocks = 0) {
   if (std::string why = tf32_transpose_b_rejects(p); !why.empty()) throw std::invalid_argument("tf32_transpose_b: " + why);
   float* raw = nullptr;
   if (cudaError_t e = cudaMalloc(&raw, std::size_t(p.n) * std::size_t(p.k) * sizeof(float)); e != cudaSuccess) {
@@ -71,13 +71,14 @@ inline std::function<void(cudaStream_t)> prepare_tf32_transpose_b(const GemmProb
   std::shared_ptr<float> bt(raw, [](float* q) { cudaFree(q); });
   GemmProblem rcr = p;
   rcr.b = Order::col;  // Bᵀ stored N×K: the K-major B tf32_wgmma reads
-  auto gemm = prepare_tf32_wgmma(rcr, A, bt.get(), C, max_blocks);
+  const PreparedGemm gemm = prepare_tf32_wgmma(rcr, A, bt.get(), C, max_blocks);
   const dim3 grid{unsigned(launch::ceil_div(p.n, 32)), unsigned(launch::ceil_div(p.k, 32))}, block{32, 8};
   const int k = int(p.k), n = int(p.n);
-  return [gemm, bt, grid, block, B, k, n](cudaStream_t stream) {
+  auto run = [gemm, bt, grid, block, B, k, n](cudaStream_t stream) {
     transpose_kernel<<<grid, block, 0, stream>>>(B, bt.get(), k, n);
     gemm(stream);
   };
+  return PreparedGemm(run, "transpose_b " + gemm.path);
 }
 
 }  // namespace mm::ch12

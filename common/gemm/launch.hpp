@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "gemm/problem.hpp"
 
@@ -124,6 +126,21 @@ inline std::string tma_operand_rejects(const GemmProblem& p, int elem_bytes = 2)
            " == 0 in RRR: TMA reads rows whose pitch is a multiple of 16 bytes (B is K×N, row-major)";
   if (p.m > int32_max || p.n > int32_max || p.k > int32_max)
     return "needs M, N and K below 2^31 (TMA coordinates are 32-bit)";
+  return {};
+}
+
+/// @brief Empty when every pointer a kernel's tensor maps will hold starts on a 16-byte boundary, as a
+/// tensor map's global address must; otherwise one line naming the first that does not ("A starts 2
+/// bytes past a 16-byte boundary: TMA needs 16-byte aligned operands"). A step checks it before
+/// anything asks the GPU (the SM count, the occupancy), so that a machine without one refuses the
+/// same pointers for the same reason. Null pointers are not checked (an operand not read by TMA).
+inline std::string tma_pointer_rejects(std::initializer_list<std::pair<const char*, const void*>> pointers) {
+  for (const auto& [name, ptr] : pointers) {
+    const auto off = reinterpret_cast<std::uintptr_t>(ptr) % 16;
+    if (ptr != nullptr && off != 0)
+      return std::string(name) + " starts " + std::to_string(off) +
+             " bytes past a 16-byte boundary: TMA needs 16-byte aligned operands";
+  }
   return {};
 }
 

@@ -26,9 +26,10 @@
 // barrier counts consumer warpgroups × (ClusterM + ClusterN - 1) arrivals, and each consumer
 // warpgroup releases a stage in every block of its row and column (one thread per block).
 //
-// Where ours differs from CUTLASS: the waits are bounded by the watchdog of layout/mbarrier.hpp and
-// return false on a deadlock (CUTLASS's return nothing), so that a kernel can finish its wgmma
-// before it traps; the release needs no `skip` flag; the thread that releases for each destination
+// Where ours differs from CUTLASS: the waits are bounded by the watchdog of layout/mbarrier.hpp (a
+// wait that gives up records itself and returns, as CUTLASS's waits return nothing; the ring keeps
+// the thread's WatchdogState, and the kernel traps in one place, watchdog_trap_if_gave_up(
+// pipeline.watchdog()), once its wgmma are done); the release needs no `skip` flag; the thread that releases for each destination
 // block is thread `block rank` of the warpgroup (CUTLASS spreads them over the four warps).
 #pragma once
 
@@ -101,6 +102,7 @@ class PipelineTmaAsync {
     std::uint32_t transaction_bytes = 0;  ///< bytes one stage receives in this block (its own boxes and its peers' multicasts)
     int consumer_warpgroups = 0;          ///< warpgroups per block that release stages
     bool is_leader = false;               ///< true in the one producer thread that arms the full barriers
+    Watchdog watchdog = {};               ///< the waits' bound and record (the kernel's parameters carry it)
   };
 
   /// Whether thread `t` of a consumer warpgroup of the block of rank `block_rank` releases stages in
@@ -125,7 +127,8 @@ class PipelineTmaAsync {
       : full_(storage.full),
         full_smem_(detail::smem_address(storage.full)),
         empty_smem_(detail::smem_address(storage.empty)),
-        params_(params) {
+        params_(params),
+        watchdog_{params.watchdog} {
     if (thread_idx == 0) {
       for (int s = 0; s < Stages; ++s) {
         mbarrier_init(&storage.full[s], 1);
@@ -141,24 +144,24 @@ class PipelineTmaAsync {
   }
 
   /// Producer: waits until stage `state.index()` is free in this round, then (the leader) arms its
-  /// full barrier with the stage's transaction bytes. False on a deadlock (the watchdog).
+  /// full barrier with the stage's transaction bytes.
   /// `skip_wait` (CUTLASS's producer_try_acquire(state, skip_wait)): the caller knows the stage is
   /// free, e.g. the first Stages stages of a fresh ring, whose wait would return at once; only the arm
   /// is left. It matters to the code a thread runs after it: a wait loop there, in a branch only the
   /// producer thread takes, made nvcc keep the K loop that follows (chapter 09, where that thread is
   /// also a consumer) in per-thread registers instead of uniform ones: 16 more instructions between
   /// the four wgmma of each K step, 8-10% slower when nothing else hides them.
-  MM_HD bool producer_acquire(State state, bool skip_wait = false) const {
-    if (!skip_wait && !mbarrier_wait_bounded(empty(state), int(state.phase()))) return false;
+  MM_HD void producer_acquire(State state, bool skip_wait = false) {
+    if (!skip_wait)
+      mbarrier_wait(empty(state), int(state.phase()), watchdog_, WatchdogSite::producer_acquire, std::uint32_t(state.index()));
     if (params_.is_leader) mbarrier_arrive_expect_tx(full(state), params_.transaction_bytes);
-    return true;
   }
   /// Producer: the barrier the stage's TMA loads complete on.
   MM_HD std::uint64_t* producer_get_barrier(State state) const { return &full_[state.index()]; }
 
-  /// Consumer: waits until stage `state.index()` of this round has landed. False on a deadlock.
-  MM_HD bool consumer_wait(State state) const {
-    return mbarrier_wait_bounded(full(state), int(state.phase()));
+  /// Consumer: waits until stage `state.index()` of this round has landed.
+  MM_HD void consumer_wait(State state) {
+    mbarrier_wait(full(state), int(state.phase()), watchdog_, WatchdogSite::consumer_wait, std::uint32_t(state.index()));
   }
   /// Consumer (every thread of a consumer warpgroup): this warpgroup's wgmma no longer read stage
   /// `state.index()`; the stage is released in every block of this block's row and column.
@@ -181,6 +184,12 @@ class PipelineTmaAsync {
   Params params_;
   std::uint32_t dst_block_ = 0;
   bool is_signalling_ = false;
+  WatchdogState watchdog_;
+
+ public:
+  /// This thread's watchdog: what the kernel's one trap (watchdog_trap_if_gave_up) and the other
+  /// waits of its role (a split-K fixup) share.
+  MM_HD WatchdogState& watchdog() { return watchdog_; }
 };
 
 /// The producer's first position in a ring: stage 0, phase 1 (CUTLASS's make_producer_start_state):

@@ -33,6 +33,10 @@ struct MatrixShape {
   constexpr std::int64_t size() const { return rows * cols; }
 };
 
+/// @brief The K (and B's N) extent of one block of block-scaled fp8's scales (DeepSeek-V3's 1×128
+/// for A, 128×128 for B: GemmProblem::scale_a).
+inline constexpr int kScaleBlock = 128;
+
 /// @brief One GEMM problem: sizes and the storage order of A (M×K), B (K×N) and C (M×N).
 struct GemmProblem {
   std::int64_t m = 1;     ///< rows of A and C

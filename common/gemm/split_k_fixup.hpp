@@ -27,7 +27,7 @@
 #include <cstdint>
 
 #include "layout/integer.hpp"  // MM_HD
-#include "layout/mbarrier.hpp"  // MM_MBARRIER_WATCHDOG, kMbarrierTimeoutNs
+#include "layout/mbarrier.hpp"  // MM_MBARRIER_WATCHDOG, WatchdogState
 
 namespace mm {
 
@@ -92,19 +92,23 @@ MM_HD void signal_partial(int* counter) {
 #endif
 }
 
-/// One thread: waits until `target` slices have signalled (with the watchdog's bound: false on a
-/// timeout), then makes their stores visible to this block (a fence; the warpgroup's barrier after it
-/// extends that to the other threads), and resets the counter for the next launch.
-MM_HD bool wait_partials(int* counter, int target) {
+/// One thread: waits until `target` slices have signalled (bounded by the watchdog, as an mbarrier
+/// wait: a wait that gives up records itself and returns), then makes their stores visible to this
+/// block (a fence; the warpgroup's barrier after it extends that to the other threads), and resets
+/// the counter for the next launch. `tile`: what the record names.
+MM_HD void wait_partials(int* counter, int target, WatchdogState& watchdog, std::int64_t tile = 0) {
 #if defined(__CUDA_ARCH__)
   volatile int* c = counter;
-  if (*c < target) {
+  if (*c < target && !watchdog.gave_up) {
 #if MM_MBARRIER_WATCHDOG
     std::uint64_t start, now;
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
     while (*c < target) {
       asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-      if (now - start > kMbarrierTimeoutNs) return false;
+      if (now - start > watchdog.config.bound_ns) {
+        watchdog.give_up(WatchdogSite::fixup, std::uint32_t(tile), std::uint32_t(target), 0);
+        break;
+      }
     }
 #else
     while (*c < target) {
@@ -113,11 +117,10 @@ MM_HD bool wait_partials(int* counter, int target) {
   }
   __threadfence();
   *c = 0;
-  return true;
 #else
-  const bool ok = *counter >= target;
+  (void)watchdog, (void)tile;
   *counter = 0;
-  return ok;
+  (void)target;
 #endif
 }
 

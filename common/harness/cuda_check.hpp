@@ -7,12 +7,21 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "gemm/watchdog.hpp"  // watchdog_report
 
 namespace mm {
 
-/// @brief Prints `file:line: call failed: reason` and aborts. Used by MM_CUDA_CHECK.
+/// @brief Prints `file:line: call failed: reason` and exits 1. Used by MM_CUDA_CHECK. When a
+/// kernel's mbarrier wait gave up (a deadlock: the kernel trapped), the reason is the watchdog's
+/// line naming the block, the thread and the barrier (gemm/watchdog.hpp), not the bare
+/// "unspecified launch failure".
 [[noreturn]] inline void cuda_fail(const char* call, const char* file, int line, const char* what) {
-  std::fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, call, what);
+  if (const std::string watchdog = watchdog_report(); !watchdog.empty())
+    std::fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, call, watchdog.c_str());
+  else
+    std::fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, call, what);
   std::exit(1);
 }
 

@@ -2,6 +2,8 @@
 /// @brief Element types of the chapters (fp32, tf32, bf16, fp16, fp8 e4m3), their names and their tolerances.
 #pragma once
 
+#include "gemm/problem.hpp"  // kScaleBlock
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -108,8 +110,8 @@ constexpr int dtype_bytes(DType t) {
 /// @brief True for the fp8 types (e4m3 codes with per-tensor or block scales).
 constexpr bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e4m3_promoted || t == DType::e4m3_block; }
 
-/// @brief The K (and B's N) extent of one block of DType::e4m3_block's scales.
-inline constexpr int kScaleBlock = 128;
+// kScaleBlock, the K (and B's N) extent of one block of DType::e4m3_block's scales: gemm/problem.hpp,
+// where the scales' layout is described (the kernels read it there, never from the harness).
 
 /// @brief Maps a storage type to its DType (float maps to fp32, e4m3 to the tensor core's own
 /// accumulation; ask for tf32 or e4m3_promoted explicitly).

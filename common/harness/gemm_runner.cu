@@ -188,12 +188,15 @@ void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& ru
       }
     }
     // A kernel with a preparation step gets it here, once, before its check and its timed runs.
-    std::function<void(cudaStream_t)> launch;
+    // The path that runs is the preparation's name for it (a dispatcher's choice), or the kernel's.
+    PreparedGemm launch;
     if (kern.prepare) launch = kern.prepare(p, a.data(), b.data(), c.data());
-    else launch = [&](cudaStream_t s) { kern.launch(p, a.data(), b.data(), c.data(), s); };
-    if (!run_checked(kern.name, kern.dtype, launch, rel)) continue;  // a wrong kernel is not timed
-    const Timing t = time_on_gpu(launch, topt);
+    else launch = PreparedGemm([&](cudaStream_t s) { kern.launch(p, a.data(), b.data(), c.data(), s); });
+    if (launch.path.empty()) launch.path = kern.name;
+    if (!run_checked(kern.name, kern.dtype, launch.run, rel)) continue;  // a wrong kernel is not timed
+    const Timing t = time_on_gpu(launch.run, topt);
     ResultRow row = make_row(kern.name, kern.dtype, t, rel);
+    row.path = launch.path;
     row.pct_of_cublas = 100.0 * base.median_ms / t.median_ms;
     run.rows.push_back(row);
   }

@@ -31,6 +31,7 @@
 #include "harness/arch_check.hpp"
 #include "harness/cli.hpp"
 #include "harness/dtype.hpp"
+#include "gemm/prepared_gemm.hpp"
 #include "gemm/problem.hpp"
 #include "harness/fp8_scales.hpp"  // OperandScales
 #include "harness/reference.hpp"
@@ -42,10 +43,11 @@ template <class TIn, class TOut>
 using GemmLaunch = std::function<void(const GemmProblem& p, const TIn* a, const TIn* b, TOut* c, cudaStream_t stream)>;
 
 /// @brief The one-time preparation of a kernel for problem `p` and these buffers (tensor maps, the
-/// shared-memory opt-in): done once, outside the timed region; returns what runs the kernel on a stream.
+/// shared-memory opt-in): done once, outside the timed region; returns what runs the kernel on a stream
+/// and the name of the path that runs (PreparedGemm: a plain lambda converts to one, its path the
+/// kernel's name), which the CSV's `path` column records.
 template <class TIn, class TOut>
-using GemmPrepare =
-    std::function<std::function<void(cudaStream_t)>(const GemmProblem& p, const TIn* a, const TIn* b, TOut* c)>;
+using GemmPrepare = std::function<PreparedGemm(const GemmProblem& p, const TIn* a, const TIn* b, TOut* c)>;
 
 /// @brief One kernel of a chapter.
 template <class TIn, class TOut>

@@ -61,8 +61,14 @@ std::string fixed(double v, int precision) {
 }  // namespace
 
 std::string csv_header() {
-  return "chapter,kernel,dtype,layout,M,N,K,median_ms,min_ms,tflops,gbps,pct_of_cublas,rel_error,gpu,cuda_version,timestamp";
+  return "chapter,kernel,dtype,layout,M,N,K,median_ms,min_ms,tflops,gbps,pct_of_cublas,rel_error,gpu,cuda_version,timestamp,"
+         "path";
 }
+
+namespace {
+// The header before the `path` column was added (CSVs committed before it read with an empty path).
+std::string csv_header_without_path() { return csv_header().substr(0, csv_header().rfind(',')); }
+}  // namespace
 
 std::string csv_unwritable(const std::string& path) {
   if (path.empty()) return "empty path";
@@ -95,7 +101,7 @@ void write_csv(const std::string& path, const std::vector<ResultRow>& rows) {
       << r.m << ',' << r.n << ',' << r.k << ',' << fmt_number(r.median_ms) << ',' << fmt_number(r.min_ms) << ','
       << fmt_number(r.tflops) << ',' << fmt_number(r.gbps) << ',' << fmt_number(r.pct_of_cublas) << ','
       << fmt_number(r.rel_error) << ',' << clean(r.gpu) << ',' << clean(r.cuda_version) << ','
-      << clean(r.timestamp) << '\n';
+      << clean(r.timestamp) << ',' << clean(r.path) << '\n';
   }
 }
 
@@ -103,21 +109,27 @@ std::vector<ResultRow> read_csv(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw std::runtime_error("cannot open '" + path + "'");
   std::string line;
-  if (!std::getline(f, line) || split(line) != split(csv_header()))
+  if (!std::getline(f, line)) throw std::runtime_error("line 1: not the gemm-ladder CSV header");
+  const bool with_path = split(line) == split(csv_header());
+  if (!with_path && split(line) != split(csv_header_without_path()))
     throw std::runtime_error("line 1: not the gemm-ladder CSV header");
+  const std::size_t fields = with_path ? 17 : 16;
   std::vector<ResultRow> rows;
   int n = 1;
   while (std::getline(f, line)) {
     ++n;
     if (line.empty()) continue;
     const auto c = split(line);
-    if (c.size() != 16) throw std::runtime_error("line " + std::to_string(n) + ": expected 16 fields, found " + std::to_string(c.size()));
+    if (c.size() != fields)
+      throw std::runtime_error("line " + std::to_string(n) + ": expected " + std::to_string(fields) + " fields, found " +
+                               std::to_string(c.size()));
     ResultRow r;
     r.chapter = c[0]; r.kernel = c[1]; r.dtype = c[2]; r.layout = c[3];
     r.m = std::int64_t(parse_number(c[4], n)); r.n = std::int64_t(parse_number(c[5], n)); r.k = std::int64_t(parse_number(c[6], n));
     r.median_ms = parse_number(c[7], n); r.min_ms = parse_number(c[8], n); r.tflops = parse_number(c[9], n);
     r.gbps = parse_number(c[10], n); r.pct_of_cublas = parse_number(c[11], n); r.rel_error = parse_number(c[12], n);
     r.gpu = c[13]; r.cuda_version = c[14]; r.timestamp = c[15];
+    if (with_path) r.path = c[16];
     rows.push_back(r);
   }
   return rows;

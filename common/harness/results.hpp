@@ -31,6 +31,10 @@ struct ResultRow {
   std::string gpu;                      ///< device name (CPU model for the CPU chapter)
   std::string cuda_version;             ///< runtime, driver and cuBLAS versions
   std::string timestamp;                ///< ISO 8601, UTC
+  /// The path that ran: for a composed kernel the adapter's name of its blocks and choices
+  /// ("split_k 128x128 x3", every_shape's pick); for a kernel of one path its own name; empty for a
+  /// baseline. (CSVs written before the column existed read with an empty path.)
+  std::string path;
 };
 
 /// @brief The header line of the CSV (column names, comma-separated, no newline).

@@ -126,64 +126,138 @@ MM_HD bool mbarrier_try_wait(std::uint64_t* bar, int parity) {
 }
 
 /// The watchdog: with MM_MBARRIER_WATCHDOG on (the default; CMake option of the same name), a wait
-/// that lasts longer than kMbarrierTimeoutNs is a deadlock and the kernel stops instead of hanging
-/// the GPU. The clock is wall-clock time (%globaltimer), so a kernel paused in a debugger (cuda-gdb)
-/// at a breakpoint trips it too: configure with -DMM_MBARRIER_WATCHDOG=OFF to step through kernels;
-/// the waits are then unbounded. The tests build with it on, and each has a CTest timeout besides.
+/// that lasts longer than its bound is a deadlock: the wait gives up instead of hanging the GPU. The
+/// clock is wall-clock time (%globaltimer), so a kernel paused in a debugger (cuda-gdb) at a
+/// breakpoint trips it too: configure with -DMM_MBARRIER_WATCHDOG=OFF to step through kernels; the
+/// waits are then unbounded. The tests build with it on, and each has a CTest timeout besides.
+///
+/// The waits return nothing, as CUTLASS's do: a kernel's control flow does not carry the watchdog.
+/// A wait that gives up
+///   - writes a WatchdogRecord (which block, thread, barrier, stage and role) where Watchdog::record
+///     points: host-mapped memory (gemm/watchdog.hpp allocates it), so the host can still read it
+///     once the kernel has trapped and the context is gone;
+///   - marks its thread's WatchdogState: that thread's later waits no longer wait (a deadlocked ring
+///     would otherwise cost a full bound per stage);
+///   - returns, as if the phase had completed. The kernel runs to its end on whatever its buffers
+///     hold, and traps in one place, after its wgmma have drained (watchdog_trap_if_gave_up): a trap
+///     on a path with wgmma in flight would make ptxas serialize every wgmma of the kernel (C7518).
 #ifndef MM_MBARRIER_WATCHDOG
 #define MM_MBARRIER_WATCHDOG 1
 #endif
 
-/// How long mbarrier_wait waits before it declares a deadlock (with the watchdog on): far beyond
-/// any phase of a correct kernel (microseconds), short enough that a test fails instead of hanging.
+/// How long a wait waits before it declares a deadlock, unless the host says otherwise (Watchdog):
+/// far beyond any phase of a correct kernel (microseconds), short enough that a test fails instead
+/// of hanging.
 inline constexpr std::uint64_t kMbarrierTimeoutNs = 4'000'000'000ull;
 
-/// Waits until the phase of parity `parity` has completed. With the watchdog on (see above), gives
-/// up after kMbarrierTimeoutNs and returns false: a deadlock (a copy that never lands, an arrival
-/// that never comes), which the caller reports (see mbarrier_wait). The clock is read only once the
-/// first try has failed, so a wait that succeeds at once costs nothing more. Without the watchdog it
-/// waits for as long as it takes and returns true.
+/// Which wait gave up: the role of the barrier in its kernel.
+enum class WatchdogSite : std::uint32_t {
+  other = 0,         ///< a wait outside a pipeline
+  producer_acquire,  ///< the producer, on a stage's empty barrier (no consumer released it)
+  consumer_wait,     ///< a consumer, on a stage's full barrier (its bytes never landed)
+  fixup,             ///< split-K or stream-K: a block waiting for the partial sums of others
+};
+
+/// What the first wait that gave up in a launch writes for the host (gemm/watchdog.hpp prints it).
+struct WatchdogRecord {
+  std::uint32_t fired;    ///< 0 until a wait gives up
+  std::uint32_t block;    ///< blockIdx.x of the thread that gave up
+  std::uint32_t thread;   ///< its threadIdx.x
+  std::uint32_t site;     ///< a WatchdogSite
+  std::uint32_t stage;    ///< the ring's stage (or the tile, for a fixup)
+  std::uint32_t parity;   ///< the phase parity it waited for (or the count it waited for, for a fixup)
+  std::uint32_t barrier;  ///< the barrier's shared-window address (0 for a fixup)
+};
+
+/// What a kernel's waits are given: how long to wait, where to leave the record. The default, for a
+/// kernel launched without one, is the compile-time bound and no record (the trap still comes).
+struct Watchdog {
+  WatchdogRecord* record = nullptr;              ///< host-mapped, or null: nothing recorded
+  std::uint64_t bound_ns = kMbarrierTimeoutNs;   ///< a wait's bound
+};
+
+/// One thread's watchdog: the launch's Watchdog, and whether a wait of this thread has given up.
+struct WatchdogState {
+  Watchdog config;       ///< from the kernel's parameters
+  bool gave_up = false;  ///< a wait of this thread has given up: its later waits return at once
+
+  /// Records the wait that gives up (the launch's first, as far as the record can tell; threads that
+  /// give up at the same moment may mix their fields) and marks this thread.
+  MM_HD void give_up(WatchdogSite site, std::uint32_t stage, std::uint32_t parity, std::uint32_t barrier) {
+#if defined(__CUDA_ARCH__)
+    if (config.record != nullptr) {
+      volatile WatchdogRecord* r = config.record;
+      if (r->fired == 0) {
+        r->block = blockIdx.x;
+        r->thread = threadIdx.x;
+        r->site = std::uint32_t(site);
+        r->stage = stage;
+        r->parity = parity;
+        r->barrier = barrier;
+        __threadfence_system();
+        r->fired = 1;
+        __threadfence_system();
+      }
+    }
+#else
+    (void)site, (void)stage, (void)parity, (void)barrier;
+#endif
+    gave_up = true;
+  }
+};
+
+/// The one place a kernel traps for its watchdog: after its wgmma have drained (see above), when a
+/// wait of this thread gave up. The launch then fails ("unspecified launch failure") and the host
+/// reads the record (gemm/watchdog.hpp).
+MM_HD void watchdog_trap_if_gave_up(const WatchdogState& watchdog) {
+#if defined(__CUDA_ARCH__)
+  if (watchdog.gave_up) __trap();
+#else
+  (void)watchdog;
+#endif
+}
+
+/// Waits until the phase of parity `parity` of the barrier at shared-window address `bar` has
+/// completed. With the watchdog on, gives up after `watchdog.config.bound_ns` (see above); `site` and
+/// `stage` say what the wait was for, in the record. The clock is read only once the first try has
+/// failed, so a wait that succeeds at once costs nothing more. Without the watchdog it waits for as
+/// long as it takes.
 template <class = void>
-MM_HD bool mbarrier_wait_bounded(std::uint32_t bar, int parity) {
+MM_HD void mbarrier_wait(std::uint32_t bar, int parity, WatchdogState& watchdog, WatchdogSite site = WatchdogSite::other,
+                         std::uint32_t stage = 0) {
   detail::require_sm90<int>();
 #if defined(MM_HAVE_SM90_ASYNC)
-  if (mbarrier_try_wait(bar, parity)) return true;
+  if (mbarrier_try_wait(bar, parity)) return;
 #if MM_MBARRIER_WATCHDOG
+  if (watchdog.gave_up) return;  // slow path only: a deadlocked thread no longer waits
   std::uint64_t start;
   asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
   while (!mbarrier_try_wait(bar, parity)) {
     std::uint64_t now;
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-    if (now - start > kMbarrierTimeoutNs) return false;
+    if (now - start > watchdog.config.bound_ns) {
+      watchdog.give_up(site, stage, std::uint32_t(parity), bar);
+      return;
+    }
   }
 #else
+  (void)watchdog, (void)site, (void)stage;
   while (!mbarrier_try_wait(bar, parity)) {
   }
 #endif
-  return true;
 #else
-  (void)bar, (void)parity;
-  return true;
+  (void)bar, (void)parity, (void)watchdog, (void)site, (void)stage;
 #endif
 }
 
-/// mbarrier_wait_bounded of the barrier at `bar`.
-template <class = void>
-MM_HD bool mbarrier_wait_bounded(std::uint64_t* bar, int parity) {
-  return mbarrier_wait_bounded(detail::smem_address(bar), parity);
-}
-
-/// mbarrier_wait_bounded, trapping on a timeout: the launch fails with an error ("unspecified launch
-/// failure") instead of hanging the GPU. Not for code with wgmma in flight: a trap on a divergent
-/// path there makes ptxas serialize every wgmma of the kernel (warning C7518); such a kernel takes
-/// mbarrier_wait_bounded's false, finishes its wgmma and traps after them.
+/// mbarrier_wait of the barrier at `bar`, for a kernel without a pipeline: it traps at once when the
+/// wait gives up, so it is not for code with wgmma in flight (see above); such code waits through
+/// its pipeline and traps in watchdog_trap_if_gave_up.
 template <class = void>
 MM_HD void mbarrier_wait(std::uint64_t* bar, int parity) {
-#if defined(__CUDA_ARCH__)
-  if (!mbarrier_wait_bounded(bar, parity)) __trap();
-#else
-  (void)mbarrier_wait_bounded(bar, parity);
-#endif
+  WatchdogState watchdog;
+  mbarrier_wait(detail::smem_address(bar), parity, watchdog);
+  watchdog_trap_if_gave_up(watchdog);
 }
 
 /// `fence.proxy.async.shared::cta`: makes this thread's ordinary shared-memory writes visible to the

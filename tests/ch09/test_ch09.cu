@@ -17,6 +17,7 @@
 #include "harness/device_buffer.hpp"
 #include "harness/gemm_runner.hpp"
 #include "layout/arch.hpp"
+#include "gemm/watchdog.hpp"
 #include "layout/mbarrier.hpp"
 
 namespace {
@@ -152,6 +153,35 @@ TEST(ch09_Watchdog, ADeadlockedWaitTrapsInsteadOfHanging) {
   // The trap leaves this process's CUDA context unusable: run it in a fresh process.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(run_wait_forever(), ::testing::ExitedWithCode(3), "launch ended");
+}
+
+// A consumer's wait, as a pipeline waits: with the process's record, given up after 1 s.
+__global__ void consumer_waits_forever(mm::Watchdog config) {
+  if constexpr (mm::arch::compiled_for(mm::arch::sm90a)) {
+    __shared__ std::uint64_t bar;
+    mm::mbarrier_init(&bar, 1);
+    mm::fence_mbarrier_init();
+    mm::WatchdogState watchdog{config};
+    mm::mbarrier_wait(mm::detail::smem_address(&bar), 0, watchdog, mm::WatchdogSite::consumer_wait, 5);
+    mm::watchdog_trap_if_gave_up(watchdog);  // the kernel's one trap
+  }
+}
+
+// Launches it and prints what the host reads after the trap: the watchdog's line.
+[[noreturn]] void run_consumer_waits_forever() {
+  mm::Watchdog config = mm::host_watchdog();
+  config.bound_ns = 1'000'000'000ull;
+  consumer_waits_forever<<<1, 1>>>(config);
+  const cudaError_t e = cudaDeviceSynchronize();
+  std::fprintf(stderr, "launch ended: %s; %s\n", cudaGetErrorString(e), mm::watchdog_report().c_str());
+  std::exit(e == cudaSuccess ? 0 : 3);
+}
+
+TEST(ch09_Watchdog, TheHostNamesTheWaitThatGaveUpAfterTheTrap) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(run_consumer_waits_forever(), ::testing::ExitedWithCode(3),
+              "block 0, thread 0 .a consumer waiting for stage 5 to land, parity 0");
 }
 
 }  // namespace

@@ -314,10 +314,8 @@ TEST(ch11_Launch, EveryStepRefusesAMisalignedA) {
       ADD_FAILURE() << k.name << ": a pointer 2 bytes past a 16-byte boundary was accepted";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << k.name << ": " << e.what();
-    } catch (const std::runtime_error& e) {
-      // Without a GPU, the SM count is read before the maps are built: that is the message then.
-      EXPECT_NE(std::string(e.what()).find("SM count"), std::string::npos) << k.name << ": " << e.what();
-    }
+    }  // (a std::runtime_error, such as "cannot read the GPU's SM count" without a GPU, fails the test:
+       // every step refuses the pointer before it asks the GPU anything)
   }
 }
 

@@ -233,10 +233,8 @@ TEST(ch12_Launch, EveryStepRefusesAMisalignedA) {
       ADD_FAILURE() << name << ": a pointer 4 bytes past a 16-byte boundary was accepted";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << name << ": " << e.what();
-    } catch (const std::runtime_error& e) {
-      // Without a GPU, the SM count is read before the maps are built: that is the message then.
-      EXPECT_NE(std::string(e.what()).find("SM count"), std::string::npos) << name << ": " << e.what();
-    }
+    }  // (a std::runtime_error, such as "cannot read the GPU's SM count" without a GPU, fails the test:
+       // every step refuses the pointer before it asks the GPU anything)
   };
   for (const auto& k : kTf32) {
     if (tf32_layout(k) != "RCR") continue;  // tf32_transpose_b reads B with its own kernel into an aligned workspace

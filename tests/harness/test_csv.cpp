@@ -22,7 +22,8 @@ bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == 
 
 TEST(Csv, HeaderIsTheRoadmapSchema) {
   EXPECT_EQ(mm::csv_header(),
-            "chapter,kernel,dtype,layout,M,N,K,median_ms,min_ms,tflops,gbps,pct_of_cublas,rel_error,gpu,cuda_version,timestamp");
+            "chapter,kernel,dtype,layout,M,N,K,median_ms,min_ms,tflops,gbps,pct_of_cublas,rel_error,gpu,cuda_version,timestamp,"
+            "path");
 }
 
 TEST(Csv, RoundTrips) {
@@ -31,6 +32,7 @@ TEST(Csv, RoundTrips) {
   a.m = 4096; a.n = 1; a.k = 33; a.median_ms = 1.25; a.min_ms = 1.125; a.tflops = 12.5; a.gbps = 100.25;
   a.pct_of_cublas = 24.5; a.rel_error = 3.5e-7; a.gpu = "NVIDIA H200"; a.cuda_version = "runtime 13.0 cuBLAS 13.1.0";
   a.timestamp = "2026-11-21T10:00:00Z";
+  a.path = "split_k 128x128 x3";
   mm::ResultRow b = a;  // a CPU row: nothing GPU-specific measured
   b.kernel = "naive"; b.pct_of_cublas = mm::not_measured; b.rel_error = mm::not_measured; b.gpu = "Some CPU, 2 cores";
   const std::string path = temp_path("roundtrip");
@@ -56,8 +58,30 @@ TEST(Csv, RoundTrips) {
     EXPECT_TRUE(same(got.rel_error, want.rel_error));
     EXPECT_EQ(got.cuda_version, want.cuda_version);
     EXPECT_EQ(got.timestamp, want.timestamp);
+    EXPECT_EQ(got.path, want.path);
   }
   EXPECT_EQ(rows[1].gpu, "Some CPU  2 cores") << "commas in text fields are replaced, never quoted";
+}
+
+// The CSVs committed before the `path` column existed still read, with an empty path; a row of the
+// wrong width for its header does not.
+TEST(Csv, ReadsTheHeaderWithoutPath) {
+  const std::string path = temp_path("nopath");
+  const std::string old_header = mm::csv_header().substr(0, mm::csv_header().rfind(','));
+  {
+    std::ofstream f(path);
+    f << old_header << "\n03,tiled,fp32,RRR,1,2,3,1,1,1,,100,0,gpu,cuda,now\n";
+  }
+  const auto rows = mm::read_csv(path);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].kernel, "tiled");
+  EXPECT_EQ(rows[0].path, "");
+  {
+    std::ofstream f(path);
+    f << mm::csv_header() << "\n03,tiled,fp32,RRR,1,2,3,1,1,1,,100,0,gpu,cuda,now\n";  // 16 fields under 17 names
+  }
+  EXPECT_THROW(mm::read_csv(path), std::runtime_error);
+  std::remove(path.c_str());
 }
 
 TEST(Csv, MalformedFileIsRejected) {

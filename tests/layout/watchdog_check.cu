@@ -10,5 +10,7 @@ __global__ void wait_on_a_barrier(int* out) {
   if (threadIdx.x == 0) mm::mbarrier_init(&bar, 1);
   __syncthreads();
   mm::mbarrier_arrive(&bar);
-  out[0] = mm::mbarrier_wait_bounded(&bar, 0) ? 1 : 0;
+  mm::WatchdogState watchdog;
+  mm::mbarrier_wait(mm::detail::smem_address(&bar), 0, watchdog);
+  out[0] = watchdog.gave_up ? 0 : 1;
 }

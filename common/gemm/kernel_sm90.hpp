@@ -1,0 +1,228 @@
+// The Hopper GEMM kernels composed from blocks (CUTLASS's sm90 `GemmUniversal` kernels): a collective
+// main loop (gemm/collective_mma_sm90.hpp), a collective epilogue (gemm/collective_epilogue_sm90.hpp)
+// and a tile scheduler that owns the loop (gemm/tile_scheduler_sm90.hpp), joined by one of two
+// warp-specialized schedules:
+//
+//   GemmKernelCooperative  (CUTLASS's KernelTmaWarpSpecializedCooperative) a producer warpgroup and
+//                          kConsumers consumer warpgroups that share each tile, 64 rows each: chapter
+//                          10's tma_store kernel, the base of chapters 11 and 12
+//   GemmKernelPingpong     (KernelTmaWarpSpecializedPingpong) two consumer warpgroups, each with its
+//                          own tile, taking turns on the tensor cores: one's epilogue runs under the
+//                          other's main loop (chapter 11's appendix)
+//
+//   block (kThreads = 128 · (1 + kConsumers))
+//   ├── warpgroup 0, producer (40 registers): thread 0 walks the scheduler's work and calls
+//   │                                         Mainloop::load for each unit
+//   └── warpgroups 1.., consumers (232):      walk the same work; Mainloop::mma into the accumulators,
+//                                             Scheduler::fixup, Epilogue::store when
+//                                             Scheduler::compute_epilogue
+//
+// Shared memory is one SharedStorage struct: the collectives' tensors, then the pipeline's barriers
+// (CUTLASS's TensorStorage and PipelineStorage), so the compiler sums the bytes. The watchdog
+// (layout/mbarrier.hpp) has one trap, at the end, after every wgmma has drained.
+//
+// The kernel is a functor of the kernel's Params; gemm_device_kernel<Kernel> is the __global__ entry
+// the adapter (gemm/kernel_adapter.hpp) launches.
+#pragma once
+
+#include <cstdint>
+
+#include "gemm/smem.hpp"  // shared_storage
+#include "gemm/tile_scheduler_sm90.hpp"
+#include "gemm/warp_specialization.hpp"
+#include "layout/arch.hpp"
+#include "layout/mbarrier.hpp"
+
+namespace mm {
+
+/// A composed kernel's shared memory: the collectives' tensors, then the pipeline's barriers.
+template <class Mainloop, class Epilogue>
+struct KernelSharedStorage {
+  struct TensorStorage {
+    typename Mainloop::TensorStorage mainloop;
+    [[no_unique_address]] typename Epilogue::TensorStorage epilogue;  // none for a register epilogue
+  } tensors;
+  typename Mainloop::Pipeline::SharedStorage pipeline;
+};
+
+/// A composed kernel's parameters: each block's, and the watchdog's (gemm/watchdog.hpp).
+template <class Mainloop, class Epilogue, class Scheduler>
+struct KernelParams {
+  typename Mainloop::Params mainloop;
+  typename Epilogue::Params epilogue;
+  typename Scheduler::Params scheduler;
+  Watchdog watchdog;
+};
+
+/// The cooperative warp-specialized kernel (see the file comment). Cfg: the tile (BM, BN, BK,
+/// kWgmmaM, kConsumers, kThreads, kProducerRegs, kConsumerRegs); Mainloop, Epilogue, Scheduler: the
+/// three blocks.
+template <class Cfg_, class Mainloop_, class Epilogue_, class Scheduler_>
+struct GemmKernelCooperative {
+  using Cfg = Cfg_;
+  using Mainloop = Mainloop_;
+  using Epilogue = Epilogue_;
+  using Scheduler = Scheduler_;
+  using Pipeline = typename Mainloop::Pipeline;
+  static constexpr int kThreads = Cfg::kThreads;
+  static_assert(Cfg::BM::value == Cfg::kWgmmaM * Cfg::kConsumers, "the consumers share the tile's rows, 64 each");
+
+  using SharedStorage = KernelSharedStorage<Mainloop, Epilogue>;
+  static constexpr std::size_t kSharedStorageBytes = shared_storage_bytes<SharedStorage>();
+  static_assert(kSharedStorageBytes <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
+  using Params = KernelParams<Mainloop, Epilogue, Scheduler>;
+
+  __device__ void operator()(const Params& params, std::uint8_t* smem) const {
+    using BM = typename Cfg::BM;
+    using BN = typename Cfg::BN;
+    SharedStorage& shared = *reinterpret_cast<SharedStorage*>(smem);
+    const int wg = int(threadIdx.x) / 128, t = int(threadIdx.x) % 128;
+    typename Pipeline::Params pipe_params;
+    pipe_params.transaction_bytes = Mainloop::kTransactionBytes;
+    pipe_params.consumer_warpgroups = Cfg::kConsumers;
+    pipe_params.is_leader = threadIdx.x == 0;
+    pipe_params.watchdog = params.watchdog;
+    Pipeline pipeline(shared.pipeline, pipe_params, int(threadIdx.x));
+    if (threadIdx.x == 0) {
+      Mainloop::prefetch(params.mainloop);
+      Epilogue::prefetch(params.epilogue);
+    }
+    __syncthreads();  // the barriers are initialized before anyone uses them
+
+    Scheduler scheduler(params.scheduler, int(blockIdx.x), int(gridDim.x));
+    if (wg == 0) {
+      // ---- Producer: one thread issues every load; the warpgroup's registers go to the consumers.
+      warpgroup_reg_dealloc<Cfg::kProducerRegs>();
+      if (t == 0) {
+        auto write = make_producer_start_state<Pipeline>();
+        for (WorkTileInfo work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work())
+          Mainloop::load(params.mainloop, pipeline, write, shared.tensors.mainloop, work.tile.m * BM::value,
+                         work.tile.n * BN::value, work.k_begin, work.k_end);
+      }
+    } else {
+      // ---- Consumers: warpgroup 1 multiplies rows 0-63 of each tile, warpgroup 2 rows 64-127.
+      warpgroup_reg_alloc<Cfg::kConsumerRegs>();
+      const int cw = wg - 1;
+      typename Mainloop::State read;     // the stage to multiply next
+      typename Mainloop::State release;  // the oldest stage not yet released
+      float acc[1][Mainloop::kAccumulators];  // this thread's values of the warpgroup's 64×BN tile
+      typename Epilogue::Consumer epilogue(params.epilogue, shared.tensors.epilogue, cw, t);
+      for (WorkTileInfo work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
+        Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, acc, cw, work);
+        scheduler.fixup(work, acc[0], cw, t, pipeline.watchdog());
+        if (!scheduler.compute_epilogue(work)) continue;
+        epilogue.store(acc[0], work.tile.m * BM::value + Cfg::kWgmmaM * cw, work.tile.n * BN::value);
+      }
+      epilogue.store_tail();
+    }
+    watchdog_trap_if_gave_up(pipeline.watchdog());
+  }
+};
+
+/// The ping-pong kernel (see the file comment): two consumer warpgroups, consumer c on the block's
+/// work c, c + 2, ... (the scheduler's units two by two), each multiplying all BM rows of its tile
+/// (BM / 64 wgmma a K step); a pair of named barriers passes the turn on the tensor cores. The
+/// producer loads the block's units in order, so the ring's stages alternate owners unit by unit:
+/// a stage is released by one warpgroup, and each consumer skips the other's stages.
+template <class Cfg_, class Mainloop_, class Epilogue_, class Scheduler_>
+struct GemmKernelPingpong {
+  using Cfg = Cfg_;
+  using Mainloop = Mainloop_;
+  using Epilogue = Epilogue_;
+  using Scheduler = Scheduler_;
+  using Pipeline = typename Mainloop::Pipeline;
+  static constexpr int kThreads = Cfg::kThreads;
+  static constexpr int kRows = Cfg::BM::value / Cfg::kWgmmaM;  ///< 64-row wgmma a K step, all by one warpgroup
+  static_assert(Cfg::kConsumers == 2, "two consumers take turns");
+  /// The turn barriers' ids: consumer c waits on kTurnBarrier + c (ids 1 and 2 are the epilogues').
+  static constexpr int kTurnBarrier = 3;
+
+  using SharedStorage = KernelSharedStorage<Mainloop, Epilogue>;
+  static constexpr std::size_t kSharedStorageBytes = shared_storage_bytes<SharedStorage>();
+  static_assert(kSharedStorageBytes <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
+  using Params = KernelParams<Mainloop, Epilogue, Scheduler>;
+
+  __device__ void operator()(const Params& params, std::uint8_t* smem) const {
+    using BM = typename Cfg::BM;
+    using BN = typename Cfg::BN;
+    SharedStorage& shared = *reinterpret_cast<SharedStorage*>(smem);
+    const int wg = int(threadIdx.x) / 128, t = int(threadIdx.x) % 128;
+    typename Pipeline::Params pipe_params;
+    pipe_params.transaction_bytes = Mainloop::kTransactionBytes;
+    pipe_params.consumer_warpgroups = 1;  // a stage belongs to one consumer's tile: it alone releases it
+    pipe_params.is_leader = threadIdx.x == 0;
+    pipe_params.watchdog = params.watchdog;
+    Pipeline pipeline(shared.pipeline, pipe_params, int(threadIdx.x));
+    if (threadIdx.x == 0) {
+      Mainloop::prefetch(params.mainloop);
+      Epilogue::prefetch(params.epilogue);
+    }
+    __syncthreads();
+
+    Scheduler scheduler(params.scheduler, int(blockIdx.x), int(gridDim.x));
+    if (wg == 0) {
+      // ---- Producer: the block's units in order, as the cooperative kernel's.
+      warpgroup_reg_dealloc<Cfg::kProducerRegs>();
+      if (t == 0) {
+        auto write = make_producer_start_state<Pipeline>();
+        for (WorkTileInfo work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work())
+          Mainloop::load(params.mainloop, pipeline, write, shared.tensors.mainloop, work.tile.m * BM::value,
+                         work.tile.n * BN::value, work.k_begin, work.k_end);
+      }
+    } else {
+      // ---- Consumers: consumer c takes the block's units c, c + 2, c + 4, ...
+      warpgroup_reg_alloc<Cfg::kConsumerRegs>();
+      const int cw = wg - 1;
+      typename Mainloop::State read;
+      typename Mainloop::State release;
+      WorkTileInfo work = scheduler.get_current_work();
+      if (cw == 1) {  // the block's first unit, hence its first stages, are consumer 0's
+        const auto skipped = std::uint32_t(work.k_end - work.k_begin);
+        read.advance(skipped);
+        release.advance(skipped);
+        work = scheduler.advance_to_next_work();
+      }
+      float acc[kRows][Mainloop::kAccumulators];  // this thread's values of the consumer's BM×BN tile
+      typename Epilogue::Consumer epilogue(params.epilogue, shared.tensors.epilogue, cw, t);
+      bool my_turn = cw == 0;  // consumer 0 starts; consumer 1 waits for its first turn
+      while (work.is_valid()) {
+        // Our turn on the tensor cores: the other consumer has issued its unit's wgmma.
+        if (!my_turn) named_barrier_sync(kTurnBarrier + cw, 256);
+        my_turn = false;
+        Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, acc, 0, work);
+        // The other consumer's unit, whose stages are not ours; its turn when it has one.
+        const WorkTileInfo other = scheduler.advance_to_next_work();
+        if (other.is_valid()) {
+          named_barrier_arrive(kTurnBarrier + (1 - cw), 256);
+          const auto skipped = std::uint32_t(other.k_end - other.k_begin);
+          read.advance(skipped);
+          release.advance(skipped);
+        }
+        MM_UNROLL
+        for (int h = 0; h < kRows; ++h) {
+          scheduler.fixup(work, acc[h], cw, t, pipeline.watchdog());
+          if (scheduler.compute_epilogue(work))
+            epilogue.store(acc[h], work.tile.m * BM::value + Cfg::kWgmmaM * h, work.tile.n * BN::value);
+        }
+        work = scheduler.advance_to_next_work();
+      }
+      epilogue.store_tail();
+    }
+    watchdog_trap_if_gave_up(pipeline.watchdog());
+  }
+};
+
+/// The entry point of a composed kernel: its dynamic shared memory, 1024-byte aligned (gemm/smem.hpp),
+/// and the functor. wgmma and setmaxnreg need sm_90a: any other device pass compiles a stub which the
+/// adapter never launches.
+template <class Kernel>
+__global__ void __launch_bounds__(Kernel::kThreads, 1) gemm_device_kernel(const __grid_constant__ typename Kernel::Params params) {
+  if constexpr (!arch::compiled_for(arch::sm90a)) {
+    arch::no_code_for_this_target();
+  } else {
+    extern __shared__ __align__(1024) std::uint8_t smem_raw[];
+    Kernel{}(params, smem_raw);
+  }
+}
+
+}  // namespace mm

@@ -1,0 +1,266 @@
+// The composed kernels' blocks on the CPU (gemm/tile_scheduler_sm90.hpp, collective_epilogue_sm90.hpp,
+// prepared_gemm.hpp, watchdog.hpp): the schedulers that own the loop walked for every block of a grid,
+// their fixups run thread by thread, the epilogue's buffer rule, the path a prepared GEMM names, and
+// the watchdog's bound and line. The kernels that compose them run on the GPU in tests/ch11 and ch12.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "gemm/collective_epilogue_sm90.hpp"
+#include "gemm/prepared_gemm.hpp"
+#include "gemm/tile_scheduler_sm90.hpp"
+#include "gemm/watchdog.hpp"
+
+using namespace mm;
+
+namespace {
+
+// ---- The store pipeline's buffer rule ----
+
+// Issues `tiles` tiles of `per_tile` pieces through `buffers` buffers, choosing each piece's buffer
+// with `buffer_of(piece overall, piece in tile)`, the stores completing as late as the rule allows
+// (tma_store_wait<B - 1> leaves the B - 1 newest in flight). True when no buffer is ever refilled while
+// a store in flight still reads it.
+template <class BufferOf>
+bool never_refills_a_buffer_in_flight(int buffers, int per_tile, int tiles, BufferOf buffer_of) {
+  std::deque<int> in_flight;  // the buffers the stores in flight read, oldest first
+  int piece = 0;
+  for (int tile = 0; tile < tiles; ++tile)
+    for (int j = 0; j < per_tile; ++j, ++piece) {
+      while (int(in_flight.size()) > buffers - 1) in_flight.pop_front();  // acquire(): wait_group.read<B-1>
+      const int b = buffer_of(piece, j);
+      for (int busy : in_flight)
+        if (busy == b) return false;
+      in_flight.push_back(b);
+    }
+  return true;
+}
+
+TEST(EpilogueStorePipeline, NeverRefillsABufferAStoreStillReads) {
+  for (int per_tile = 1; per_tile <= 4; ++per_tile) {
+    auto check = [&](auto pipeline) {
+      using P = decltype(pipeline);
+      EXPECT_TRUE(never_refills_a_buffer_in_flight(P::kBuffers, per_tile, 5, [&](int, int) {
+        const int b = pipeline.buffer();
+        pipeline.advance();
+        return b;
+      })) << P::kBuffers << " buffers, " << per_tile << " pieces a tile";
+    };
+    check(EpilogueStorePipeline<1>{});
+    check(EpilogueStorePipeline<2>{});
+    check(EpilogueStorePipeline<3>{});
+    check(EpilogueStorePipeline<4>{});
+  }
+  EXPECT_EQ(EpilogueStorePipeline<2>::kStoresInFlight, 1);
+  EXPECT_EQ(EpilogueStorePipeline<3>::kStoresInFlight, 2);
+}
+
+TEST(EpilogueStorePipeline, CountingWithinATileIsWhatBroke) {
+  // The bug the rule replaced: the buffer chosen by the piece's index in its tile, j % 2. With 3
+  // pieces a tile (a 192-column bf16 tile) the next tile's first piece refills the buffer of the
+  // store issued last; with an even count it happens to be right.
+  EXPECT_FALSE(never_refills_a_buffer_in_flight(2, 3, 3, [](int, int j) { return j % 2; }));
+  EXPECT_TRUE(never_refills_a_buffer_in_flight(2, 4, 3, [](int, int j) { return j % 2; }));
+  EXPECT_TRUE(never_refills_a_buffer_in_flight(2, 3, 3, [](int piece, int) { return piece % 2; }));
+}
+
+// ---- The schedulers, walked for every block ----
+
+// Each block's units, in its order, as its producer and its consumers walk them.
+template <class Scheduler>
+std::vector<std::vector<WorkTileInfo>> walk(const typename Scheduler::Params& params, int blocks) {
+  std::vector<std::vector<WorkTileInfo>> out(static_cast<std::size_t>(blocks));
+  for (int b = 0; b < blocks; ++b) {
+    Scheduler s(params, b, blocks);
+    for (WorkTileInfo w = s.get_current_work(); w.is_valid(); w = s.advance_to_next_work()) out[std::size_t(b)].push_back(w);
+  }
+  return out;
+}
+
+// Every (tile, K step) of a tiles_m × tiles_n × k_steps problem in exactly one unit, and exactly one
+// unit per tile that computes its epilogue.
+template <class Scheduler>
+void expect_covers_exactly_once(const Scheduler& any, const std::vector<std::vector<WorkTileInfo>>& units,
+                                const GroupedTileScheduler& tiles, int k_steps, const std::string& what) {
+  std::map<std::pair<std::int64_t, int>, int> hits;
+  std::map<std::int64_t, int> epilogues;
+  for (const auto& block : units)
+    for (const WorkTileInfo& w : block) {
+      ASSERT_LT(w.k_begin, w.k_end) << what;
+      const TileCoord c = tiles.tile(w.tile_index);
+      ASSERT_EQ(c.m, w.tile.m) << what;
+      ASSERT_EQ(c.n, w.tile.n) << what;
+      for (int k = w.k_begin; k < w.k_end; ++k) hits[{w.tile_index, k}] += 1;
+      if (any.compute_epilogue(w)) epilogues[w.tile_index] += 1;
+    }
+  ASSERT_EQ(std::int64_t(hits.size()), tiles.size() * k_steps) << what;
+  for (const auto& [key, n] : hits) ASSERT_EQ(n, 1) << what << ": tile " << key.first << " K step " << key.second;
+  ASSERT_EQ(std::int64_t(epilogues.size()), tiles.size()) << what;
+  for (const auto& [tile, n] : epilogues) ASSERT_EQ(n, 1) << what << ": tile " << tile;
+}
+
+TEST(TileSchedulersSm90, PersistentHandsOutEveryTileOnceWithAllItsKSteps) {
+  for (int blocks : {1, 3, 7, 132})
+    for (auto [tm, tn] : {std::pair{1, 1}, {7, 3}, {32, 16}}) {
+      const GroupedTileScheduler tiles{tm, tn, 16};
+      const auto params = PersistentTileScheduler::to_underlying_arguments(tiles, 5);
+      const auto units = walk<PersistentTileScheduler>(params, blocks);
+      expect_covers_exactly_once(PersistentTileScheduler(params, 0, blocks), units, tiles, 5,
+                                 std::to_string(blocks) + " blocks");
+      // Block b's tiles are b, b + G, ...: the tiles in flight are G neighbours in the grouped order.
+      for (int b = 0; b < blocks; ++b)
+        for (std::size_t j = 0; j < units[std::size_t(b)].size(); ++j)
+          EXPECT_EQ(units[std::size_t(b)][j].tile_index, b + std::int64_t(j) * blocks);
+    }
+}
+
+TEST(TileSchedulersSm90, AdvancingTwoAtATimeSplitsABlocksUnitsBetweenTwoConsumers) {
+  // The ping-pong kernel's consumers: consumer 0 takes the block's units 0, 2, ..., consumer 1 units
+  // 1, 3, ...; together, each unit once.
+  const GroupedTileScheduler tiles{9, 5, 4};
+  const auto params = PersistentTileScheduler::to_underlying_arguments(tiles, 3);
+  const int blocks = 4;
+  for (int b = 0; b < blocks; ++b) {
+    std::vector<std::int64_t> seen;
+    for (int c = 0; c < 2; ++c) {
+      PersistentTileScheduler s(params, b, blocks);
+      WorkTileInfo w = s.get_current_work();
+      if (c == 1) w = s.advance_to_next_work();
+      for (; w.is_valid(); w = s.advance_to_next_work(2)) seen.push_back(w.tile_index);
+    }
+    std::sort(seen.begin(), seen.end());
+    std::vector<std::int64_t> want;
+    for (std::int64_t t = b; t < tiles.size(); t += blocks) want.push_back(t);
+    EXPECT_EQ(seen, want) << "block " << b;
+  }
+}
+
+TEST(TileSchedulersSm90, SplitKCoversEveryKStepOnceAndOnlyTheLastSliceStoresC) {
+  for (int wanted : {1, 2, 3, 7})
+    for (int blocks : {1, 5, 64}) {
+      const GroupedTileScheduler tiles{3, 4, 2};
+      const SplitKTileScheduler split = SplitKTileScheduler::make(tiles, 13, wanted);
+      const auto params = SplitKScheduler<8>::to_underlying_arguments(split);
+      const auto units = walk<SplitKScheduler<8>>(params, blocks);
+      expect_covers_exactly_once(SplitKScheduler<8>(params, 0, blocks), units, tiles, 13,
+                                 std::to_string(wanted) + " slices, " + std::to_string(blocks) + " blocks");
+      for (const auto& block : units)
+        for (const WorkTileInfo& w : block)
+          EXPECT_EQ(SplitKScheduler<8>(params, 0, blocks).compute_epilogue(w), w.split == split.splits - 1);
+    }
+}
+
+TEST(TileSchedulersSm90, StreamKCoversEveryKStepOnceAndTheFinisherStoresC) {
+  for (auto [tm, tn, k_steps, blocks] : {std::tuple{4, 4, 16, 6}, {1, 1, 64, 8}, {5, 3, 9, 7}, {33, 3, 4, 132}}) {
+    const GroupedTileScheduler tiles{tm, tn, 16};
+    const StreamKTileScheduler sk = StreamKTileScheduler::make(tiles, k_steps, blocks);
+    const auto params = StreamKScheduler<8>::to_underlying_arguments(sk);
+    EXPECT_EQ(StreamKScheduler<8>::units(params), blocks);
+    const auto units = walk<StreamKScheduler<8>>(params, blocks);
+    expect_covers_exactly_once(StreamKScheduler<8>(params, 0, blocks), units, tiles, k_steps,
+                               std::to_string(tm) + "x" + std::to_string(tn) + " tiles on " + std::to_string(blocks));
+  }
+}
+
+// The fixups run on the host, thread by thread (a consumer warpgroup's 128 threads in turn; the named
+// barriers do nothing there): each unit's accumulators hold 1000·(its split) + thread + value index,
+// and the unit that stores C must hold the sum over all units of the tile.
+TEST(TileSchedulersSm90, SplitKFixupAddsEverySliceOfTheTile) {
+  constexpr int kAcc = 8, kConsumers = 2;
+  const GroupedTileScheduler tiles{2, 3, 2};
+  const SplitKTileScheduler split = SplitKTileScheduler::make(tiles, 12, 4);
+  auto params = SplitKScheduler<kAcc>::to_underlying_arguments(split);
+  std::vector<unsigned char> workspace(SplitKScheduler<kAcc>::workspace_bytes(params, kConsumers), 0);
+  SplitKScheduler<kAcc>::initialize_workspace(params, workspace.data(), kConsumers);
+  const SplitKScheduler<kAcc> s(params, 0, 1);
+  WatchdogState watchdog;
+  // Slices in order of the units (slice-major): the last slice of each tile comes after the others.
+  for (std::int64_t i = 0; i < split.size(); ++i) {
+    WorkTileInfo w;
+    static_cast<WorkUnit&>(w) = split.unit(i);
+    w.valid = true;
+    for (int cw = 0; cw < kConsumers; ++cw)
+      for (int t = 0; t < 128; ++t) {
+        float acc[kAcc];
+        for (int v = 0; v < kAcc; ++v) acc[v] = float(1000 * (w.split + 1) + 10 * t + v + 100000 * cw);
+        s.fixup(w, acc, cw, t, watchdog);
+        if (!s.compute_epilogue(w)) continue;
+        for (int v = 0; v < kAcc; ++v) {
+          float want = 0;
+          for (int sl = 0; sl < split.splits; ++sl) want += float(1000 * (sl + 1) + 10 * t + v + 100000 * cw);
+          ASSERT_EQ(acc[v], want) << "tile " << w.tile_index << " warpgroup " << cw << " thread " << t;
+        }
+      }
+  }
+  EXPECT_FALSE(watchdog.gave_up);
+}
+
+// ---- What a prepared GEMM names ----
+
+TEST(PreparedGemm, ALambdaConvertsWithNoPathAndAPathIsKept) {
+  int calls = 0;
+  PreparedGemm plain = [&](cudaStream_t) { ++calls; };
+  EXPECT_TRUE(plain.path.empty()) << "the harness then writes the step's own name";
+  plain(nullptr);
+  const PreparedGemm named([&](cudaStream_t) { calls += 10; }, "split_k 128x128 x3");
+  named(nullptr);
+  EXPECT_EQ(named.path, "split_k 128x128 x3");
+  EXPECT_EQ(calls, 11);
+}
+
+// ---- The watchdog's host side ----
+
+TEST(Watchdog, BoundIsFourSecondsScaledUnderAToolAndOverriddenByTheEnvironment) {
+  EXPECT_EQ(watchdog_bound_ns(nullptr, false), kMbarrierTimeoutNs);
+  EXPECT_EQ(watchdog_bound_ns(nullptr, true), kMbarrierTimeoutNs * kToolBoundScale);
+  EXPECT_EQ(watchdog_bound_ns("30", true), 30'000'000'000ull);
+  EXPECT_EQ(watchdog_bound_ns("0.5", false), 500'000'000ull);
+  for (const char* bad : {"", "0", "-3", "ten", "5s"}) EXPECT_EQ(watchdog_bound_ns(bad, false), kMbarrierTimeoutNs) << bad;
+}
+
+TEST(Watchdog, RecognizesACudaToolInjectedIntoTheProcess) {
+  const char* had = std::getenv("CUDA_INJECTION64_PATH");
+  const std::string saved = had != nullptr ? had : "";
+  ::setenv("CUDA_INJECTION64_PATH", "/opt/nvidia/compute-sanitizer/libsanitizer-collection.so", 1);
+  EXPECT_TRUE(running_under_cuda_tool());
+  ::unsetenv("CUDA_INJECTION64_PATH");
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload == nullptr || std::string(preload).find("anitizer") == std::string::npos) {
+    EXPECT_FALSE(running_under_cuda_tool());
+  }
+  if (had != nullptr) ::setenv("CUDA_INJECTION64_PATH", saved.c_str(), 1);
+}
+
+TEST(Watchdog, TheLineNamesTheBlockTheThreadAndTheBarrier) {
+  WatchdogRecord r{};
+  EXPECT_EQ(describe_watchdog_record(r, kMbarrierTimeoutNs), "") << "nothing fired: no line";
+  r = {1, 3, 130, std::uint32_t(WatchdogSite::consumer_wait), 2, 1, 0x400};
+  const std::string line = describe_watchdog_record(r, kMbarrierTimeoutNs);
+  EXPECT_NE(line.find("block 3, thread 130"), std::string::npos) << line;
+  EXPECT_NE(line.find("a consumer waiting for stage 2 to land"), std::string::npos) << line;
+  EXPECT_NE(line.find("parity 1"), std::string::npos) << line;
+  EXPECT_NE(line.find("more than 4 s"), std::string::npos) << line;
+  r.site = std::uint32_t(WatchdogSite::fixup);
+  EXPECT_NE(describe_watchdog_record(r, kMbarrierTimeoutNs).find("partial sums of tile 2"), std::string::npos);
+}
+
+TEST(Watchdog, AWaitThatGaveUpRecordsItselfOnceAndMarksItsThread) {
+  WatchdogRecord record{};
+  WatchdogState first{Watchdog{&record, 1}};
+  first.give_up(WatchdogSite::producer_acquire, 3, 0, 0x100);
+  EXPECT_TRUE(first.gave_up);
+  // (On the host the record is the device's to write: give_up marks the thread only.)
+  EXPECT_EQ(record.fired, 0u);
+  WatchdogState other{Watchdog{&record, 1}};
+  EXPECT_FALSE(other.gave_up);
+}
+
+}  // namespace

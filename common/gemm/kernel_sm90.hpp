@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "gemm/smem.hpp"  // shared_storage
 #include "gemm/tile_scheduler_sm90.hpp"
@@ -36,14 +37,31 @@
 namespace mm {
 
 /// A composed kernel's shared memory: the collectives' tensors, then the pipeline's barriers.
-template <class Mainloop, class Epilogue>
+/// `epilogue()` is the epilogue's part. An epilogue without shared memory (the register epilogue)
+/// gets no member at all: an empty member would take a byte, rounded up to the rings' 1024-byte
+/// alignment, and [[no_unique_address]], which would drop it, is not honoured alike by the host and
+/// the device compilers (the host's sizeof, the launch's byte count, then misses the device's
+/// offsets).
+template <class Mainloop, class Epilogue, bool = std::is_empty_v<typename Epilogue::TensorStorage>>
 struct KernelSharedStorage {
   struct TensorStorage {
     typename Mainloop::TensorStorage mainloop;
-    [[no_unique_address]] typename Epilogue::TensorStorage epilogue;  // none for a register epilogue
+    typename Epilogue::TensorStorage epilogue;
   } tensors;
   typename Mainloop::Pipeline::SharedStorage pipeline;
+  MM_HD typename Epilogue::TensorStorage& epilogue() { return tensors.epilogue; }
 };
+/// @cond SPECIALIZATIONS
+template <class Mainloop, class Epilogue>
+struct KernelSharedStorage<Mainloop, Epilogue, true> {
+  struct TensorStorage {
+    typename Mainloop::TensorStorage mainloop;
+  } tensors;
+  typename Mainloop::Pipeline::SharedStorage pipeline;
+  /// An empty epilogue's storage: any address of the right type, never read or written.
+  MM_HD typename Epilogue::TensorStorage& epilogue() { return *reinterpret_cast<typename Epilogue::TensorStorage*>(&tensors); }
+};
+/// @endcond
 
 /// A composed kernel's parameters: each block's, and the watchdog's (gemm/watchdog.hpp).
 template <class Mainloop, class Epilogue, class Scheduler>
@@ -106,7 +124,7 @@ struct GemmKernelCooperative {
       typename Mainloop::State read;     // the stage to multiply next
       typename Mainloop::State release;  // the oldest stage not yet released
       float acc[1][Mainloop::kAccumulators];  // this thread's values of the warpgroup's 64×BN tile
-      typename Epilogue::Consumer epilogue(params.epilogue, shared.tensors.epilogue, cw, t);
+      typename Epilogue::Consumer epilogue(params.epilogue, shared.epilogue(), cw, t);
       for (WorkTileInfo work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
         Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, acc, cw, work);
         scheduler.fixup(work, acc[0], cw, t, pipeline.watchdog());
@@ -183,7 +201,7 @@ struct GemmKernelPingpong {
         work = scheduler.advance_to_next_work();
       }
       float acc[kRows][Mainloop::kAccumulators];  // this thread's values of the consumer's BM×BN tile
-      typename Epilogue::Consumer epilogue(params.epilogue, shared.tensors.epilogue, cw, t);
+      typename Epilogue::Consumer epilogue(params.epilogue, shared.epilogue(), cw, t);
       bool my_turn = cw == 0;  // consumer 0 starts; consumer 1 waits for its first turn
       while (work.is_valid()) {
         // Our turn on the tensor cores: the other consumer has issued its unit's wgmma.

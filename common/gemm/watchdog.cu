@@ -70,9 +70,18 @@ std::uint64_t watchdog_bound_ns(const char* seconds_env, bool under_tool) {
 }
 
 bool running_under_cuda_tool() {
-  if (const char* inject = std::getenv("CUDA_INJECTION64_PATH"); inject != nullptr && *inject != '\0') return true;
-  const char* preload = std::getenv("LD_PRELOAD");
-  return preload != nullptr && std::strstr(preload, "anitizer") != nullptr;
+  auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+  };
+  auto names_sanitizer = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && std::strstr(v, "anitizer") != nullptr;
+  };
+  // Nsight Compute and Nsight Systems inject through CUDA_INJECTION64_PATH; compute-sanitizer (13.0)
+  // sets its injection's port and hands NVTX its collection library (seen on the H200 machine).
+  return set("CUDA_INJECTION64_PATH") || set("NV_SANITIZER_INJECTION_PORT_BASE") ||
+         names_sanitizer("NVTX_INJECTION64_PATH") || names_sanitizer("LD_PRELOAD");
 }
 
 Watchdog host_watchdog() { return Watchdog{mapped_record().device, process_bound_ns()}; }

@@ -9,8 +9,9 @@
 /// into each kernel's parameters.
 ///
 /// The bound: kMbarrierTimeoutNs (4 s), or MM_WATCHDOG_SECONDS when that is set (a positive number of
-/// seconds). Under a CUDA tool that injects itself into the process (compute-sanitizer, Nsight
-/// Compute, Nsight Systems: CUDA_INJECTION64_PATH is set, or LD_PRELOAD names the sanitizer), the
+/// seconds). Under a CUDA tool that injects itself into the process (Nsight Compute and Nsight Systems
+/// set CUDA_INJECTION64_PATH; compute-sanitizer sets NV_SANITIZER_INJECTION_PORT_BASE and points
+/// NVTX_INJECTION64_PATH at its library), the
 /// kernels run tens to thousands of times slower and a correct wait can last seconds: the bound is
 /// then kToolBoundScale times longer (200 s), unless MM_WATCHDOG_SECONDS says otherwise.
 #pragma once
@@ -30,8 +31,7 @@ inline constexpr std::uint64_t kToolBoundScale = 50;
 /// MM_WATCHDOG_SECONDS that is not a positive number is ignored.
 std::uint64_t watchdog_bound_ns(const char* seconds_env, bool under_tool);
 
-/// @brief True when a CUDA tool has injected itself into this process (CUDA_INJECTION64_PATH set,
-/// or a sanitizer in LD_PRELOAD).
+/// @brief True when a CUDA tool has injected itself into this process (see the file comment).
 bool running_under_cuda_tool();
 
 /// @brief The process's watchdog for a kernel's parameters: the mapped record (allocated once; null

@@ -227,16 +227,28 @@ TEST(Watchdog, BoundIsFourSecondsScaledUnderAToolAndOverriddenByTheEnvironment) 
 }
 
 TEST(Watchdog, RecognizesACudaToolInjectedIntoTheProcess) {
-  const char* had = std::getenv("CUDA_INJECTION64_PATH");
-  const std::string saved = had != nullptr ? had : "";
-  ::setenv("CUDA_INJECTION64_PATH", "/opt/nvidia/compute-sanitizer/libsanitizer-collection.so", 1);
-  EXPECT_TRUE(running_under_cuda_tool());
-  ::unsetenv("CUDA_INJECTION64_PATH");
-  const char* preload = std::getenv("LD_PRELOAD");
-  if (preload == nullptr || std::string(preload).find("anitizer") == std::string::npos) {
-    EXPECT_FALSE(running_under_cuda_tool());
+  // What each tool sets (compute-sanitizer 13.0's variables as seen on the H200 machine); the test
+  // clears them all first, then sets one at a time, and restores them.
+  const char* names[] = {"CUDA_INJECTION64_PATH", "NV_SANITIZER_INJECTION_PORT_BASE", "NVTX_INJECTION64_PATH", "LD_PRELOAD"};
+  std::map<std::string, std::string> saved;
+  for (const char* n : names)
+    if (const char* v = std::getenv(n)) saved[n] = v;
+  for (const char* n : names) ::unsetenv(n);
+  EXPECT_FALSE(running_under_cuda_tool());
+  const std::pair<const char*, const char*> tools[] = {
+      {"CUDA_INJECTION64_PATH", "/opt/nvidia/nsight-compute/target/linux-desktop-glibc_2_11_3-x64/libTreeLauncherPlaceholder.so"},
+      {"NV_SANITIZER_INJECTION_PORT_BASE", "49152"},
+      {"NVTX_INJECTION64_PATH", "libsanitizer-collection.so"},
+      {"LD_PRELOAD", "/usr/local/cuda/compute-sanitizer/libsanitizer-collection.so"}};
+  for (const auto& [name, value] : tools) {
+    ::setenv(name, value, 1);
+    EXPECT_TRUE(running_under_cuda_tool()) << name;
+    ::unsetenv(name);
   }
-  if (had != nullptr) ::setenv("CUDA_INJECTION64_PATH", saved.c_str(), 1);
+  ::setenv("NVTX_INJECTION64_PATH", "libsomething-else.so", 1);  // NVTX's own tools are not a CUDA tool
+  EXPECT_FALSE(running_under_cuda_tool());
+  ::unsetenv("NVTX_INJECTION64_PATH");
+  for (const auto& [name, value] : saved) ::setenv(name.c_str(), value.c_str(), 1);
 }
 
 TEST(Watchdog, TheLineNamesTheBlockTheThreadAndTheBarrier) {

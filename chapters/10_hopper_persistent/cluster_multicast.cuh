@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       if (t == 0) tma_store_wait<0>();  // the stores have read shared memory before the block exits
     }
-    watchdog_trap_if_gave_up(pipeline.watchdog());
+    watchdog_trap_if_gave_up(pipeline.watchdog(), params.watchdog.record);
     // No block leaves while a peer may still multicast into it or release its stages.
     cluster_sync();
   }

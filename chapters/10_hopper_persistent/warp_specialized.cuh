@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       // Epilogue: each accumulator to its place in C, as the atom's C layout says.
       store_accumulators_bf16<Atom>(acc, params.c, params.n, m0, n0, params.m, params.n, params.c_pairs, t);
     }
-    watchdog_trap_if_gave_up(pipeline.watchdog());
+    watchdog_trap_if_gave_up(pipeline.watchdog(), params.watchdog.record);
   }
 }
 

@@ -91,7 +91,8 @@ struct CollectiveMmaBlockScaledBase : CollectiveMma<Cfg, e4m3> {
     const float* scale_a;  ///< A's 1×128 scales: (m, kb) at kb·M + m (device memory)
     const float* scale_b;  ///< B's 128×128 scales: (nb, kb) at nb·kb_pitch + kb
     int kb_pitch;          ///< ceil(K/128) rounded up to a multiple of 4
-    int m, n;              ///< C's extents (rows past M read no scale)
+    int m;                 ///< C's rows (rows past M read no scale)
+    int column_blocks;     ///< B's 128-row blocks of scales: ceil(N/128) (blocks past N read none)
     int k_tiles;           ///< K steps (= K blocks of scales)
   };
   /// Host: CollectiveMma's copies (A M×K and B N×K, K-major) and the problem's block scales.
@@ -102,7 +103,7 @@ struct CollectiveMmaBlockScaledBase : CollectiveMma<Cfg, e4m3> {
     params.scale_b = p.scale_b;
     params.kb_pitch = int((launch::ceil_div(p.k, kScaleBlock) + 3) / 4 * 4);
     params.m = int(p.m);
-    params.n = int(p.n);
+    params.column_blocks = int(launch::ceil_div(p.n, Cfg::HalfN::value));
     params.k_tiles = int(launch::ceil_div(p.k, Cfg::BK::value));
     return params;
   }
@@ -126,12 +127,11 @@ struct CollectiveMmaBlockScaledBase : CollectiveMma<Cfg, e4m3> {
   /// short wait. Column blocks first_nb.. ; blocks past N or K read as 0.
   MM_HD static void stage_scales_b(const Params& params, TensorStorage& storage, int cw, int t, int kb0, int first_nb) {
     const int bar_id = 1 + cw;  // a named barrier per consumer warpgroup (0 is __syncthreads')
-    const int column_blocks = int(launch::ceil_div(params.n, Cfg::HalfN::value));
     named_barrier_sync(bar_id, 128);  // everyone has read the previous chunk
     for (int j = t; j < Halves * Cfg::kScaleChunk; j += 128) {
       const int h = j / Cfg::kScaleChunk, kb = kb0 + j % Cfg::kScaleChunk, nb = first_nb + h;
       storage.scale_b[cw][h][j % Cfg::kScaleChunk] =
-          nb < column_blocks && kb < params.k_tiles ? params.scale_b[std::int64_t(nb) * params.kb_pitch + kb] : 0.0f;
+          nb < params.column_blocks && kb < params.k_tiles ? params.scale_b[std::int64_t(nb) * params.kb_pitch + kb] : 0.0f;
     }
     named_barrier_sync(bar_id, 128);
   }

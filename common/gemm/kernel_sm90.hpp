@@ -133,7 +133,7 @@ struct GemmKernelCooperative {
       }
       epilogue.store_tail();
     }
-    watchdog_trap_if_gave_up(pipeline.watchdog());
+    watchdog_trap_if_gave_up(pipeline.watchdog(), params.watchdog.record);
   }
 };
 
@@ -226,7 +226,7 @@ struct GemmKernelPingpong {
       }
       epilogue.store_tail();
     }
-    watchdog_trap_if_gave_up(pipeline.watchdog());
+    watchdog_trap_if_gave_up(pipeline.watchdog(), params.watchdog.record);
   }
 };
 

@@ -27,9 +27,10 @@
 // warpgroup releases a stage in every block of its row and column (one thread per block).
 //
 // Where ours differs from CUTLASS: the waits are bounded by the watchdog of layout/mbarrier.hpp (a
-// wait that gives up records itself and returns, as CUTLASS's waits return nothing; the ring keeps
-// the thread's WatchdogState, and the kernel traps in one place, watchdog_trap_if_gave_up(
-// pipeline.watchdog()), once its wgmma are done); the release needs no `skip` flag; the thread that releases for each destination
+// wait that gives up notes itself in its thread's WatchdogState, which the ring keeps, and returns,
+// as CUTLASS's waits return nothing; the kernel records and traps in one place,
+// watchdog_trap_if_gave_up(pipeline.watchdog(), record), once its wgmma are done); the release needs
+// no `skip` flag; the thread that releases for each destination
 // block is thread `block rank` of the warpgroup (CUTLASS spreads them over the four warps).
 #pragma once
 
@@ -95,6 +96,7 @@ class PipelineTmaAsync {
   struct SharedStorage {
     std::uint64_t full[Stages];   ///< one arrival (the producer's arm) plus the stage's bytes
     std::uint64_t empty[Stages];  ///< consumer warpgroups × (ClusterM + ClusterN - 1) arrivals
+    std::uint64_t watchdog;       ///< the block's watchdog word (layout/mbarrier.hpp's WatchdogState)
   };
 
   /// What the roles need to know.
@@ -128,8 +130,9 @@ class PipelineTmaAsync {
         full_smem_(detail::smem_address(storage.full)),
         empty_smem_(detail::smem_address(storage.empty)),
         params_(params),
-        watchdog_{params.watchdog} {
+        watchdog_(params.watchdog, detail::smem_address(&storage.watchdog)) {
     if (thread_idx == 0) {
+      storage.watchdog = 0;
       for (int s = 0; s < Stages; ++s) {
         mbarrier_init(&storage.full[s], 1);
         mbarrier_init(&storage.empty[s], int(empty_arrivals(params.consumer_warpgroups)));
@@ -187,8 +190,8 @@ class PipelineTmaAsync {
   WatchdogState watchdog_;
 
  public:
-  /// This thread's watchdog: what the kernel's one trap (watchdog_trap_if_gave_up) and the other
-  /// waits of its role (a split-K fixup) share.
+  /// The block's watchdog: what the kernel's one trap (watchdog_trap_if_gave_up) and the other waits
+  /// of its roles (a split-K fixup) share.
   MM_HD WatchdogState& watchdog() { return watchdog_; }
 };
 

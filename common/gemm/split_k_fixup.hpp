@@ -99,16 +99,17 @@ MM_HD void signal_partial(int* counter) {
 MM_HD void wait_partials(int* counter, int target, WatchdogState& watchdog, std::int64_t tile = 0) {
 #if defined(__CUDA_ARCH__)
   volatile int* c = counter;
-  if (*c < target && !watchdog.gave_up) {
+  if (*c < target) {
 #if MM_MBARRIER_WATCHDOG
     std::uint64_t start, now;
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
     while (*c < target) {
       asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-      if (now - start > watchdog.config.bound_ns) {
-        watchdog.give_up(WatchdogSite::fixup, std::uint32_t(tile), std::uint32_t(target), 0);
+      if (now - start > watchdog.bound_ns) {
+        watchdog.give_up(WatchdogSite::fixup, std::uint32_t(target), 0, std::uint32_t(tile));
         break;
       }
+      if (watchdog.gave_up()) break;  // another wait of the block gave up
     }
 #else
     while (*c < target) {

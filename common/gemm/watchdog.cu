@@ -53,7 +53,7 @@ const char* site_text(std::uint32_t site) {
   switch (WatchdogSite(site)) {
     case WatchdogSite::producer_acquire: return "the producer waiting for stage %u to be released";
     case WatchdogSite::consumer_wait: return "a consumer waiting for stage %u to land";
-    case WatchdogSite::fixup: return "a block waiting for the partial sums of tile %u";
+    case WatchdogSite::fixup: return "a block waiting for %u partial sums of tile %u";
     default: return "a wait (stage %u)";
   }
 }
@@ -89,13 +89,15 @@ Watchdog host_watchdog() { return Watchdog{mapped_record().device, process_bound
 std::string describe_watchdog_record(const WatchdogRecord& r, std::uint64_t bound_ns) {
   if (r.fired == 0) return {};
   char what[96];
-  std::snprintf(what, sizeof what, site_text(r.site), r.stage);
+  if (WatchdogSite(r.site) == WatchdogSite::fixup)
+    std::snprintf(what, sizeof what, site_text(r.site), r.stage, r.barrier);  // the count, the tile
+  else
+    std::snprintf(what, sizeof what, site_text(r.site), r.stage);
   char line[320];
   if (WatchdogSite(r.site) == WatchdogSite::fixup) {
-    std::snprintf(line, sizeof line,
-                  "mbarrier watchdog: block %u, thread %u (%s, %u of them) waited more than %.0f s: a deadlock; "
+    std::snprintf(line, sizeof line, "mbarrier watchdog: block %u, thread %u (%s) waited more than %.0f s: a deadlock; "
                   "the kernel trapped",
-                  r.block, r.thread, what, r.parity, double(bound_ns) / 1e9);
+                  r.block, r.thread, what, double(bound_ns) / 1e9);
   } else {
     std::snprintf(line, sizeof line,
                   "mbarrier watchdog: block %u, thread %u (%s, parity %u, barrier at shared 0x%x) waited more than "

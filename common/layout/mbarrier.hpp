@@ -133,14 +133,18 @@ MM_HD bool mbarrier_try_wait(std::uint64_t* bar, int parity) {
 ///
 /// The waits return nothing, as CUTLASS's do: a kernel's control flow does not carry the watchdog.
 /// A wait that gives up
-///   - writes a WatchdogRecord (which block, thread, barrier, stage and role) where Watchdog::record
-///     points: host-mapped memory (gemm/watchdog.hpp allocates it), so the host can still read it
-///     once the kernel has trapped and the context is gone;
-///   - marks its thread's WatchdogState: that thread's later waits no longer wait (a deadlocked ring
-///     would otherwise cost a full bound per stage);
+///   - notes in its block's watchdog word (8 bytes of shared memory: WatchdogState) which thread,
+///     barrier, stage and role it was; every wait of the block that spins then stops at once (a
+///     deadlocked ring would otherwise cost a full bound per stage). Nothing of this is on the path
+///     of a wait that succeeds, and nothing of it holds a register: there, as before the watchdog,
+///     one try and a branch;
 ///   - returns, as if the phase had completed. The kernel runs to its end on whatever its buffers
-///     hold, and traps in one place, after its wgmma have drained (watchdog_trap_if_gave_up): a trap
-///     on a path with wgmma in flight would make ptxas serialize every wgmma of the kernel (C7518).
+///     hold, and in one place, after its wgmma have drained (watchdog_trap_if_gave_up), writes a
+///     WatchdogRecord (which block, thread, barrier, stage and role) where Watchdog::record points
+///     (host-mapped memory, gemm/watchdog.hpp: the host can still read it once the context is gone)
+///     and traps. A trap, or the record's stores and fences, on the waits' paths with wgmma in flight
+///     would cost the loop: a trap there makes ptxas serialize every wgmma of the kernel (C7518), and
+///     the record's stores made the compiler re-converge the warp (WARPSYNC) before each wgmma.
 #ifndef MM_MBARRIER_WATCHDOG
 #define MM_MBARRIER_WATCHDOG 1
 #endif
@@ -164,9 +168,9 @@ struct WatchdogRecord {
   std::uint32_t block;    ///< blockIdx.x of the thread that gave up
   std::uint32_t thread;   ///< its threadIdx.x
   std::uint32_t site;     ///< a WatchdogSite
-  std::uint32_t stage;    ///< the ring's stage (or the tile, for a fixup)
-  std::uint32_t parity;   ///< the phase parity it waited for (or the count it waited for, for a fixup)
-  std::uint32_t barrier;  ///< the barrier's shared-window address (0 for a fixup)
+  std::uint32_t stage;    ///< the ring's stage (for a fixup: the count of partial sums it waited for)
+  std::uint32_t parity;   ///< the phase parity it waited for
+  std::uint32_t barrier;  ///< the barrier's shared-window address (for a fixup: the tile, modulo 2^18)
 };
 
 /// What a kernel's waits are given: how long to wait, where to leave the record. The default, for a
@@ -176,49 +180,93 @@ struct Watchdog {
   std::uint64_t bound_ns = kMbarrierTimeoutNs;   ///< a wait's bound
 };
 
-/// One thread's watchdog: the launch's Watchdog, and whether a wait of this thread has given up.
-struct WatchdogState {
-  Watchdog config;       ///< from the kernel's parameters
-  bool gave_up = false;  ///< a wait of this thread has given up: its later waits return at once
+/// The wait that gave up, packed into the 64 bits of a block's watchdog word (see WatchdogState):
+///   bits 0-17 the barrier's shared-window address (for a fixup: the tile, modulo 2^18); bits 18-27
+///   the stage (10 bits; for a fixup: the count of partial sums); bit 28 the parity; bits 29-30 the
+///   WatchdogSite; bit 31 set; bits 32-63 the thread.
+MM_HD constexpr std::uint64_t pack_watchdog(WatchdogSite site, std::uint32_t stage, std::uint32_t parity,
+                                            std::uint32_t barrier, std::uint32_t thread) {
+  return std::uint64_t(thread) << 32 | 0x80000000u | (std::uint32_t(site) & 3u) << 29 | (parity & 1u) << 28 |
+         (stage & 0x3ffu) << 18 | (barrier & 0x3ffffu);
+}
+/// The record of a packed wait of block `block` (fired 0 for a word of 0: no wait gave up).
+MM_HD constexpr WatchdogRecord unpack_watchdog(std::uint64_t word, std::uint32_t block) {
+  if (word == 0) return WatchdogRecord{};
+  const auto low = std::uint32_t(word);
+  return {1u, block, std::uint32_t(word >> 32), low >> 29 & 3u, low >> 18 & 0x3ffu, low >> 28 & 1u, low & 0x3ffffu};
+}
 
-  /// Records the wait that gives up (the launch's first, as far as the record can tell; threads that
-  /// give up at the same moment may mix their fields) and marks this thread.
+/// A block's watchdog: the bound of its waits (a copy of the kernel's parameter, which the compiler
+/// reads from the parameter bank rather than keep in a register), and the shared-window address of
+/// the block's watchdog word, 8 bytes of shared memory (the pipeline's: PipelineTmaAsync), 0 until a
+/// wait gives up, then the first wait that did (pack_watchdog). Nothing of it lives in a register
+/// through a kernel's loops: the word is written and read only where a wait has already spun, and at
+/// the kernel's end.
+struct WatchdogState {
+  std::uint64_t bound_ns = kMbarrierTimeoutNs;  ///< a wait's bound
+  std::uint32_t word = 0;                       ///< the block's watchdog word (shared-window address)
+
+  MM_HD WatchdogState() = default;
+  /// The state of a block launched with `config`, its word at shared-window address `word_address`
+  /// (zeroed by one thread before any wait, as the pipeline's barriers are initialized).
+  MM_HD WatchdogState(const Watchdog& config, std::uint32_t word_address) : bound_ns(config.bound_ns), word(word_address) {}
+
+  /// The block's word: 0, or the wait that gave up.
+  MM_HD std::uint64_t read() const {
+#if defined(__CUDA_ARCH__)
+    std::uint64_t w;
+    asm volatile("ld.volatile.shared.u64 %0, [%1];\n" : "=l"(w) : "r"(word) : "memory");
+    return w;
+#else
+    return 0;
+#endif
+  }
+  /// True once a wait of the block gave up.
+  MM_HD bool gave_up() const { return read() != 0; }
+  /// This thread's wait for (site, stage, parity, barrier) gave up: the block's word keeps the first.
   MM_HD void give_up(WatchdogSite site, std::uint32_t stage, std::uint32_t parity, std::uint32_t barrier) {
 #if defined(__CUDA_ARCH__)
-    if (config.record != nullptr) {
-      volatile WatchdogRecord* r = config.record;
+    const std::uint64_t mine = pack_watchdog(site, stage, parity, barrier, threadIdx.x);
+    std::uint64_t old;
+    asm volatile("atom.shared.cas.b64 %0, [%1], 0, %2;\n" : "=l"(old) : "r"(word), "l"(mine) : "memory");
+#else
+    (void)site, (void)stage, (void)parity, (void)barrier;
+#endif
+  }
+};
+
+/// The one place a kernel traps for its watchdog: after its wgmma have drained (see above), when a
+/// wait of its block gave up. It first leaves the wait's record at `record` (host-mapped: the host
+/// reads it after the failed launch, gemm/watchdog.hpp), unless a record is there already (blocks
+/// that give up at the same moment may mix their fields); then the launch fails ("unspecified launch
+/// failure").
+MM_HD void watchdog_trap_if_gave_up(const WatchdogState& watchdog, WatchdogRecord* record = nullptr) {
+#if defined(__CUDA_ARCH__)
+  if (const std::uint64_t word = watchdog.read(); word != 0) {
+    if (record != nullptr) {
+      volatile WatchdogRecord* r = record;
       if (r->fired == 0) {
-        r->block = blockIdx.x;
-        r->thread = threadIdx.x;
-        r->site = std::uint32_t(site);
-        r->stage = stage;
-        r->parity = parity;
-        r->barrier = barrier;
+        const WatchdogRecord mine = unpack_watchdog(word, blockIdx.x);
+        r->block = mine.block;
+        r->thread = mine.thread;
+        r->site = mine.site;
+        r->stage = mine.stage;
+        r->parity = mine.parity;
+        r->barrier = mine.barrier;
         __threadfence_system();
         r->fired = 1;
         __threadfence_system();
       }
     }
-#else
-    (void)site, (void)stage, (void)parity, (void)barrier;
-#endif
-    gave_up = true;
+    __trap();
   }
-};
-
-/// The one place a kernel traps for its watchdog: after its wgmma have drained (see above), when a
-/// wait of this thread gave up. The launch then fails ("unspecified launch failure") and the host
-/// reads the record (gemm/watchdog.hpp).
-MM_HD void watchdog_trap_if_gave_up(const WatchdogState& watchdog) {
-#if defined(__CUDA_ARCH__)
-  if (watchdog.gave_up) __trap();
 #else
-  (void)watchdog;
+  (void)watchdog, (void)record;
 #endif
 }
 
 /// Waits until the phase of parity `parity` of the barrier at shared-window address `bar` has
-/// completed. With the watchdog on, gives up after `watchdog.config.bound_ns` (see above); `site` and
+/// completed. With the watchdog on, gives up after `watchdog.bound_ns` (see above); `site` and
 /// `stage` say what the wait was for, in the record. The clock is read only once the first try has
 /// failed, so a wait that succeeds at once costs nothing more. Without the watchdog it waits for as
 /// long as it takes.
@@ -229,16 +277,16 @@ MM_HD void mbarrier_wait(std::uint32_t bar, int parity, WatchdogState& watchdog,
 #if defined(MM_HAVE_SM90_ASYNC)
   if (mbarrier_try_wait(bar, parity)) return;
 #if MM_MBARRIER_WATCHDOG
-  if (watchdog.gave_up) return;  // slow path only: a deadlocked thread no longer waits
   std::uint64_t start;
   asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
   while (!mbarrier_try_wait(bar, parity)) {
     std::uint64_t now;
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-    if (now - start > watchdog.config.bound_ns) {
+    if (now - start > watchdog.bound_ns) {
       watchdog.give_up(site, stage, std::uint32_t(parity), bar);
       return;
     }
+    if (watchdog.gave_up()) return;  // another wait of the block gave up: a deadlock, stop waiting
   }
 #else
   (void)watchdog, (void)site, (void)stage;
@@ -250,14 +298,29 @@ MM_HD void mbarrier_wait(std::uint32_t bar, int parity, WatchdogState& watchdog,
 #endif
 }
 
-/// mbarrier_wait of the barrier at `bar`, for a kernel without a pipeline: it traps at once when the
-/// wait gives up, so it is not for code with wgmma in flight (see above); such code waits through
-/// its pipeline and traps in watchdog_trap_if_gave_up.
+/// Waits on the barrier at `bar` for a kernel without a pipeline (and without wgmma in flight: see
+/// above): with the watchdog on, a wait that lasts longer than kMbarrierTimeoutNs traps at once.
 template <class = void>
 MM_HD void mbarrier_wait(std::uint64_t* bar, int parity) {
-  WatchdogState watchdog;
-  mbarrier_wait(detail::smem_address(bar), parity, watchdog);
-  watchdog_trap_if_gave_up(watchdog);
+  detail::require_sm90<int>();
+#if defined(MM_HAVE_SM90_ASYNC)
+  const std::uint32_t b = detail::smem_address(bar);
+  if (mbarrier_try_wait(b, parity)) return;
+#if MM_MBARRIER_WATCHDOG
+  std::uint64_t start;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
+  while (!mbarrier_try_wait(b, parity)) {
+    std::uint64_t now;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
+    if (now - start > kMbarrierTimeoutNs) __trap();
+  }
+#else
+  while (!mbarrier_try_wait(b, parity)) {
+  }
+#endif
+#else
+  (void)bar, (void)parity;
+#endif
 }
 
 /// `fence.proxy.async.shared::cta`: makes this thread's ordinary shared-memory writes visible to the

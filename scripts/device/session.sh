@@ -19,8 +19,8 @@
 #
 #   BUILD=build-dev CMAKE_ARGS=-DMM_APPENDIX_STEPS=ON TESTS='ch1[12]' bash scripts/device/session.sh build tests
 #
-# Everything lands under $OUT: summary.txt, logs/, data/ (at most 8 files come back: the logs and
-# the A/B runs are tarred).
+# Everything lands under $OUT: summary.txt and ab_summary.txt, and logs.tgz with logs/, ab/ and data/
+# (at most 8 files come back from the device tool).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-dev}
@@ -106,4 +106,4 @@ for step in "$@"; do
   *) say "unknown step: $step" ;;
   esac
 done
-tar -C "$OUT" -czf "$OUT/logs.tgz" logs ab 2>/dev/null && rm -rf "$OUT/logs" "$OUT/ab"
+tar -C "$OUT" -czf "$OUT/logs.tgz" logs ab data 2>/dev/null && rm -rf "$OUT/logs" "$OUT/ab" "$OUT/data"

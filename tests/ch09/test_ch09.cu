@@ -158,12 +158,13 @@ TEST(ch09_Watchdog, ADeadlockedWaitTrapsInsteadOfHanging) {
 // A consumer's wait, as a pipeline waits: with the process's record, given up after 1 s.
 __global__ void consumer_waits_forever(mm::Watchdog config) {
   if constexpr (mm::arch::compiled_for(mm::arch::sm90a)) {
-    __shared__ std::uint64_t bar;
+    __shared__ std::uint64_t bar, word;
     mm::mbarrier_init(&bar, 1);
     mm::fence_mbarrier_init();
-    mm::WatchdogState watchdog{config};
+    word = 0;
+    mm::WatchdogState watchdog(config, mm::detail::smem_address(&word));
     mm::mbarrier_wait(mm::detail::smem_address(&bar), 0, watchdog, mm::WatchdogSite::consumer_wait, 5);
-    mm::watchdog_trap_if_gave_up(watchdog);  // the kernel's one trap
+    mm::watchdog_trap_if_gave_up(watchdog, config.record);  // the kernel's one trap
   }
 }
 

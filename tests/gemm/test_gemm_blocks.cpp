@@ -181,7 +181,7 @@ TEST(TileSchedulersSm90, SplitKFixupAddsEverySliceOfTheTile) {
   std::vector<unsigned char> workspace(SplitKScheduler<kAcc>::workspace_bytes(params, kConsumers), 0);
   SplitKScheduler<kAcc>::initialize_workspace(params, workspace.data(), kConsumers);
   const SplitKScheduler<kAcc> s(params, 0, 1);
-  WatchdogState watchdog;
+  WatchdogState watchdog;  // (on the host, no word: the fixup's wait never spins there)
   // Slices in order of the units (slice-major): the last slice of each tile comes after the others.
   for (std::int64_t i = 0; i < split.size(); ++i) {
     WorkTileInfo w;
@@ -200,7 +200,7 @@ TEST(TileSchedulersSm90, SplitKFixupAddsEverySliceOfTheTile) {
         }
       }
   }
-  EXPECT_FALSE(watchdog.gave_up);
+  EXPECT_FALSE(watchdog.gave_up());
 }
 
 // ---- What a prepared GEMM names ----
@@ -261,18 +261,28 @@ TEST(Watchdog, TheLineNamesTheBlockTheThreadAndTheBarrier) {
   EXPECT_NE(line.find("parity 1"), std::string::npos) << line;
   EXPECT_NE(line.find("more than 4 s"), std::string::npos) << line;
   r.site = std::uint32_t(WatchdogSite::fixup);
-  EXPECT_NE(describe_watchdog_record(r, kMbarrierTimeoutNs).find("partial sums of tile 2"), std::string::npos);
+  EXPECT_NE(describe_watchdog_record(r, kMbarrierTimeoutNs).find("2 partial sums of tile 1024"), std::string::npos);
 }
 
-TEST(Watchdog, AWaitThatGaveUpRecordsItselfOnceAndMarksItsThread) {
-  WatchdogRecord record{};
-  WatchdogState first{Watchdog{&record, 1}};
-  first.give_up(WatchdogSite::producer_acquire, 3, 0, 0x100);
-  EXPECT_TRUE(first.gave_up);
-  // (On the host the record is the device's to write: give_up marks the thread only.)
-  EXPECT_EQ(record.fired, 0u);
-  WatchdogState other{Watchdog{&record, 1}};
-  EXPECT_FALSE(other.gave_up);
+TEST(Watchdog, AWaitThatGaveUpIsPackedIntoTheBlocksWordAndUnpackedIntoTheRecord) {
+  EXPECT_EQ(unpack_watchdog(0, 3).fired, 0u) << "a word of 0: no wait gave up";
+  const std::uint64_t word = pack_watchdog(WatchdogSite::consumer_wait, 5, 1, 0x38020, 130);  // 227 KB window
+  EXPECT_NE(word, 0u);
+  const WatchdogRecord r = unpack_watchdog(word, 3);
+  EXPECT_EQ(r.fired, 1u);
+  EXPECT_EQ(r.block, 3u);
+  EXPECT_EQ(r.thread, 130u);
+  EXPECT_EQ(r.site, std::uint32_t(WatchdogSite::consumer_wait));
+  EXPECT_EQ(r.stage, 5u);
+  EXPECT_EQ(r.parity, 1u);
+  EXPECT_EQ(r.barrier, 0x38020u);
+  // Thread 0 at stage 0, parity 0, barrier 0 is still a wait that gave up.
+  EXPECT_NE(pack_watchdog(WatchdogSite::other, 0, 0, 0, 0), 0u);
+  const WatchdogRecord fixup = unpack_watchdog(pack_watchdog(WatchdogSite::fixup, 3, 0, 1234, 7), 0);
+  EXPECT_EQ(fixup.site, std::uint32_t(WatchdogSite::fixup));
+  EXPECT_EQ(fixup.stage, 3u);
+  EXPECT_EQ(fixup.barrier, 1234u);
+  EXPECT_NE(describe_watchdog_record(fixup, kMbarrierTimeoutNs).find("3 partial sums of tile 1234"), std::string::npos);
 }
 
 }  // namespace

@@ -6,11 +6,14 @@
 #include "layout/mbarrier.hpp"
 
 __global__ void wait_on_a_barrier(int* out) {
-  __shared__ std::uint64_t bar;
-  if (threadIdx.x == 0) mm::mbarrier_init(&bar, 1);
+  __shared__ std::uint64_t bar, word;
+  if (threadIdx.x == 0) {
+    mm::mbarrier_init(&bar, 1);
+    word = 0;
+  }
   __syncthreads();
   mm::mbarrier_arrive(&bar);
-  mm::WatchdogState watchdog;
+  mm::WatchdogState watchdog(mm::Watchdog{}, mm::detail::smem_address(&word));
   mm::mbarrier_wait(mm::detail::smem_address(&bar), 0, watchdog);
-  out[0] = watchdog.gave_up ? 0 : 1;
+  out[0] = watchdog.gave_up() ? 0 : 1;
 }

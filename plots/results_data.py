@@ -27,8 +27,11 @@ from dataclasses import dataclass
 
 COLUMNS = [
     "chapter", "kernel", "dtype", "layout", "M", "N", "K", "median_ms", "min_ms", "tflops",
-    "gbps", "pct_of_cublas", "rel_error", "gpu", "cuda_version", "timestamp",
+    "gbps", "pct_of_cublas", "rel_error", "gpu", "cuda_version", "timestamp", "path",
 ]
+# CSVs written before the `path` column (the path that ran: a dispatcher's choice) have every column
+# but the last; they read with an empty path.
+COLUMNS_WITHOUT_PATH = COLUMNS[:-1]
 GEMM_BASELINE = "cuBLAS"
 COPY_BASELINE = "cudaMemcpy"
 BASELINES = (GEMM_BASELINE, COPY_BASELINE)
@@ -65,6 +68,7 @@ class Row:
     cuda_version: str
     timestamp: str
     source: str  # the CSV file this row came from
+    path: str = ""  # the path that ran (a composed kernel's blocks, a dispatcher's choice); "" before the column existed
 
     @property
     def number(self) -> str:
@@ -121,15 +125,16 @@ def read_csv(path: pathlib.Path) -> list[Row]:
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         header = next(reader, None)
-        if header is None or [h.strip() for h in header] != COLUMNS:
+        names = [h.strip() for h in header] if header is not None else None
+        if names not in (COLUMNS, COLUMNS_WITHOUT_PATH):
             raise DataError(f"{path}:1: not the gemm-ladder CSV header (see common/harness/results.hpp)")
         for line_no, fields in enumerate(reader, start=2):
             if not fields or all(not x.strip() for x in fields):
                 continue
             where = f"{path}:{line_no}"
-            if len(fields) != len(COLUMNS):
-                raise DataError(f"{where}: expected {len(COLUMNS)} fields, found {len(fields)}")
-            v = dict(zip(COLUMNS, fields))
+            if len(fields) != len(names):
+                raise DataError(f"{where}: expected {len(names)} fields, found {len(fields)}")
+            v = dict(zip(names, fields))
             dims = [_number(v[c], where) for c in ("M", "N", "K")]
             if any(d is None for d in dims):
                 raise DataError(f"{where}: M, N and K must be filled")
@@ -141,7 +146,7 @@ def read_csv(path: pathlib.Path) -> list[Row]:
                 tflops=_number(v["tflops"], where), gbps=_number(v["gbps"], where),
                 pct=_number(v["pct_of_cublas"], where), rel_error=_number(v["rel_error"], where),
                 gpu=v["gpu"].strip(), cuda_version=v["cuda_version"].strip(),
-                timestamp=v["timestamp"].strip(), source=str(path)))
+                timestamp=v["timestamp"].strip(), source=str(path), path=v.get("path", "").strip()))
     return rows
 
 

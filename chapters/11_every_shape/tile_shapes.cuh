@@ -55,22 +55,9 @@ namespace mm::ch11 {
 
 using bf16 = __nv_bfloat16;
 
-/// The tile of chapter 10's best step: 128×256, K steps of 64, 4 stages, two consumer warpgroups.
-struct Tile128x256Cfg {
-  using BM = _128;                     ///< rows of C per tile: 64 per consumer warpgroup
-  using BN = _256;                     ///< columns of C per tile: the wgmma's N
-  using BK = _64;                      ///< K step: one 128-byte swizzle row of bf16
-  static constexpr int kWgmmaM = 64;   ///< rows one wgmma (one consumer warpgroup) multiplies
-  static constexpr int kStages = 4;    ///< stages in the ring (4 × 48 KB)
-  static constexpr int kConsumers = 2; ///< consumer warpgroups
-  static constexpr int kThreads = 128 * (1 + kConsumers);
-  static constexpr int kGroupM = 16;   ///< rows of tiles the scheduler walks down before moving right
-  static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = 232;
-  static constexpr int kPieceM = 64;   ///< rows of one piece of C in the epilogue
-  static constexpr int kPieceN = 64;   ///< columns of one piece: one 128-byte swizzle row of bf16
-  static constexpr int kCBuffers = 2;  ///< pieces in flight per consumer warpgroup
-};
+/// The tile of chapter 10's best step: 128×256, K steps of 64 (one 128-byte swizzle row of bf16), 4
+/// stages of 48 KB, two consumer warpgroups (gemm/kernel_sm90.hpp's KernelConfig has the rest).
+struct Tile128x256Cfg : KernelConfig<128, 256, 64, 4> {};
 /// 128×192: 3/4 of the work per tile, 4/3 as many tiles (a non-power-of-two N against wave quantization).
 struct Tile128x192Cfg : Tile128x256Cfg {
   using BN = _192;
@@ -90,12 +77,7 @@ struct Tile128x64Cfg : Tile128x256Cfg {
 /// 64×256 with one consumer warpgroup, for every_shape's widest decode layers (M <= 64, N so wide that
 /// its 256-column tiles alone nearly fill the GPU): one tile per SM streaming its 256 rows of B, and
 /// not the 64 rows of zeros a 128-row tile would multiply; 5 stages of 40 KB.
-struct Tile64x256Cfg : Tile128x256Cfg {
-  using BM = _64;
-  static constexpr int kConsumers = 1;
-  static constexpr int kThreads = 128 * (1 + kConsumers);
-  static constexpr int kStages = 5;
-};
+struct Tile64x256Cfg : KernelConfig<64, 256, 64, 5> {};
 
 /// tile_shapes' kernel for the tile of `Cfg`: chapter 10's tma_store, composed. The main loop, the
 /// epilogue and the tile order are what the chapter's later steps change, one at a time.

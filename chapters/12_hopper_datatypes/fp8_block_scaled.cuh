@@ -57,23 +57,10 @@ using bf16 = __nv_bfloat16;
 using e4m3 = __nv_fp8_e4m3;
 
 /// fp8_block_scaled: 128×256 tiles, K steps of 128 e4m3 (one scale block), multiplied in halves of
-/// 128 columns; 4 stages, two consumer warpgroups.
-struct Fp8BlockCfg {
-  using BM = _128;                     ///< rows of C per tile: 64 per consumer warpgroup
-  using BN = _256;                     ///< columns of C per tile: two blocks of B's scales
-  using BK = _128;                     ///< K step: one 128-byte swizzle row of e4m3, one block of scales
-  using HalfN = _128;                  ///< columns one promotion covers: the wgmma's N, one scale block
-  static constexpr int kWgmmaM = 64;   ///< rows one wgmma (one consumer warpgroup) multiplies
-  static constexpr int kStages = 4;    ///< stages in the ring (4 × 48 KB)
+/// 128 columns; 4 stages of 48 KB, two consumer warpgroups.
+struct Fp8BlockCfg : KernelConfig<128, 256, 128, 4> {
+  using HalfN = _128;                     ///< columns one promotion covers: the wgmma's N, one scale block
   static constexpr int kScaleChunk = 64;  ///< K blocks of B's scales a consumer stages in shared memory at once
-  static constexpr int kConsumers = 2; ///< consumer warpgroups
-  static constexpr int kThreads = 128 * (1 + kConsumers);
-  static constexpr int kGroupM = 16;   ///< rows of tiles the scheduler walks down before moving right
-  static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = 232;
-  static constexpr int kPieceM = 64;   ///< rows of one piece of C in the epilogue
-  static constexpr int kPieceN = 64;   ///< columns of one piece: one 128-byte swizzle row of bf16
-  static constexpr int kCBuffers = 2;  ///< pieces in flight per consumer warpgroup
   static_assert(BK::value == kScaleBlock && HalfN::value == kScaleBlock, "a K step and a half tile's columns are one scale block");
 };
 

@@ -45,22 +45,9 @@ namespace mm::ch12 {
 using bf16 = __nv_bfloat16;
 using e4m3 = __nv_fp8_e4m3;
 
-/// fp8_per_tensor: 128×256 tiles, K steps of 128 e4m3 (128 bytes), 4 stages, two consumer warpgroups.
-struct Fp8Cfg {
-  using BM = _128;                     ///< rows of C per tile: 64 per consumer warpgroup
-  using BN = _256;                     ///< columns of C per tile: the wgmma's N
-  using BK = _128;                     ///< K step: one 128-byte swizzle row of e4m3
-  static constexpr int kWgmmaM = 64;   ///< rows one wgmma (one consumer warpgroup) multiplies
-  static constexpr int kStages = 4;    ///< stages in the ring (4 × 48 KB)
-  static constexpr int kConsumers = 2; ///< consumer warpgroups
-  static constexpr int kThreads = 128 * (1 + kConsumers);
-  static constexpr int kGroupM = 16;   ///< rows of tiles the scheduler walks down before moving right
-  static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = 232;
-  static constexpr int kPieceM = 64;   ///< rows of one piece of C in the epilogue
-  static constexpr int kPieceN = 64;   ///< columns of one piece: one 128-byte swizzle row of bf16
-  static constexpr int kCBuffers = 2;  ///< pieces in flight per consumer warpgroup
-};
+/// fp8_per_tensor: 128×256 tiles, K steps of 128 e4m3 (one 128-byte swizzle row), 4 stages of 48 KB,
+/// two consumer warpgroups.
+struct Fp8Cfg : KernelConfig<128, 256, 128, 4> {};
 
 /// fp8_per_tensor's kernel: tf32_wgmma's composition with e4m3 operands (the main loop on e4m3:
 /// wgmma's k32 atom, K steps of 128), a bf16 C, and the epilogue's per-tensor scale.

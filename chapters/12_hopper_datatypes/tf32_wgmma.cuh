@@ -41,22 +41,9 @@
 
 namespace mm::ch12 {
 
-/// tf32_wgmma: 128×256 tiles, K steps of 32 fp32 (128 bytes), 4 stages, two consumer warpgroups.
-struct Tf32Cfg {
-  using BM = _128;                     ///< rows of C per tile: 64 per consumer warpgroup
-  using BN = _256;                     ///< columns of C per tile: the wgmma's N
-  using BK = _32;                      ///< K step: one 128-byte swizzle row of fp32
-  static constexpr int kWgmmaM = 64;   ///< rows one wgmma (one consumer warpgroup) multiplies
-  static constexpr int kStages = 4;    ///< stages in the ring (4 × 48 KB)
-  static constexpr int kConsumers = 2; ///< consumer warpgroups
-  static constexpr int kThreads = 128 * (1 + kConsumers);
-  static constexpr int kGroupM = 16;   ///< rows of tiles the scheduler walks down before moving right
-  static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = 232;
-  static constexpr int kPieceM = 64;   ///< rows of one piece of C in the epilogue
-  static constexpr int kPieceN = 32;   ///< columns of one piece: one 128-byte swizzle row of fp32
-  static constexpr int kCBuffers = 2;  ///< pieces in flight per consumer warpgroup
-};
+/// tf32_wgmma: 128×256 tiles, K steps of 32 fp32 (one 128-byte swizzle row), 4 stages of 48 KB, two
+/// consumer warpgroups; pieces of C of 64×32 fp32 (one 128-byte row).
+struct Tf32Cfg : KernelConfig<128, 256, 32, 4, 32> {};
 
 /// tf32_wgmma's kernel: chapter 11's tile_shapes composition with fp32 operands (its main loop on
 /// float: wgmma's tf32 atom, K steps of 32) and an fp32 C (the epilogue's 64×32 pieces).

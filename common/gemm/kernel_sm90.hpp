@@ -29,12 +29,34 @@
 #include <type_traits>
 
 #include "gemm/smem.hpp"  // shared_storage
+#include "layout/integer.hpp"  // Int
 #include "gemm/tile_scheduler_sm90.hpp"
 #include "gemm/warp_specialization.hpp"
 #include "layout/arch.hpp"
 #include "layout/mbarrier.hpp"
 
 namespace mm {
+
+/// The configuration of a composed kernel, as a step spells it: a BM×BN tile of C in K steps of BK, a
+/// ring of `Stages` stages, BM / 64 consumer warpgroups (each multiplies 64 rows: wgmma's M) and one
+/// producer warpgroup, the registers setmaxnreg gives each role, and the epilogue's pieces of C. A
+/// step's configuration derives from it and changes what its lesson changes (`using BN = _192;`).
+template <int BM_, int BN_, int BK_, int Stages, int PieceN = 64>
+struct KernelConfig {
+  using BM = Int<BM_>;  ///< rows of C per tile: 64 per consumer warpgroup
+  using BN = Int<BN_>;  ///< columns of C per tile: the wgmma's N
+  using BK = Int<BK_>;  ///< K step: one 128-byte swizzle row of the element type
+  static constexpr int kWgmmaM = 64;                       ///< rows one wgmma (one consumer warpgroup) multiplies
+  static constexpr int kStages = Stages;                   ///< stages in the ring
+  static constexpr int kConsumers = BM_ / kWgmmaM;         ///< consumer warpgroups
+  static constexpr int kThreads = 128 * (1 + kConsumers);  ///< a producer warpgroup and the consumers
+  static constexpr int kGroupM = 16;        ///< rows of tiles the scheduler walks down before moving right
+  static constexpr int kProducerRegs = 40;  ///< the producer only issues TMA (setmaxnreg.dec)
+  static constexpr int kConsumerRegs = 232; ///< the consumers hold the accumulators (setmaxnreg.inc)
+  static constexpr int kPieceM = 64;        ///< rows of one piece of C in the epilogue
+  static constexpr int kPieceN = PieceN;    ///< columns of one piece: one 128-byte swizzle row of C
+  static constexpr int kCBuffers = 2;       ///< pieces in flight per consumer warpgroup
+};
 
 /// A composed kernel's shared memory: the collectives' tensors, then the pipeline's barriers.
 /// `epilogue()` is the epilogue's part. An epilogue without shared memory (the register epilogue)

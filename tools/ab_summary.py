@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The A/B of scripts/device/session.sh: the same binaries from two builds, alternating, side by side.
+"""The A/B of scripts/device/h200_session.sh (its `ab` step): the same binaries from two builds,
+alternating, side by side.
 
     tools/ab_summary.py DIR
 

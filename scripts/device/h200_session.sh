@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # How the committed H200 results were produced: one call on the GPU machine runs
-#   bash scripts/device/h200_session.sh [build] [tests] [gtest] [chapters] [sanitize] [ncu] [repeat]
+#   bash scripts/device/h200_session.sh [build] [base] [builds] [tests] [gtest] [chapters] [commands]
+#                                       [sanitize] [sanitize_commands] [ab] [ncu] [repeat] [env]
 # over a build made there (`build`) or on a CPU machine (configured there as build-lead/, e.g. for sm_90a with
 # -DMM_CH07_SWEEP=ON; scripts/device/pack_build.sh copies it without its objects into .carry/; its
 # absolute paths are /work/main/... there as here). CHAPTERS, NCU, SANITIZE and GTESTS
@@ -13,6 +14,21 @@
 # The same script serves the H100 runs (plots/data/h100-80gb-hbm3/): the step `build` configures and
 # builds the whole project on the GPU machine instead (its 16 cores take about 80 s), with CLI11's
 # headers and CMake package carried in .carry/cli11 (include/CLI, share/cmake/CLI11).
+#
+# For a restructuring measured against the code before it (the session of 2026-11-29):
+#   base               builds the tree in .carry/base (`git archive <commit>` of the code to compare
+#                      against, made on the CPU machine and carried) into .carry/base/build, BASE_TARGETS
+#   builds             build and base at the same time (the 16 cores serve both)
+#   ab                 each command of AB (one per line, a binary of bin/ and its arguments) from the base
+#                      build and from this one, alternating ROUNDS times (2); the CSVs in $OUT/ab and
+#                      their medians side by side in $OUT/ab_summary.txt (tools/ab_summary.py)
+#   commands           each command of COMMANDS (one per line) from bin/, its CSV in $OUT/data/<binary>.csv
+#   sanitize_commands  memcheck, racecheck and synccheck on each command of SANITIZE_COMMANDS (one per
+#                      line), every kernel of the binary in one run
+#   env                what compute-sanitizer injects into a process's environment (gemm/watchdog.hpp
+#                      recognizes the tools by it)
+# e.g. BUILD=build-dev CMAKE_ARGS=-DMM_APPENDIX_STEPS=ON BASE_TARGETS="ch11_every_shape" CTEST_ARGS="-R test_ch11" \
+#        AB="ch11_every_shape --no-check --sizes 4096" bash scripts/device/h200_session.sh builds tests ab
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # A build carried without its object files (the tool carries at most 64 MiB) goes back in place.
@@ -27,18 +43,28 @@ summary=$OUT/summary.txt
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
 
-say "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader)"
+cli11=()
+[ -d .carry/cli11 ] && cli11=(-DCLI11_DIR="$PWD/.carry/cli11/share/cmake/CLI11")
+configure_and_build() {  # $1 source, $2 build dir, $3 targets, $4 log
+  local start=$SECONDS
+  { cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a "${cli11[@]}" \
+      -DMM_PYTHON="$(command -v python3)" ${CMAKE_ARGS:-} &&
+    cmake --build "$2" -j16 ${3:+--target $3} -- -k 0; } >"$4" 2>&1
+  local rc=$?
+  say "build $2: rc=$rc ($((SECONDS - start)) s)"
+  [ $rc -eq 0 ] || tail -30 "$4" | tee -a "$summary"
+}
+
+say "$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader)"
 
 for step in "${steps[@]}"; do
   case $step in
-  build)
-    start=$SECONDS
-    cli11=()
-    [ -d .carry/cli11 ] && cli11=(-DCLI11_DIR="$PWD/.carry/cli11/share/cmake/CLI11")
-    { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a "${cli11[@]}" \
-        -DMM_PYTHON="$(command -v python3)" ${CMAKE_ARGS:-} &&
-      cmake --build "$BUILD" -j16 ${TARGETS:+--target $TARGETS} -- -k 0; } >"$OUT/logs/build.log" 2>&1
-    say "build rc=$? ($((SECONDS - start)) s) in $BUILD"
+  build) configure_and_build . "$BUILD" "${TARGETS:-}" "$OUT/logs/build.log" ;;
+  base) configure_and_build .carry/base .carry/base/build "${BASE_TARGETS:-}" "$OUT/logs/build_base.log" ;;
+  builds)
+    configure_and_build .carry/base .carry/base/build "${BASE_TARGETS:-}" "$OUT/logs/build_base.log" &
+    configure_and_build . "$BUILD" "${TARGETS:-}" "$OUT/logs/build.log"
+    wait
     ;;
   tests)
     # The build was configured on the CPU machine: its CTest files name that machine's CMake
@@ -155,6 +181,50 @@ for step in "${steps[@]}"; do
       prof ch10_$order ch10_hopper_persistent --kernel-name regex:"gemm|xmma|nvjet|sm90|cutlass" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --print-details all --metrics $gmma -- --sizes 4096 --layout $order
     done
     ;;
+  commands)
+    while IFS= read -r cmd; do
+      [ -z "$cmd" ] && continue
+      name=$(echo "$cmd" | cut -d' ' -f1)
+      start=$SECONDS
+      # shellcheck disable=SC2086
+      "$bin"/$cmd --csv "$OUT/data/$name.csv" >"$OUT/logs/$name.log" 2>&1
+      say "'$cmd' rc=$? ($((SECONDS - start)) s)"
+    done <<<"${COMMANDS:-}"
+    ;;
+  sanitize_commands)
+    while IFS= read -r cmd; do
+      [ -z "$cmd" ] && continue
+      for tool in memcheck racecheck synccheck; do
+        start=$SECONDS
+        log=$OUT/logs/sanitize_${tool}_$(echo "$cmd" | tr -c 'A-Za-z0-9_' '_' | cut -c1-60).log
+        # shellcheck disable=SC2086
+        compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 "$bin"/$cmd >"$log" 2>&1
+        say "sanitize $tool '$cmd': rc=$? ($((SECONDS - start)) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
+      done
+    done <<<"${SANITIZE_COMMANDS:-}"
+    ;;
+  ab)
+    mkdir -p "$OUT/ab"
+    n=0
+    while IFS= read -r cmd; do
+      [ -z "$cmd" ] && continue
+      n=$((n + 1))
+      for r in $(seq 1 "${ROUNDS:-2}"); do
+        for side in base new; do
+          dir=$bin
+          [ $side = base ] && dir=.carry/base/build/bin
+          # shellcheck disable=SC2086
+          "$dir"/$cmd --csv "$OUT/ab/r${r}_${side}_${n}.csv" >"$OUT/logs/ab_r${r}_${side}_${n}.log" 2>&1 ||
+            say "ab: '$cmd' ($side, round $r) exited $?"
+        done
+      done
+    done <<<"${AB:-}"
+    python3 tools/ab_summary.py "$OUT/ab" >"$OUT/ab_summary.txt"
+    tail -1 "$OUT/ab_summary.txt" | tee -a "$summary"
+    ;;
+  env)
+    compute-sanitizer --tool memcheck /usr/bin/env 2>&1 | grep -iE 'inject|preload|sanitizer' | tee -a "$summary"
+    ;;
   repeat)
     # The headline run again (REPEATS times), for the spread of the ratios a README quotes.
     for i in $(seq "${REPEATS:-2}"); do
@@ -166,7 +236,7 @@ for step in "${steps[@]}"; do
   *) say "unknown step $step" ;;
   esac
   # After every step, so that a call cut short by its time limit still brings back what ran.
-  tar czf "$OUT/results.tgz" -C "$OUT" data logs
+  tar czf "$OUT/results.tgz" -C "$OUT" data logs $( [ -d "$OUT/ab" ] && echo ab )
 done
 rm -rf "$OUT/data" "$OUT/logs"
 cat "$summary"

@@ -5,10 +5,18 @@
 MM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$MM_ROOT"
 MM_JOBS="$(nproc 2>/dev/null || echo 2)"
-MM_VENV="$MM_ROOT/.venv"
+# The virtual environment the scripts set up; $MM_VENV moves it (.ci/run points it at a fresh, empty
+# directory to check the offline path without touching .venv).
+MM_VENV="${MM_VENV:-$MM_ROOT/.venv}"
+MM_VENV_SHOWN="${MM_VENV#"$MM_ROOT"/}"   # ".venv" in messages when it is the default
 MM_PY=""         # the Python for the figures and the plot tests: .venv's, or $MM_PYTHON (mm_python sets it)
+# Whether the figures can be drawn, decided in one place (mm_python, from whether $MM_PY imports
+# matplotlib, and which version): "pinned" (it draws the committed figures byte for byte), "other" (another
+# version: figures, but not over the committed ones), "" (no matplotlib: no figures; MM_NO_FIGURES says why).
+MM_FIGURES=""
+MM_NO_FIGURES=""
 MM_MISSING=()    # what stops the run: "what: why. Fix: how", reported together by mm_stop_if_missing
-MM_NOTES=()      # what does not stop it (a test that will be skipped, a figure drawn elsewhere)
+MM_NOTES=()      # what does not stop it (a test that will be skipped, no figures this run, ...)
 # The matplotlib the committed figures are drawn with (plots/requirements.txt pins it).
 MM_MPL_PIN="$(sed -n 's/^matplotlib==\([0-9][0-9A-Za-z.]*\).*/\1/p' "$MM_ROOT/plots/requirements.txt" 2>/dev/null)"
 
@@ -59,12 +67,10 @@ mm_check_tools() {
   fi
   command -v "${CXX:-c++}" >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 \
     || mm_missing "a C++20 compiler: neither ${CXX:-c++} nor g++ found. Fix: apt-get install g++"
-  if [ -z "${MM_PYTHON:-}" ]; then
-    if ! command -v python3 >/dev/null 2>&1; then
-      mm_missing "python3: not found (the figures and the plot tests). Fix: apt-get install python3 python3-venv"
-    elif ! "$MM_VENV/bin/python" -c 'import sys' >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-      mm_missing "Python's venv module: $(mm_python3_path) cannot create .venv. Fix: apt-get install python3-venv (for Debian's Python), or point MM_PYTHON at a Python that has matplotlib $MM_MPL_PIN"
-    fi
+  # (No venv module is not a stop: mm_python falls back to python3 itself, and without matplotlib there
+  # the figures are skipped.)
+  if [ -z "${MM_PYTHON:-}" ] && ! command -v python3 >/dev/null 2>&1; then
+    mm_missing "python3: not found (the figures, the README tables and the plot tests). Fix: apt-get install python3 python3-venv"
   fi
   # GoogleTest and CLI11: CMake downloads them when they are not installed, which needs the network.
   if [ ! -e /usr/include/CLI/CLI.hpp ] && [ ! -e /usr/local/include/CLI/CLI.hpp ]; then
@@ -98,17 +104,20 @@ mm_matplotlib_fix() {
   fi
 }
 
-# mm_python [tests]: sets MM_PY, the Python for the figures (and, with `tests`, the plot tests and the
-# zero-cost check).
-#  - $MM_PYTHON, when set: used as it is (nothing installed into it); it must import matplotlib.
-#  - otherwise .venv (created with the system's site-packages visible), where pip installs
+# mm_python [tests]: sets MM_PY, the Python for the figures and the README tables (with `tests`, also the
+# plot tests and the zero-cost check), and decides whether there will be figures (mm_decide_figures).
+#  - $MM_PYTHON, when set: used as it is (nothing installed into it).
+#  - otherwise $MM_VENV (.venv, created with the system's site-packages visible), where pip installs
 #    plots/requirements.txt (matplotlib==$MM_MPL_PIN) when the requirements changed or matplotlib is not
 #    the pinned version; with `tests`, also tests/requirements.txt (NVIDIA's cuobjdump wheel), only when
-#    the CUDA toolkit has no cuobjdump. pip failing (offline) stops nothing by itself: a matplotlib
-#    already importable is used, with a note if it is not the pinned version; no matplotlib at all goes
-#    to MM_MISSING; no cuobjdump is a note (the one test that needs it is skipped).
+#    the CUDA toolkit has no cuobjdump. When python3 cannot create a venv (no venv module), python3 itself.
+# Nothing about matplotlib stops a run (measuring is the job, the figures a bonus): pip failing (offline)
+# keeps a matplotlib already importable, with a note if it is not the pinned version; no matplotlib at all
+# is a note, and no figures (run_all.sh says so in one line with the command that draws them later,
+# mm_figures_skipped; test.sh's plot tests that draw are skipped). No cuobjdump is a note too (the one
+# test that needs it is skipped).
 mm_python() {
-  local want_tests=0 stamp="$MM_VENV/.requirements.sha256" want have
+  local want_tests=0 stamp="$MM_VENV/.requirements.sha256" want have why fix venv_ok=1 cuobjdump
   [ "${1:-}" = tests ] && want_tests=1
   if [ -n "${MM_PYTHON:-}" ]; then
     if ! [ -x "$MM_PYTHON" ] && ! command -v "$MM_PYTHON" >/dev/null 2>&1; then
@@ -116,55 +125,84 @@ mm_python() {
       return 0
     fi
     MM_PY="$(command -v "$MM_PYTHON" 2>/dev/null || echo "$MM_PYTHON")"
-    if ! have="$(mm_mpl_version "$MM_PY")"; then
-      mm_missing "matplotlib: MM_PYTHON=$MM_PYTHON cannot import it. Fix: $MM_PY -m pip install -r plots/requirements.txt, or point MM_PYTHON at a Python that has it, or unset MM_PYTHON (the scripts then set up .venv)"
-    elif [ "$have" != "$MM_MPL_PIN" ]; then
-      mm_note "MM_PYTHON has matplotlib $have, not the pinned $MM_MPL_PIN: the committed figures are not redrawn in place, and the test plots.figures_reproducible is skipped"
-    fi
-    [ "$want_tests" -eq 0 ] || mm_find_cuobjdump >/dev/null \
-      || mm_note "no cuobjdump (not in the CUDA toolkit; with MM_PYTHON no wheel is installed): the test layout_zero_cost is skipped. To run it: $MM_PY -m pip install -r tests/requirements.txt, or install the toolkit's cuda-cuobjdump and cuda-nvdisasm"
-    return 0
-  fi
-  command -v python3 >/dev/null 2>&1 || return 0   # already in MM_MISSING
-  if [ ! -x "$MM_VENV/bin/python" ] || ! "$MM_VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
-    say "creating the Python virtual environment .venv (python3 = $(mm_python3_path))"
-    rm -rf "$MM_VENV"
-    if ! python3 -m venv --system-site-packages "$MM_VENV"; then
+    mm_decide_figures "MM_PYTHON=$MM_PYTHON" "$want_tests" \
+      "MM_PYTHON=$MM_PYTHON cannot import matplotlib" \
+      "$MM_PY -m pip install -r plots/requirements.txt, or point MM_PYTHON at a Python that has it, or unset MM_PYTHON (the scripts then set up .venv)"
+  else
+    command -v python3 >/dev/null 2>&1 || return 0   # already in MM_MISSING
+    if [ ! -x "$MM_VENV/bin/python" ] || ! "$MM_VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+      say "creating the Python virtual environment $MM_VENV_SHOWN (python3 = $(mm_python3_path))"
       rm -rf "$MM_VENV"
-      mm_missing "python3 -m venv failed (see above). Fix: apt-get install python3-venv (for Debian's Python), or point MM_PYTHON at a Python that has matplotlib $MM_MPL_PIN"
-      return 0
-    fi
-  fi
-  MM_PY="$MM_VENV/bin/python"
-  want="$(sha256sum "$MM_ROOT/plots/requirements.txt" | cut -d' ' -f1)"
-  have="$(mm_mpl_version "$MM_PY" || true)"
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || [ "$have" != "$MM_MPL_PIN" ]; then
-    say "installing plots/requirements.txt (matplotlib==$MM_MPL_PIN) into .venv"
-    if "$MM_PY" -m pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 \
-         -r "$MM_ROOT/plots/requirements.txt"; then
-      echo "$want" > "$stamp"
-    else
-      echo "(pip could not install it: offline?)"
-    fi
-    have="$(mm_mpl_version "$MM_PY" || true)"
-  fi
-  if [ -z "$have" ]; then
-    mm_missing "matplotlib (the figures, the plot tests): pip could not install plots/requirements.txt into .venv. Fix: $(mm_matplotlib_fix)"
-  elif [ "$have" != "$MM_MPL_PIN" ]; then
-    mm_note ".venv has matplotlib $have, not the pinned $MM_MPL_PIN (pip could not install it): figures go to build/figures/ instead of docs/images/, and the test plots.figures_reproducible is skipped"
-  fi
-  if [ "$want_tests" -eq 1 ]; then
-    local cuobjdump
-    if cuobjdump="$(mm_find_cuobjdump)"; then
-      echo "cuobjdump for the zero-cost check: $cuobjdump (the CUDA toolkit's; no wheel needed)"
-    elif ! ls "$MM_VENV"/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump >/dev/null 2>&1; then
-      say "the CUDA toolkit has no cuobjdump: installing tests/requirements.txt (NVIDIA's cuobjdump wheel) into .venv"
-      if ! "$MM_PY" -m pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 \
-             -r "$MM_ROOT/tests/requirements.txt"; then
-        mm_note "no cuobjdump: the CUDA toolkit has none and pip could not install NVIDIA's wheel (offline?). The test layout_zero_cost will be skipped (its PTX half still runs). To run it: run again online, or install the toolkit's cuda-cuobjdump and cuda-nvdisasm packages"
+      if ! python3 -m venv --system-site-packages "$MM_VENV"; then
+        rm -rf "$MM_VENV"
+        venv_ok=0
       fi
     fi
+    if [ "$venv_ok" -eq 1 ]; then
+      MM_PY="$MM_VENV/bin/python"
+      want="$(sha256sum "$MM_ROOT/plots/requirements.txt" | cut -d' ' -f1)"
+      have="$(mm_mpl_version "$MM_PY" || true)"
+      if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || [ "$have" != "$MM_MPL_PIN" ]; then
+        say "installing plots/requirements.txt (matplotlib==$MM_MPL_PIN) into $MM_VENV_SHOWN"
+        if "$MM_PY" -m pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 \
+             -r "$MM_ROOT/plots/requirements.txt"; then
+          echo "$want" > "$stamp"
+        else
+          echo "(pip could not install it: offline?)"
+        fi
+      fi
+      why="matplotlib is not importable by $MM_VENV_SHOWN/bin/python (pip could not install plots/requirements.txt: offline?)"
+      fix="$(mm_matplotlib_fix)"
+    else
+      MM_PY="$(mm_python3_path)"
+      echo "(python3 -m venv failed, see above: using $MM_PY itself, into which nothing is installed)"
+      why="matplotlib is not importable by $MM_PY (python3 -m venv failed, so pip could not install it)"
+      fix="apt-get install python3-venv and run again online (pip installs matplotlib==$MM_MPL_PIN into .venv), or point MM_PYTHON at a Python that has matplotlib $MM_MPL_PIN"
+      mm_python3_is_system && fix="apt-get install python3-matplotlib (python3 then draws the figures with Debian's version, into build/figures/), or $fix"
+    fi
+    mm_decide_figures "$MM_VENV_SHOWN" "$want_tests" "$why" "$fix"
   fi
+  [ "$want_tests" -eq 1 ] || return 0
+  if cuobjdump="$(mm_find_cuobjdump)"; then
+    echo "cuobjdump for the zero-cost check: $cuobjdump (the CUDA toolkit's; no wheel needed)"
+  elif [ "$MM_PY" != "$MM_VENV/bin/python" ]; then
+    mm_note "no cuobjdump (not in the CUDA toolkit; NVIDIA's wheel is installed only into .venv, and $MM_PY is not .venv's): the test layout_zero_cost is skipped. To run it: $MM_PY -m pip install -r tests/requirements.txt, or install the toolkit's cuda-cuobjdump and cuda-nvdisasm"
+  elif ! ls "$MM_VENV"/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump >/dev/null 2>&1; then
+    say "the CUDA toolkit has no cuobjdump: installing tests/requirements.txt (NVIDIA's cuobjdump wheel) into $MM_VENV_SHOWN"
+    if ! "$MM_PY" -m pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 \
+           -r "$MM_ROOT/tests/requirements.txt"; then
+      mm_note "no cuobjdump: the CUDA toolkit has none and pip could not install NVIDIA's wheel (offline?). The test layout_zero_cost will be skipped (its PTX half still runs). To run it: run again online, or install the toolkit's cuda-cuobjdump and cuda-nvdisasm packages"
+    fi
+  fi
+}
+
+# The one place that decides whether there will be figures, from the matplotlib $MM_PY imports: sets
+# MM_FIGURES (pinned, other, or empty) and MM_NO_FIGURES, and notes what it means for this run.
+# $1: the Python's name in messages; $2: 1 for test.sh; $3: why there is no matplotlib; $4: how to get it.
+mm_decide_figures() {
+  local who=$1 tests=$2 have
+  have="$(mm_mpl_version "$MM_PY" || true)"
+  if [ -z "$have" ]; then
+    MM_FIGURES=""
+    MM_NO_FIGURES="$3"
+    if [ "$tests" -eq 1 ]; then
+      mm_note "no matplotlib: $3. The plot tests that draw (plots.plot_py, plots.figures_reproducible) will be skipped, every other test runs. To get it: $4"
+    else
+      mm_note "no matplotlib: $3. The chapters still run and write their CSVs; the figures are skipped (one line at the end says how to draw them later). To get it: $4"
+    fi
+  elif [ "$have" != "$MM_MPL_PIN" ]; then
+    MM_FIGURES=other
+    mm_note "$who has matplotlib $have, not the pinned $MM_MPL_PIN: the committed figures are not redrawn in place (figures of plots/data/h200 go to build/figures/ instead of docs/images/), and the test plots.figures_reproducible is skipped"
+  else
+    MM_FIGURES=pinned
+  fi
+}
+
+# The one line run_all.sh prints instead of drawing the figures when mm_python found no matplotlib: why,
+# and the command that draws them later. $1: the results directory; $2: where the figures go.
+mm_figures_skipped() {
+  printf 'figures skipped: %s. To draw them later, with a Python that has matplotlib %s: python plots/plot.py --data %s --out %s\n' \
+    "$MM_NO_FIGURES" "$MM_MPL_PIN" "$1" "$2"
 }
 
 # The CUDA toolkit's cuobjdump, if it has one that can disassemble: PATH, $CUDA_HOME/bin,
@@ -195,8 +233,8 @@ mm_find_cuobjdump() {
   return 1
 }
 
-# Whether $MM_PY draws the committed figures byte for byte (it has the pinned matplotlib).
-mm_draws_committed_figures() { [ "$(mm_mpl_version "$MM_PY")" = "$MM_MPL_PIN" ]; }
+# Whether $MM_PY draws the committed figures byte for byte (it has the pinned matplotlib; mm_python decided).
+mm_draws_committed_figures() { [ "$MM_FIGURES" = pinned ]; }
 
 # The name of GPU 0 as nvidia-smi gives it ("NVIDIA H200"); prints nothing (status 1) without a GPU.
 mm_gpu_name() {

@@ -2,7 +2,7 @@
 # Builds what it runs, runs every chapter this machine can, and draws the figures (the README's
 # "run everything" command). It prints its plan, with rough times, before it starts.
 #
-#   scripts/run_all.sh
+#   scripts/run_all.sh [--check-only]
 #
 # Without a GPU: builds chapter 01 only (about a minute on 2 cores), runs it on the CPU (CSV in
 # build/results/), and draws the figures from the committed H200 results in plots/data/h200 into
@@ -11,9 +11,25 @@
 # With a GPU: builds the chapter binaries (the CMake target `chapters`, no tests), every chapter
 # writes plots/data/<gpu>/chNN_<name>.csv (chapter 01 on this machine's CPU), then the figures go
 # to docs/images/ and the README tables are refreshed.
+# Without matplotlib (offline, pip cannot install plots/requirements.txt) everything else still runs and
+# the CSVs are written; the figures are skipped with one line ("figures skipped: ...") that says why and
+# which command draws them later, and the run exits 0 (scripts/common.sh, mm_python, decides).
 # The tests are scripts/test.sh's (it builds everything: about 9 minutes on 2 cores).
+#
+# --check-only: print the plan, check the tools and the Python (setting up .venv as a real run would),
+# say whether the figures will be drawn (or print the skip line a real run would end with), and stop:
+# nothing is configured, built or run. Seconds; .ci/run uses it to check the offline path.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+check_only=0
+for arg in "$@"; do
+  case $arg in
+    --check-only) check_only=1 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$MM_ROOT/scripts/run_all.sh"; exit 0 ;;
+    *) die "unknown argument '$arg'. Usage: bash scripts/run_all.sh [--check-only] (--help says more)" ;;
+  esac
+done
 
 CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_transpose
           ch05_layout_matmul ch06_tiled_copy_mma ch06_sizes ch07_pipelined_simt ch08_tensor_cores ch08_mma_ceiling
@@ -48,7 +64,7 @@ else
   run:   ch01_cpu_matmul on this CPU at 256³, 512³ and 1024³: $(mm_minutes $RUN_CH01_S) (progress on stderr),
          CSV into build/results/ch01_cpu_matmul.csv
   draw:  the figures from the committed H200 results (plots/data/h200): $(mm_minutes $DRAW_S)
-  skip:  chapters 02-11 (they need a GPU) and the tests (bash scripts/test.sh: it builds
+  skip:  chapters 02-12 (they need a GPU) and the tests (bash scripts/test.sh: it builds
          everything, about 9 min on 2 cores)
   in all: $(mm_minutes $(( $(mm_scaled $((CONFIGURE_S + BUILD_CH01_S))) + RUN_CH01_S + DRAW_S ))) on this machine ($MM_JOBS cores) from a fresh clone
 EOF
@@ -58,6 +74,36 @@ say "checking the tools and the Python for the figures"
 mm_check_tools
 mm_python
 mm_stop_if_missing
+
+# The figures: drawn from $1 into $2, or, without matplotlib, the one line that says why and how to draw
+# them later (mm_python decided which).
+draw_figures() {
+  if [ -z "$MM_FIGURES" ]; then
+    mm_figures_skipped "$1" "$2"
+    return 0
+  fi
+  say "drawing the figures from $1 into $2/"
+  "$MM_PY" plots/plot.py --data "$1" --out "$2"
+}
+# Where the figures go: plots/data/<gpu> into docs/images/; without a GPU, the committed H200 results again,
+# in place when this matplotlib draws them byte for byte (the tree stays clean), else beside the build,
+# so that a different version does not rewrite them.
+if [ -n "${gpu:-}" ]; then
+  data="$out" figures=docs/images
+else
+  data=plots/data/h200 figures=docs/images
+  [ -z "$MM_FIGURES" ] || mm_draws_committed_figures || figures=build/figures
+fi
+
+if [ "$check_only" -eq 1 ]; then
+  if [ -n "$MM_FIGURES" ]; then
+    echo "figures: drawn with $MM_PY (matplotlib $(mm_mpl_version "$MM_PY")) from $data into $figures/"
+  else
+    mm_figures_skipped "$data" "$figures"
+  fi
+  echo "check only (--check-only): nothing configured, built or run"
+  exit 0
+fi
 mm_configure
 
 if [ -n "${gpu:-}" ]; then
@@ -84,28 +130,23 @@ if [ -n "${gpu:-}" ]; then
       printf 'error: %s failed; going on with the other chapters\n' "$c" >&2
     fi
   done
-  say "drawing the figures from $out into docs/images/"
-  "$MM_PY" plots/plot.py --data "$out" --out docs/images
-  say "refreshing the README tables from $out"
+  say "refreshing the README tables from $out"   # standard library only: with or without matplotlib
   "$MM_PY" plots/update_tables.py --data "$out"
+  draw_figures "$data" "$figures"
   if [ "$slug" != "h200" ]; then
-    printf '\nnote: docs/images/ and the README tables now show %s results (the committed ones are from an H200;\n' "$gpu"
+    printf '\nnote: %sthe README tables now show %s results (the committed ones are from an H200;\n' \
+      "$([ -z "$MM_FIGURES" ] || echo "docs/images/ and ")" "$gpu"
     printf '      git checkout -- docs/images README.md chapters/ restores them).\n'
   fi
   if [ "${#failed[@]}" -gt 0 ]; then
     die "these chapters failed: ${failed[*]}"
   fi
-  say "done in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s: figures in docs/images/, results in $out/"
+  say "done in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s: results in $out/, $([ -n "$MM_FIGURES" ] && echo "figures in docs/images/" || echo "no figures (see the line above)")"
 else
   mm_build ch01_cpu_matmul
   mkdir -p build/results
   say "running ch01_cpu_matmul on the CPU"
   build/bin/ch01_cpu_matmul --csv build/results/ch01_cpu_matmul.csv
-  # The committed figures, drawn again: in place when this matplotlib draws them byte for byte (the tree
-  # stays clean), else beside the build, so that a different version does not rewrite them.
-  figures=docs/images
-  mm_draws_committed_figures || figures=build/figures
-  say "drawing the figures from the committed H200 results (plots/data/h200) into $figures/"
-  "$MM_PY" plots/plot.py --data plots/data/h200 --out "$figures"
-  say "done in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s (no GPU: chapters 02-11 skipped): chapter 01's results in build/results/ch01_cpu_matmul.csv, figures (H200 data) in $figures/"
+  draw_figures "$data" "$figures"   # the committed H200 results, drawn again
+  say "done in $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s (no GPU: chapters 02-12 skipped): chapter 01's results in build/results/ch01_cpu_matmul.csv, $([ -n "$MM_FIGURES" ] && echo "figures (H200 data) in $figures/" || echo "no figures (see the line above)")"
 fi

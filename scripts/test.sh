@@ -7,10 +7,12 @@
 #
 # Needs the CUDA toolkit, CMake 3.25 to 4.x, Ninja, a C++ compiler and Python 3; installs matplotlib
 # into .venv itself, and NVIDIA's cuobjdump wheel only when the toolkit has no cuobjdump. Offline,
-# whatever is missing is listed at once, each with its fix; a missing cuobjdump only skips the one
-# test that needs it (layout_zero_cost). Without a GPU the GPU tests are reported as skipped, never
-# as passed. From a fresh clone on 2 cores without a GPU (one architecture, sm_90a, the default
-# there): about 9 minutes in all, 7.5 of them building.
+# whatever is missing is listed at once, each with its fix; no matplotlib (pip cannot reach PyPI) only
+# skips the two plot tests that draw (plots.plot_py, plots.figures_reproducible), a missing cuobjdump
+# the one test that needs it (layout_zero_cost): every other test runs, and the summary groups the
+# skipped ones by reason. Without a GPU the GPU tests are reported as skipped, never as passed.
+# From a fresh clone on 2 cores without a GPU (one architecture, sm_90a, the default there): about
+# 9 minutes in all, 7.5 of them building.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 

@@ -11,7 +11,6 @@ version draws the same figures a few pixels apart, which says nothing about the 
 it says whether the PNG's pixels still match (a different PNG encoder) or not (a different drawing).
 """
 
-import importlib.util
 import pathlib
 import re
 import subprocess
@@ -42,11 +41,12 @@ def same_pixels(a: pathlib.Path, b: pathlib.Path) -> bool:
 def main() -> int:
     repo = pathlib.Path(sys.argv[1])
     want = pinned_version(repo)
-    if importlib.util.find_spec("matplotlib") is None:
-        print(f"SKIP: matplotlib is not importable by {sys.executable} (plots.plot_py fails for that); "
+    try:
+        import matplotlib
+    except ImportError as e:
+        print(f"SKIP: matplotlib is not importable by {sys.executable} ({e}; plots.plot_py is skipped too); "
               f"the committed figures are drawn with matplotlib {want}")
         return SKIP
-    import matplotlib
     if matplotlib.__version__ != want:
         print(f"SKIP: not the pinned matplotlib: {sys.executable} has matplotlib {matplotlib.__version__}, "
               f"the committed figures are drawn with {want} (plots/requirements.txt; scripts/test.sh "

@@ -42,7 +42,7 @@ namespace mm {
 template <int Buffers>
 struct EpilogueStorePipeline {
   static_assert(Buffers >= 1, "at least one C buffer");
-  static constexpr int kBuffers = Buffers;
+  static constexpr int kBuffers = Buffers;  ///< C buffers of a warpgroup
   /// Stores that may still read shared memory when the next piece is staged (tma_store_wait's N).
   static constexpr int kStoresInFlight = Buffers - 1;
   int pieces = 0;  ///< pieces this warpgroup has sent, across all its tiles
@@ -72,17 +72,17 @@ struct CollectiveEpilogueTma {
   static_assert(Cfg::kPieceN * int(sizeof(ElementC)) == 128, "a piece is one 128-byte swizzle row wide");
   using Piece = decltype(tile_to_shape(GmmaLayoutK_SW128_Atom<ElementC>{},
                                        make_shape(Int<Cfg::kPieceM>{}, Int<Cfg::kPieceN>{})));  ///< (64,kPieceN), N contiguous
-  using StorePipeline = EpilogueStorePipeline<Cfg::kCBuffers>;
+  using StorePipeline = EpilogueStorePipeline<Cfg::kCBuffers>;  ///< the buffer rule
   static constexpr int kPieces = Cfg::BN::value / Cfg::kPieceN;  ///< pieces of a warpgroup's 64×BN tile
 
   /// The C buffers: kCBuffers per consumer warpgroup.
   struct TensorStorage {
-    alignas(1024) ElementC c[Cfg::kConsumers][Cfg::kCBuffers][cosize_v<Piece>];
+    alignas(1024) ElementC c[Cfg::kConsumers][Cfg::kCBuffers][cosize_v<Piece>];  ///< (consumer, buffer, piece)
   };
 
   /// C's TMA store, and the scales when the epilogue has them.
   struct Params {
-    TmaCopy<SM90_TMA_STORE_2D, ElementC, Piece> tma_c;
+    TmaCopy<SM90_TMA_STORE_2D, ElementC, Piece> tma_c;  ///< a piece of C out
     const float* scale_a = nullptr;  ///< EpilogueScale::per_tensor: A's scale (device memory)
     const float* scale_b = nullptr;  ///< B's
   };
@@ -102,13 +102,14 @@ struct CollectiveEpilogueTma {
   /// A consumer warpgroup's side of the epilogue (every thread of it constructs one): its buffers, its
   /// store pipeline, its named barrier (1 + the warpgroup's index: 0 is __syncthreads').
   struct Consumer {
-    const Params& params;
-    TensorStorage& storage;
+    const Params& params;    ///< the epilogue's parameters
+    TensorStorage& storage;  ///< the C buffers
     int cw;      ///< consumer warpgroup index
     int t;       ///< thread in the warpgroup
-    float scale = 1.0f;
-    StorePipeline stores{};
+    float scale = 1.0f;      ///< EpilogueScale::per_tensor: (*scale_a)·(*scale_b)
+    StorePipeline stores{};  ///< this warpgroup's pieces sent
 
+    /// Thread `thread` of consumer warpgroup `consumer` (reads the scales once, if any).
     MM_HD Consumer(const Params& p, TensorStorage& s, int consumer, int thread) : params(p), storage(s), cw(consumer), t(thread) {
       if constexpr (Scale == EpilogueScale::per_tensor) scale = *params.scale_a * *params.scale_b;
     }
@@ -153,15 +154,15 @@ struct CollectiveEpilogueTma {
 /// layout places them, as bf16 or fp32. No shared memory.
 template <class Cfg, class ElementC>
 struct CollectiveEpilogueStrided {
-  struct TensorStorage {};
+  struct TensorStorage {};  ///< none: the kernel gives it no shared memory
 
   /// C of the kernel's problem (rows × cols): (m, n) at c[m·row_stride + n·col_stride].
   struct Params {
-    ElementC* c;
-    std::int64_t row_stride;
-    std::int64_t col_stride;
-    int rows;
-    int cols;
+    ElementC* c;              ///< C in device memory
+    std::int64_t row_stride;  ///< between rows of the kernel's C (1 for a transposed C)
+    std::int64_t col_stride;  ///< between its columns
+    int rows;                 ///< the kernel's rows (elements past them are not stored)
+    int cols;                 ///< its columns
   };
 
   /// Host: C as the kernel's rows × cols with the given strides (a transposed C: row_stride 1).
@@ -169,20 +170,24 @@ struct CollectiveEpilogueStrided {
     return {C, row_stride, col_stride, rows, cols};
   }
 
+  /// Nothing to prefetch: no tensor map.
   MM_HD static void prefetch(const Params&) {}
 
   /// A consumer warpgroup's side: nothing to set up.
   struct Consumer {
-    const Params& params;
-    int t;
+    const Params& params;  ///< where C is
+    int t;                 ///< thread in the warpgroup
+    /// Thread `thread` of a consumer warpgroup.
     MM_HD Consumer(const Params& p, TensorStorage&, int, int thread) : params(p), t(thread) {}
 
+    /// The warpgroup's 64×N accumulators to the kernel's C at rows m0.., columns n0...
     template <int NAcc>
     MM_HD void store(float (&acc)[NAcc], int m0, int n0) {
       using Atom = SM90_64xNx16_F32BF16BF16_SS<NAcc * 2, GmmaMajor::K, GmmaMajor::K>;  // the C layout of any 64×N wgmma
       store_accumulators_strided<Atom>(acc, params.c, params.row_stride, params.col_stride, m0, n0, params.rows,
                                        params.cols, t);
     }
+    /// No stores in flight to wait for.
     MM_HD void store_tail() {}
   };
 };

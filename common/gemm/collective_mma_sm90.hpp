@@ -80,27 +80,27 @@ struct CollectiveMma {
   using BM = typename Cfg::BM;  ///< rows of the tile
   using BN = typename Cfg::BN;  ///< columns of the tile
   using BK = typename Cfg::BK;  ///< K per stage
-  static constexpr int kStages = Cfg::kStages;
+  static constexpr int kStages = Cfg::kStages;  ///< stages in the ring
   static constexpr int kWgmmaM = Cfg::kWgmmaM;  ///< rows one wgmma multiplies
   using RingA = GmmaRing<Element, MajorA, BM, BK, kStages>;  ///< (BM,BK,S)
   using RingB = GmmaRing<Element, MajorB, BN, BK, kStages>;  ///< (BN,BK,S)
-  using Pipeline = PipelineTmaAsync<kStages>;
-  using State = typename Pipeline::State;
-  using Atom = typename GmmaAtomFor<Element, BN::value, MajorA, MajorB>::type;
+  using Pipeline = PipelineTmaAsync<kStages>;  ///< the ring's barriers
+  using State = typename Pipeline::State;      ///< a position in the ring
+  using Atom = typename GmmaAtomFor<Element, BN::value, MajorA, MajorB>::type;  ///< the 64×BN wgmma
   /// Accumulators a consumer thread holds for 64 rows of the tile.
   static constexpr int kAccumulators = BN::value / 2;
 
   /// The rings' shared memory (CUTLASS's TensorStorage of the main loop); the pipeline's barriers
   /// live in the kernel's PipelineStorage.
   struct TensorStorage {
-    alignas(1024) Element a[cosize_v<RingA>];
-    alignas(1024) Element b[cosize_v<RingB>];
+    alignas(1024) Element a[cosize_v<RingA>];  ///< A's ring
+    alignas(1024) Element b[cosize_v<RingB>];  ///< B's ring
   };
 
   /// The TMA copies: A's boxes and B's into a stage (hold their tensor maps: `__grid_constant__`).
   struct Params {
-    TmaCopy<SM90_TMA_LOAD_2D, Element, GmmaStage<RingA>> tma_a;
-    TmaCopy<SM90_TMA_LOAD_2D, Element, GmmaStage<RingB>> tma_b;
+    TmaCopy<SM90_TMA_LOAD_2D, Element, GmmaStage<RingA>> tma_a;  ///< A's boxes into a stage
+    TmaCopy<SM90_TMA_LOAD_2D, Element, GmmaStage<RingB>> tma_b;  ///< B's boxes into a stage
   };
 
   /// Host: the copies of A (M×K, rows `lda` apart) and B (N×K as make_operand_tensor has it, `ldb`).

@@ -60,15 +60,15 @@ struct has_workspace<S, std::void_t<decltype(S::workspace_bytes(std::declval<con
 template <class Kernel>
 class GemmAdapter {
  public:
-  using Params = typename Kernel::Params;
-  using Scheduler = typename Kernel::Scheduler;
-  static constexpr std::size_t kSmemBytes = Kernel::kSharedStorageBytes;
+  using Params = typename Kernel::Params;        ///< the kernel's parameters
+  using Scheduler = typename Kernel::Scheduler;  ///< its tile scheduler
+  static constexpr std::size_t kSmemBytes = Kernel::kSharedStorageBytes;  ///< its dynamic shared memory
 
   /// What initialize() takes: each block's parameters, built by the step from the problem.
   struct Arguments {
-    typename Kernel::Mainloop::Params mainloop;
-    typename Kernel::Epilogue::Params epilogue;
-    typename Scheduler::Params scheduler;
+    typename Kernel::Mainloop::Params mainloop;  ///< the main loop's (its TMA copies, ...)
+    typename Kernel::Epilogue::Params epilogue;  ///< the epilogue's (C's TMA store or layout, scales)
+    typename Scheduler::Params scheduler;        ///< the scheduler's (the tiles, the split, ...)
     int max_blocks = 0;  ///< at most this many blocks when above 0 (tests: a few blocks looping over many tiles)
   };
 

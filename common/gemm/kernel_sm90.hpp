@@ -66,11 +66,13 @@ struct KernelConfig {
 /// offsets).
 template <class Mainloop, class Epilogue, bool = std::is_empty_v<typename Epilogue::TensorStorage>>
 struct KernelSharedStorage {
+  /// The collectives' tensors.
   struct TensorStorage {
-    typename Mainloop::TensorStorage mainloop;
-    typename Epilogue::TensorStorage epilogue;
-  } tensors;
-  typename Mainloop::Pipeline::SharedStorage pipeline;
+    typename Mainloop::TensorStorage mainloop;  ///< the rings
+    typename Epilogue::TensorStorage epilogue;  ///< the C buffers
+  } tensors;                                    ///< the collectives' tensors
+  typename Mainloop::Pipeline::SharedStorage pipeline;  ///< the ring's barriers and the watchdog word
+  /// The epilogue's part.
   MM_HD typename Epilogue::TensorStorage& epilogue() { return tensors.epilogue; }
 };
 /// @cond SPECIALIZATIONS
@@ -88,10 +90,10 @@ struct KernelSharedStorage<Mainloop, Epilogue, true> {
 /// A composed kernel's parameters: each block's, and the watchdog's (gemm/watchdog.hpp).
 template <class Mainloop, class Epilogue, class Scheduler>
 struct KernelParams {
-  typename Mainloop::Params mainloop;
-  typename Epilogue::Params epilogue;
-  typename Scheduler::Params scheduler;
-  Watchdog watchdog;
+  typename Mainloop::Params mainloop;    ///< the main loop's
+  typename Epilogue::Params epilogue;    ///< the epilogue's
+  typename Scheduler::Params scheduler;  ///< the scheduler's
+  Watchdog watchdog;                     ///< the waits' bound and record (gemm/watchdog.hpp)
 };
 
 /// The cooperative warp-specialized kernel (see the file comment). Cfg: the tile (BM, BN, BK,
@@ -99,19 +101,20 @@ struct KernelParams {
 /// three blocks.
 template <class Cfg_, class Mainloop_, class Epilogue_, class Scheduler_>
 struct GemmKernelCooperative {
-  using Cfg = Cfg_;
-  using Mainloop = Mainloop_;
-  using Epilogue = Epilogue_;
-  using Scheduler = Scheduler_;
-  using Pipeline = typename Mainloop::Pipeline;
-  static constexpr int kThreads = Cfg::kThreads;
+  using Cfg = Cfg_;              ///< the configuration (tile, stages, warpgroups, registers)
+  using Mainloop = Mainloop_;    ///< the collective main loop
+  using Epilogue = Epilogue_;    ///< the collective epilogue
+  using Scheduler = Scheduler_;  ///< the tile scheduler
+  using Pipeline = typename Mainloop::Pipeline;  ///< the ring's barriers
+  static constexpr int kThreads = Cfg::kThreads;  ///< threads of a block
   static_assert(Cfg::BM::value == Cfg::kWgmmaM * Cfg::kConsumers, "the consumers share the tile's rows, 64 each");
 
-  using SharedStorage = KernelSharedStorage<Mainloop, Epilogue>;
-  static constexpr std::size_t kSharedStorageBytes = shared_storage_bytes<SharedStorage>();
+  using SharedStorage = KernelSharedStorage<Mainloop, Epilogue>;  ///< the block's shared memory
+  static constexpr std::size_t kSharedStorageBytes = shared_storage_bytes<SharedStorage>();  ///< its bytes
   static_assert(kSharedStorageBytes <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
-  using Params = KernelParams<Mainloop, Epilogue, Scheduler>;
+  using Params = KernelParams<Mainloop, Epilogue, Scheduler>;  ///< the kernel's parameters
 
+    /// The kernel, in every thread of a block: `smem` is its dynamic shared memory (1024-byte aligned).
   __device__ void operator()(const Params& params, std::uint8_t* smem) const {
     using BM = typename Cfg::BM;
     using BN = typename Cfg::BN;
@@ -166,22 +169,23 @@ struct GemmKernelCooperative {
 /// a stage is released by one warpgroup, and each consumer skips the other's stages.
 template <class Cfg_, class Mainloop_, class Epilogue_, class Scheduler_>
 struct GemmKernelPingpong {
-  using Cfg = Cfg_;
-  using Mainloop = Mainloop_;
-  using Epilogue = Epilogue_;
-  using Scheduler = Scheduler_;
-  using Pipeline = typename Mainloop::Pipeline;
-  static constexpr int kThreads = Cfg::kThreads;
+  using Cfg = Cfg_;              ///< the configuration (tile, stages, warpgroups, registers)
+  using Mainloop = Mainloop_;    ///< the collective main loop
+  using Epilogue = Epilogue_;    ///< the collective epilogue
+  using Scheduler = Scheduler_;  ///< the tile scheduler
+  using Pipeline = typename Mainloop::Pipeline;  ///< the ring's barriers
+  static constexpr int kThreads = Cfg::kThreads;  ///< threads of a block
   static constexpr int kRows = Cfg::BM::value / Cfg::kWgmmaM;  ///< 64-row wgmma a K step, all by one warpgroup
   static_assert(Cfg::kConsumers == 2, "two consumers take turns");
   /// The turn barriers' ids: consumer c waits on kTurnBarrier + c (ids 1 and 2 are the epilogues').
   static constexpr int kTurnBarrier = 3;
 
-  using SharedStorage = KernelSharedStorage<Mainloop, Epilogue>;
-  static constexpr std::size_t kSharedStorageBytes = shared_storage_bytes<SharedStorage>();
+  using SharedStorage = KernelSharedStorage<Mainloop, Epilogue>;  ///< the block's shared memory
+  static constexpr std::size_t kSharedStorageBytes = shared_storage_bytes<SharedStorage>();  ///< its bytes
   static_assert(kSharedStorageBytes <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
-  using Params = KernelParams<Mainloop, Epilogue, Scheduler>;
+  using Params = KernelParams<Mainloop, Epilogue, Scheduler>;  ///< the kernel's parameters
 
+    /// The kernel, in every thread of a block: `smem` is its dynamic shared memory (1024-byte aligned).
   __device__ void operator()(const Params& params, std::uint8_t* smem) const {
     using BM = typename Cfg::BM;
     using BN = typename Cfg::BN;

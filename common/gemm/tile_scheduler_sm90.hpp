@@ -46,25 +46,29 @@ namespace mm {
 /// What a scheduler hands out: a unit of work (a tile and a range of its K steps), or nothing.
 struct WorkTileInfo : WorkUnit {
   bool valid = false;  ///< false past the block's last unit
+  /// True for a unit of work; false past the block's last.
   MM_HD constexpr bool is_valid() const { return valid; }
 };
 
 /// Whole tiles in the grouped order (no fixup): what tile_shapes and chapter 12's kernels run.
 struct PersistentTileScheduler {
+  /// The tiles and their K steps.
   struct Params {
     GroupedTileScheduler tiles;  ///< the tiles and their order
     int k_steps;                 ///< K steps of every tile
   };
-  Params params;
+  Params params;          ///< the schedule
   std::int64_t current;  ///< the block's current tile index
   std::int64_t stride;   ///< blocks of the grid
 
+  /// Block `block` of a grid of `blocks` (blockIdx.x and gridDim.x in a kernel).
   MM_HD PersistentTileScheduler(const Params& p, int block, int blocks) : params(p), current(block), stride(blocks) {}
   /// `tiles` in their grouped order, each of `k_steps` K steps.
   static Params to_underlying_arguments(const GroupedTileScheduler& tiles, int k_steps) { return {tiles, k_steps}; }
   /// Units of work the grid can share (one block per unit at most).
   static std::int64_t units(const Params& p) { return p.tiles.size(); }
 
+  /// The block's current unit: a whole tile.
   MM_HD WorkTileInfo get_current_work() const {
     WorkTileInfo w;
     w.valid = current < params.tiles.size();
@@ -82,8 +86,10 @@ struct PersistentTileScheduler {
     current += stride * count;
     return get_current_work();
   }
+  /// Whole tiles leave no partial sums: nothing to fix up.
   template <int NAcc>
   MM_HD void fixup(const WorkTileInfo&, float (&)[NAcc], int, int, WatchdogState&) const {}
+  /// Every unit stores its tile.
   MM_HD constexpr bool compute_epilogue(const WorkTileInfo&) const { return true; }
 };
 
@@ -111,18 +117,21 @@ PersistentTileScheduler::Params whole_tiles(const GemmProblem& p) {
 /// C. NAcc: the accumulators of one consumer thread (a slot's size).
 template <int NAcc>
 struct SplitKScheduler {
+  /// The schedule and its workspace.
   struct Params {
     SplitKTileScheduler units;  ///< the tiles, their slices, the order
     SplitKFixup<NAcc> fixup;    ///< the workspace: partial sums and a counter per (tile, warpgroup)
   };
-  Params params;
-  std::int64_t current;
-  std::int64_t stride;
+  Params params;          ///< the schedule
+  std::int64_t current;  ///< the block's current unit
+  std::int64_t stride;   ///< blocks of the grid
 
+  /// Block `block` of a grid of `blocks`.
   MM_HD SplitKScheduler(const Params& p, int block, int blocks) : params(p), current(block), stride(blocks) {}
   /// `units` (SplitKTileScheduler::make); the workspace is given later (workspace_bytes, then
   /// initialize_workspace) when the tiles are split.
   static Params to_underlying_arguments(const SplitKTileScheduler& units) { return {units, {}}; }
+  /// Units of work the grid can share.
   static std::int64_t units(const Params& p) { return p.units.size(); }
   /// Bytes of workspace: slots for slices 0 .. S-2 of every tile, then a counter per (tile, warpgroup).
   static std::size_t workspace_bytes(const Params& p, int consumers) {
@@ -145,12 +154,14 @@ struct SplitKScheduler {
     return std::size_t(SplitKFixup<NAcc>::partial_bytes(p.units.splits, p.units.tiles.size(), consumers));
   }
 
+  /// The block's current unit: a tile's K slice.
   MM_HD WorkTileInfo get_current_work() const {
     WorkTileInfo w;
     w.valid = current < params.units.size();
     if (w.valid) static_cast<WorkUnit&>(w) = params.units.unit(current);
     return w;
   }
+  /// The next unit `count` steps on.
   MM_HD WorkTileInfo advance_to_next_work(int count = 1) {
     current += stride * count;
     return get_current_work();
@@ -183,27 +194,33 @@ struct SplitKScheduler {
 /// share the tile, in block order.
 template <int NAcc>
 struct StreamKScheduler {
+  /// The schedule and its workspace.
   struct Params {
     StreamKTileScheduler units;  ///< the tiles, the blocks' K ranges, the order
     SplitKFixup<NAcc> fixup;     ///< a slot and a counter per (block, warpgroup)
   };
-  Params params;
-  int block;
+  Params params;    ///< the schedule
+  int block;        ///< this block
   int current = 0;  ///< the block's unit
-  int n_units;
+  int n_units;      ///< the block's units: its pieces, then its whole tiles
 
+  /// Block `b` (the grid is the schedule's blocks).
   MM_HD StreamKScheduler(const Params& p, int b, int) : params(p), block(b), n_units(p.units.units(b)) {}
+  /// The arguments of the schedule `units` (StreamKTileScheduler::make); the workspace comes later.
   static Params to_underlying_arguments(const StreamKTileScheduler& units) { return {units, {}}; }
   /// The grid is one block per StreamKTileScheduler block, all resident at once.
   static std::int64_t units(const Params& p) { return p.units.blocks; }
+  /// Bytes of workspace: a slot and a counter per (block, warpgroup), when some tiles are shared.
   static std::size_t workspace_bytes(const Params& p, int consumers) {
     if (p.units.sk_tiles == 0) return 0;
     return std::size_t(SplitKFixup<NAcc>::partial_bytes(2, p.units.blocks, consumers)) +
            std::size_t(p.units.blocks) * consumers * sizeof(int);
   }
+  /// Where the counters start in the workspace.
   static std::size_t counter_offset(const Params& p, int consumers) {
     return std::size_t(SplitKFixup<NAcc>::partial_bytes(2, p.units.blocks, consumers));
   }
+  /// Points the fixup at `workspace` (workspace_bytes of it, its counters zeroed by the caller).
   static void initialize_workspace(Params& p, void* workspace, int consumers) {
     if (p.units.sk_tiles == 0) return;
     p.fixup.partials = static_cast<float*>(workspace);
@@ -212,16 +229,20 @@ struct StreamKScheduler {
     p.fixup.consumers = consumers;
   }
 
+  /// The block's current unit: a piece of a shared tile, or a whole tile.
   MM_HD WorkTileInfo get_current_work() const {
     WorkTileInfo w;
     w.valid = current < n_units;
     if (w.valid) static_cast<WorkUnit&>(w) = params.units.unit(block, current);
     return w;
   }
+  /// The block's next unit, `count` on.
   MM_HD WorkTileInfo advance_to_next_work(int count = 1) {
     current += count;
     return get_current_work();
   }
+  /// Consumer warpgroup `cw` (thread `t`), after the main loop of `work`: a piece that ends before its
+  /// tile's last K step leaves its partial sum in the block's slot; the finisher adds the others'.
   MM_HD void fixup(const WorkTileInfo& work, float (&acc)[NAcc], int cw, int t, WatchdogState& watchdog) const {
     const int bar_id = 1 + cw;
     if (work.k_end < params.units.k_steps) {  // a piece that leaves a partial sum: the block's slot
@@ -241,6 +262,7 @@ struct StreamKScheduler {
       for (int c = first; c < block; ++c) add_partial(acc, params.fixup.slot(0, c, cw), t);
     }
   }
+  /// The unit that holds a tile's last K step stores it.
   MM_HD bool compute_epilogue(const WorkTileInfo& work) const { return work.k_end == params.units.k_steps; }
 };
 
@@ -248,35 +270,43 @@ struct StreamKScheduler {
 /// fp32 partial C, row-major M×N, at workspace + slice·M·N; the epilogue runs only when K is not split.
 template <int NAcc, class Atom>
 struct SplitKReduceScheduler {
+  /// The schedule and where the slices' partial C go.
   struct Params {
-    SplitKTileScheduler units;
+    SplitKTileScheduler units;  ///< the tiles, their slices, the order
     float* workspace;  ///< splits × M × N fp32
-    int m, n;          ///< C's extents
+    int m;             ///< C's rows
+    int n;             ///< C's columns
     int tile_m;        ///< rows of the tile (a warpgroup's rows start at tile_m·tile + 64·cw)
     int tile_n;        ///< columns of the tile
   };
-  Params params;
-  std::int64_t current;
-  std::int64_t stride;
+  Params params;          ///< the schedule
+  std::int64_t current;  ///< the block's current unit
+  std::int64_t stride;   ///< blocks of the grid
 
+  /// Block `block` of a grid of `blocks`.
   MM_HD SplitKReduceScheduler(const Params& p, int block, int blocks) : params(p), current(block), stride(blocks) {}
+  /// Units of work the grid can share.
   static std::int64_t units(const Params& p) { return p.units.size(); }
+  /// The block's current unit: a tile's K slice.
   MM_HD WorkTileInfo get_current_work() const {
     WorkTileInfo w;
     w.valid = current < params.units.size();
     if (w.valid) static_cast<WorkUnit&>(w) = params.units.unit(current);
     return w;
   }
+  /// The next unit `count` steps on.
   MM_HD WorkTileInfo advance_to_next_work(int count = 1) {
     current += stride * count;
     return get_current_work();
   }
+  /// With K split, every slice stores its fp32 partial C into its slice of the workspace.
   MM_HD void fixup(const WorkTileInfo& work, float (&acc)[NAcc], int cw, int t, WatchdogState&) const {
     if (params.units.splits == 1) return;
     float* slice = params.workspace + std::int64_t(work.split) * params.m * params.n;
     store_accumulators_strided<Atom>(acc, slice, params.n, 1, work.tile.m * params.tile_m + 64 * cw,
                                      work.tile.n * params.tile_n, params.m, params.n, t);
   }
+  /// C is stored by the kernel only when K is not split (else by the second kernel).
   MM_HD bool compute_epilogue(const WorkTileInfo&) const { return params.units.splits == 1; }
 };
 

@@ -87,7 +87,7 @@ def closes(line: str, open_fence: str) -> bool:
 def needs_marker(info: str, body: list[str]) -> bool:
     """Whether a block with this info string and these lines is C++ that must be accounted for."""
     words = info.strip().split()
-    language = words[0].lower().lstrip("{.") if words else ""
+    language = words[0].lower().strip("{}.") if words else ""
     if language:
         return language in CODE_LANGUAGES
     for line in body:

@@ -11,13 +11,19 @@ A README marks where a table goes with a block
 
 `results:<chapter>` (the CSV's chapter column, or just its number, "02") gets that
 chapter's rows; `results:summary` (in the top README.md and docs/mainpage.md) gets one
-row per chapter: its idea, its best kernel, that kernel's TFLOP/s at the headline size
-and its % of cuBLAS (chapter 01, the CPU: of cuBLAS SGEMM at its size on the GPU);
-`results:summary-gpus` the same for several GPUs side by side, one pair of columns
-per directory under plots/data/ (--gpus; "–" where a GPU has no CSV); `results:limits`
-each GPU GEMM chapter's best kernel over the headline size and larger and every storage
-order (min–max % of cuBLAS), and where the last chapter's best kernel loses in its size
-sweep; `results:cpu` one sentence: chapter 01's fastest kernel over its naive loop.
+row per chapter: its idea, its best kernel with its dtype and storage order, that
+kernel's TFLOP/s at the headline size and its % of the baseline, named (chapter 01, the
+CPU: of cuBLAS SGEMM at its size on the GPU); `results:summary-gpus` the same for several
+GPUs side by side, one pair of columns per directory under plots/data/ (--gpus; "–" where
+a GPU has no CSV); `results:ladder` every step of every chapter's main run at the headline
+size (chapter 04's copies at their largest matrix, chapter 01 at its naive loop's largest
+size), with its dtype, storage order and % of its named baseline; `results:limits` each
+chapter's result steps (its best step of each type, and the best of a type in a storage
+order that step does not run) over the headline size and larger and every storage order
+(min–max % of the baseline), then where each loses: every problem it was measured on (its
+chapter's run, the size sweeps, later chapters' runs of it), how many below its baseline,
+those below LISTED_BELOW % and the worst; `results:cpu` one sentence: chapter 01's fastest
+kernel over its naive loop.
 Files searched: <root>/README.md, <root>/docs/*.md and <root>/chapters/*/README.md; the
 links a table writes are relative to the page it is in.
 
@@ -180,9 +186,60 @@ def fmt_small_pct(v: float) -> str:
     return f"{v:.2g}%" if v < 1 else fmt_pct(v)
 
 
+# What each GEMM baseline is, by the dtype of its cuBLAS row (common/harness/cublas_gemm.cu): the short name
+# the tables write after a % ("of cuBLAS bf16"), and how it is called, for the footnotes. A dtype not listed
+# reads "cuBLAS <dtype>".
+BASELINES_BY_DTYPE = {
+    "fp32": ("cuBLAS SGEMM", "`cublasGemmEx`, `CUBLAS_COMPUTE_32F`, its default algorithm"),
+    "bf16": ("cuBLAS bf16", "`cublasGemmEx`, `CUBLAS_COMPUTE_32F` (fp32 accumulation), its default algorithm"),
+    "tf32": ("cuBLAS tf32", "`cublasGemmEx`, `CUBLAS_COMPUTE_32F_FAST_TF32`, its default algorithm"),
+    "e4m3": ("cuBLASLt fp8, per-tensor scales",
+             "`cublasLtMatmul`, the heuristic's first algorithm, per-tensor scales, fast accumulation"),
+    "e4m3_block": ("cuBLASLt fp8, block scales",
+                   "`cublasLtMatmul`, the heuristic's first algorithm, scales per 1×128 block of A and per "
+                   "128×128 block of B"),
+}
+
+
+def baseline_dtype(rows: list[rd.Row], row: rd.Row) -> str:
+    b = rd.baseline_row(rows, row)
+    return b.dtype if b is not None else row.dtype
+
+
+def baseline_name(rows: list[rd.Row], row: rd.Row) -> str | None:
+    """What `row`'s % is of, named: "cudaMemcpy", "cuBLAS SGEMM", "cuBLASLt fp8, block scales", ...;
+    None for a chapter without a baseline (the CPU)."""
+    base = rd.baseline_of(rows, row.chapter)
+    if base is None:
+        return None
+    if base == rd.COPY_BASELINE:
+        return base
+    dtype = baseline_dtype(rows, row)
+    return BASELINES_BY_DTYPE.get(dtype, (f"cuBLAS {dtype}", ""))[0]
+
+
+def baselines_note(rows: list[rd.Row], shown: list[rd.Row]) -> str:
+    """How each GEMM baseline named in a table is called, for its footnote: "cuBLAS bf16: `cublasGemmEx`, ..."."""
+    dtypes = []
+    for r in shown:
+        if rd.baseline_of(rows, r.chapter) == rd.GEMM_BASELINE:
+            d = baseline_dtype(rows, r)
+            if d not in dtypes:
+                dtypes.append(d)
+    parts = [f"{BASELINES_BY_DTYPE[d][0]}: {BASELINES_BY_DTYPE[d][1]}" for d in dtypes if d in BASELINES_BY_DTYPE]
+    return "; ".join(parts)
+
+
+def problem_text(row: rd.Row) -> str:
+    """The dtype and storage order of a row, as the summary shows them: "bf16, RCR"; a copy: "fp32 copy"."""
+    if row.is_copy:
+        return f"{row.dtype} copy"
+    return f"{row.dtype}, {row.layout}"
+
+
 def summary_entry(rows: list[rd.Row], chapter: str, headline: int | None) -> tuple[str, str, str] | None:
-    """(best kernel, its rate, its % of the baseline) of one chapter as the summary shows them, from
-    canonical rows (rd.best_row); None when the chapter has nothing to show."""
+    """(best kernel, its rate, its % of the baseline) of one chapter as the side-by-side summary shows
+    them, from canonical rows (rd.best_row); None when the chapter has nothing to show."""
     found = rd.best_row(rows, chapter, headline)
     if found is None:
         return None
@@ -195,7 +252,11 @@ def summary_entry(rows: list[rd.Row], chapter: str, headline: int | None) -> tup
         kernel = best.kernel
         if len({r.dtype for r in rows if r.chapter == chapter and not r.is_baseline and r.tflops}) > 1:
             kernel += f" ({best.dtype})"  # which type won, and so which cuBLAS the % is of
-        return kernel, fmt_rate(best.tflops) + note, fmt_pct(rd.pct_of_baseline(rows, best))
+        pct = fmt_pct(rd.pct_of_baseline(rows, best))
+        name = baseline_name(rows, best)
+        if name and not name.startswith("cuBLAS "):  # not cuBLAS itself (chapter 12's fp8: cuBLASLt): say so
+            pct += f" of {name}"
+        return kernel, fmt_rate(best.tflops) + note, pct
     vs = rd.cpu_vs_cublas(rows, best)
     pct = "–" if vs is None else f"{fmt_small_pct(vs[0])} of cuBLAS SGEMM at {best.size_text}"
     return best.kernel, f"{fmt_rate(best.tflops * 1e3)} GFLOP/s (CPU, {best.size_text})", pct
@@ -206,17 +267,36 @@ def summary_table(rows: list[rd.Row], headline: int | None, data_dir: str, root:
     if not rows:
         return f"_No results in `{data_dir}` yet._"
     size = f"{headline}³" if headline else "largest size"
-    header = ["chapter", "the idea", "best step", f"TFLOP/s on {short_gpu(rows)} at {size}", "% of cuBLAS"]
-    out = []
-    rows = rd.canonical(rows)  # every chapter on the same problem: C = A·B, all row-major
+    header = ["chapter", "the idea", "best step", "dtype, layout", f"TFLOP/s on {short_gpu(rows)} at {size}",
+              "% of the baseline"]
+    out, shown = [], []
+    rows = rd.canonical(rows)  # every chapter on its own problem (rd.canonical_layout)
     for chapter in rd.chapters(rows):
-        entry = summary_entry(rows, chapter, headline)
-        if entry is not None:
-            out.append([chapter_cell(chapter, root, page_dir), IDEAS.get(chapter[:2], "–"), *entry])
-    text = md_table(header, out, right={3, 4})
-    return text + ("\n\n_From `" + data_dir + "/*.csv` by `plots/update_tables.py`; % of cuBLAS (or cudaMemcpy) "
-                   "is measured side by side in each chapter's own run; all chapters on C = A·B with A, B and C row-major "
-                   "(each chapter's table has the other storage orders)._")
+        found = rd.best_row(rows, chapter, headline)
+        if found is None:
+            continue
+        best, note = found
+        base = rd.baseline_of(rows, chapter)
+        if base == rd.COPY_BASELINE:
+            rate = f"{fmt_rate(best.gbps)} GB/s ({best.size_text} copy)"
+            pct = f"{fmt_pct(rd.pct_of_baseline(rows, best))} of cudaMemcpy"
+        elif base == rd.GEMM_BASELINE:
+            rate = fmt_rate(best.tflops) + note
+            pct = f"{fmt_pct(rd.pct_of_baseline(rows, best))} of {baseline_name(rows, best)}"
+            shown.append(best)
+        else:
+            rate = f"{fmt_rate(best.tflops * 1e3)} GFLOP/s (CPU, {best.size_text})"
+            vs = rd.cpu_vs_cublas(rows, best)
+            pct = "–" if vs is None else f"{fmt_small_pct(vs[0])} of cuBLAS SGEMM at {best.size_text}"
+        out.append([chapter_cell(chapter, root, page_dir), IDEAS.get(chapter[:2], "–"), best.kernel,
+                    problem_text(best), rate, pct])
+    text = md_table(header, out, right={4, 5})
+    apis = "cuBLASLt" if any(baseline_name(rows, r).startswith("cuBLASLt") for r in shown) else ""
+    return text + ("\n\n_From `" + data_dir + "/*.csv` by `plots/update_tables.py`. Each chapter on its own problem: "
+                   "RRR is C = A·B with A, B and C row-major, RCR is C = A·Bᵀ with B stored N×K (as `nn.Linear` "
+                   "stores its weights); each chapter's table has the other storage orders it measured. The "
+                   "baseline, named in each row, is measured side by side in each chapter's own run: cuBLAS of "
+                   "the step's type" + (f" ({apis} for fp8)" if apis else "") + ", or `cudaMemcpy` for the copies._")
 
 
 # The GPUs of the side-by-side summary (block `results:summary-gpus`), as directories under plots/data/
@@ -241,7 +321,7 @@ def gpu_dirs(root: pathlib.Path, names: list[str] | None) -> list[tuple[pathlib.
 
 
 def gpus_table(gpus: list[tuple[pathlib.Path, str, list[rd.Row]]], root: pathlib.Path, page_dir: str = "") -> str:
-    """Per chapter, its best kernel and that kernel's rate (% of cuBLAS) on each GPU, each at that GPU's
+    """Per chapter, its best kernel and that kernel's rate (% of its baseline) on each GPU, each at that GPU's
     own headline size; "–" where a GPU has no row of the chapter."""
     per_gpu = []
     for d, label, rows in gpus:
@@ -253,7 +333,7 @@ def gpus_table(gpus: list[tuple[pathlib.Path, str, list[rd.Row]]], root: pathlib
     header = ["chapter"]
     for _, label, canon, headline in per_gpu:
         at = f" at {headline}³" if headline else ""
-        header += [f"{label}: best kernel", f"{label}{at}: TFLOP/s (% of cuBLAS)"]
+        header += [f"{label}: best kernel", f"{label}{at}: TFLOP/s (% of baseline)"]
     out = []
     for chapter in chapters:
         line = [chapter_cell(chapter, root, page_dir)]
@@ -275,14 +355,121 @@ def gpus_table(gpus: list[tuple[pathlib.Path, str, list[rd.Row]]], root: pathlib
     for d, label, canon, _ in per_gpu:
         where = f"`{relative(str(d), root)}/`"
         sources.append(f"{label}: {where}" + ("" if canon else " (no CSV yet)"))
-    return text + ("\n\n_Each GPU's best kernel per chapter, at that GPU's own headline size, % of the cuBLAS "
-                   "measured in the same run on the same GPU; from " + "; ".join(sources)
-                   + " by `plots/update_tables.py`._")
+    return text + ("\n\n_Each GPU's best kernel per chapter, at that GPU's own headline size, % of the baseline "
+                   "measured in the same run on the same GPU (cuBLAS of the kernel's dtype unless another is named); "
+                   "from " + "; ".join(sources) + " by `plots/update_tables.py`._")
 
 
-# A problem of the size sweep at which the last chapter's best kernel reaches less than this share of
-# cuBLAS in some storage order is listed as one where it loses (results:limits).
-LOSES_BELOW = 97.0
+# --- The ladder: every step of every chapter (results:ladder) -----------------------------------------
+
+# Kernels of a chapter's main run that are not steps of its ladder: chapter 01's thread sweep (its
+# `threaded` kernel at 1, 2, 4, ... threads, --thread-sweep), by chapter number.
+NOT_STEPS = {"01": re.compile(r"threaded_\d+$")}
+
+
+def is_step(r: rd.Row) -> bool:
+    """A step of its chapter's main run: not a baseline (nor another setting of it), not the previous
+    chapter's best measured again, not a sweep; appendix runs are chapters of their own (rd.load)."""
+    if r.is_baseline or r.is_other_baseline or r.is_previous_best or rd.is_tuning(r.chapter):
+        return False
+    pattern = NOT_STEPS.get(r.number)
+    return pattern is None or pattern.match(r.kernel) is None
+
+
+def ladder_steps(rows: list[rd.Row], chapter: str) -> list[tuple[str, str]]:
+    """(kernel, dtype) of each step of the chapter, in the order its run wrote them."""
+    out: list[tuple[str, str]] = []
+    for r in rows:
+        if r.chapter == chapter and is_step(r) and (r.kernel, r.dtype) not in out:
+            out.append((r.kernel, r.dtype))
+    return out
+
+
+def layout_order(chapter: str):
+    """Sort key of storage orders: the chapter's own first (rd.canonical_layout), then RRR, then the rest."""
+    own = rd.canonical_layout(chapter)
+    return lambda layout: (layout != own, layout != "RRR", layout)
+
+
+def ladder_size(rows: list[rd.Row], chapter: str, headline: int | None) -> tuple[int, int, int] | None:
+    """The problem a chapter's ladder rows are at: a GPU GEMM chapter's headline³ (else its largest square),
+    the copy chapter's largest matrix, the CPU chapter's naive loop's largest size (as rd.best_row)."""
+    found = rd.best_row(rd.canonical(rows), chapter, headline)
+    if found is None:
+        return None
+    best = found[0]
+    return best.m, best.n, best.k
+
+
+def ladder_block(all_rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,
+                 page_dir: str = "") -> str:
+    """One row per step of every chapter's main run (ladder_steps), at the chapter's ladder_size, in its own
+    storage order where the step ran several (layout_order), with its rate and its % of its baseline, named.
+    A step that did not run at that size gets a row saying where it ran."""
+    rows = [r for r in all_rows if not rd.is_tuning(r.chapter)]
+    if not rows:
+        return f"_No results in `{data_dir}` yet._"
+    header = ["chapter", "step", "dtype", "layout", "size", "TFLOP/s", "% of the baseline", "baseline"]
+    out, shown, kinds = [], [], set()
+    for chapter in rd.chapters(rows):
+        at = ladder_size(rows, chapter, headline)
+        if at is None:
+            continue
+        base = rd.baseline_of(rows, chapter)
+        kinds.add(base)
+        for i, (kernel, dtype) in enumerate(ladder_steps(rows, chapter)):
+            cell = chapter_cell(chapter, root, page_dir) if i == 0 else ""
+            mine = [r for r in rows if r.chapter == chapter and (r.kernel, r.dtype) == (kernel, dtype)]
+            here = sorted((r for r in mine if (r.m, r.n, r.k) == at), key=lambda r: layout_order(chapter)(r.layout))
+            if not here:  # a step that does not run at this size (chapter 11's swap_ab: skinny M only)
+                ms = sorted({r.m for r in mine})
+                problems = len({(r.m, r.n, r.k) for r in mine})
+                where = (f"not run at {size_of(at)}: {problems} problem{'s' if problems > 1 else ''} with M = {ms[0]}"
+                         + (f"–{ms[-1]}" if len(ms) > 1 else ""))
+                layouts = ", ".join(sorted({r.layout for r in mine}, key=layout_order(chapter)))
+                out.append([cell, kernel, dtype, layouts, where, "–", "–", baseline_name(rows, mine[0]) or "–"])
+                continue
+            r = here[0]
+            if base == rd.COPY_BASELINE:
+                rate, pct, name = f"{fmt_rate(r.gbps)} GB/s", fmt_pct(rd.pct_of_baseline(rows, r)), base
+            elif base == rd.GEMM_BASELINE:
+                rate, pct, name = fmt_rate(r.tflops), fmt_pct(rd.pct_of_baseline(rows, r)), baseline_name(rows, r)
+                shown.append(r)
+            else:  # the CPU: against cuBLAS SGEMM on the GPU at the same size, from the GPU chapters' runs
+                vs = rd.cpu_vs_cublas(all_rows, r)
+                rate = f"{fmt_rate(r.tflops * 1e3)} GFLOP/s"
+                pct = "–" if vs is None else fmt_small_pct(vs[0])
+                name = f"cuBLAS SGEMM at {r.size_text} (GPU chapters' runs)"
+            out.append([cell, kernel, r.dtype, r.layout, r.size_text, rate, pct, name])
+    where = [f"GPU GEMMs at {headline}³ (else at their chapter's largest square)" if headline else
+             "GPU GEMMs at their chapter's largest square"]
+    if rd.COPY_BASELINE in kinds:
+        where.append("the copies at their largest matrix")
+    if None in kinds:
+        where.append("the CPU's steps (no baseline of their own) at the naive loop's largest size, against cuBLAS "
+                     "SGEMM at that size on the GPU (the median of the GPU chapters' runs)")
+    how = baselines_note(rows, shown)
+    return md_table(header, out, right={5, 6}) + (
+        "\n\n_Every step of each chapter's main run, in the order of that run: not the steps of its appendix "
+        "(measured dead ends), not the previous chapter's best that it measures again, not chapter 01's thread "
+        "sweep. " + "; ".join(where) + ". Each step in its chapter's own storage order where it ran several "
+        "(RRR: C = A·B all row-major; RCR: C = A·Bᵀ with B stored N×K): the chapter's table has the others. % of "
+        "the baseline measured in the same run on the same problem, ratio of medians" + (f" ({how})" if how else "")
+        + "; from `" + data_dir + "/*.csv` by `plots/update_tables.py`._")
+
+
+def size_of(at: tuple[int, int, int]) -> str:
+    m, n, k = at
+    return f"{m}³" if m == n == k else f"{m}×{n}×{k}"
+
+
+# --- Claims and their limits (results:limits) ----------------------------------------------------------
+
+# Where a result step that reaches its baseline somewhere (the claim "it matches cuBLAS") is below this
+# share of it, the problems are listed one by one, up to LIST_AT_MOST of them, in the limits block's second
+# table; elsewhere they are counted.
+LISTED_BELOW = 90.0
+LIST_AT_MOST = 10
 
 
 def pct_range(values: list[float]) -> str:
@@ -290,64 +477,158 @@ def pct_range(values: list[float]) -> str:
     return fmt_pct(lo) if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}–{hi:.1f}%"
 
 
+def result_steps(all_rows: list[rd.Row], chapter: str, headline: int | None) -> list[rd.Row]:
+    """The steps a GPU GEMM chapter's claims are about, each as its row at the headline size (else the
+    chapter's largest square): its best step of each type it measures a baseline of, in its own storage
+    order (chapter 11's entry point where it has one, rd.ENTRY_POINTS); then, for a storage order in which
+    the chapter measured that type's baseline but that step did not run, the best step there (chapter 12's
+    tf32_transpose_b, the RRR tf32). In the order of the chapter's run."""
+    rows = [r for r in all_rows if r.chapter == chapter]
+    steps = [r for r in rows if is_step(r) and r.tflops is not None and rd.pct_of_baseline(all_rows, r) is not None]
+    if chapter in rd.ENTRY_POINTS and any(r.kernel == rd.ENTRY_POINTS[chapter] for r in steps):
+        entry = rd.ENTRY_POINTS[chapter]
+        steps = [r for r in steps if r.kernel == entry or not any(
+            x.kernel == entry and x.dtype == r.dtype for x in steps)]
+    order = {(k, d): i for i, (k, d) in enumerate(ladder_steps(all_rows, chapter))}
+
+    def best_of(cands: list[rd.Row]) -> rd.Row | None:
+        squares = [r for r in cands if r.is_square]
+        at = [r for r in squares if r.m == headline] or \
+             [r for r in squares if r.m == max((x.m for x in squares), default=0)]
+        return max(at, key=lambda r: r.tflops) if at else None
+
+    out: list[rd.Row] = []
+    dtypes = sorted({r.dtype for r in steps}, key=lambda d: min(order.get((r.kernel, r.dtype), 0)
+                                                                for r in steps if r.dtype == d))
+    for dtype in dtypes:
+        mine = [r for r in steps if r.dtype == dtype]
+        own = rd.canonical(mine)
+        best = best_of(own)
+        if best is None:
+            continue
+        out.append(best)
+        ran = {r.layout for r in mine if r.kernel == best.kernel}
+        base_layouts = {r.layout for r in rows if r.is_baseline and r.dtype == dtype}
+        for layout in sorted(base_layouts - ran, key=layout_order(chapter)):
+            other = best_of([r for r in mine if r.layout == layout])
+            if other is not None:
+                out.append(other)
+    return sorted(out, key=lambda r: order.get((r.kernel, r.dtype), 0))
+
+
+def measured_everywhere(all_rows: list[rd.Row], step: rd.Row) -> list[rd.Row]:
+    """Every problem `step` (its kernel and dtype, every storage order) was measured on against a baseline
+    in the same run: its chapter's main run first, then the size sweeps ("<chapter>_sizes", and any sweep
+    or later chapter's run that measures it again as "chNN_<kernel>"); a problem measured in several runs
+    counts once, from the first of these."""
+    again = f"ch{step.number}_{step.kernel}"
+    ranked = []
+    for r in all_rows:
+        if r.dtype != step.dtype or rd.pct_of_baseline(all_rows, r) is None:
+            continue
+        if r.chapter == step.chapter and r.kernel == step.kernel:
+            rank = 0
+        elif r.chapter == step.chapter + "_sizes" and r.kernel in (step.kernel, again):
+            rank = 1
+        elif r.kernel == again and (r.chapter.endswith("_sizes") or not rd.is_tuning(r.chapter)):
+            rank = 2
+        else:
+            continue
+        ranked.append((rank, r))
+    seen, out = set(), []
+    for _, r in sorted(ranked, key=lambda x: x[0]):
+        key = (r.layout, r.m, r.n, r.k)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def losses_cells(all_rows: list[rd.Row], step: rd.Row) -> list[str] | None:
+    """The second table's cells after the step's name: problems, % min–max, below 100%, below LISTED_BELOW %,
+    the worst."""
+    where = measured_everywhere(all_rows, step)
+    if not where:
+        return None
+    pct = {id(r): rd.pct_of_baseline(all_rows, r) for r in where}
+    layouts = sorted({r.layout for r in where}, key=layout_order(step.chapter))
+    several = len(layouts) > 1
+
+    def problem(r: rd.Row) -> str:
+        return f"{r.size_text} {r.layout}" if several else r.size_text
+
+    n = len(where)
+    below = [r for r in where if pct[id(r)] < 100.0]
+    low = sorted((r for r in where if pct[id(r)] < LISTED_BELOW), key=lambda r: pct[id(r)])
+    if not low:
+        low_text = "none"
+    elif len(low) == n:
+        low_text = f"all {n}"
+    elif len(low) <= LIST_AT_MOST and max(pct.values()) >= 100.0:
+        low_text = ", ".join(f"{problem(r)}: {fmt_pct(pct[id(r)])}" for r in low)
+    else:
+        low_text = f"{len(low)} of {n}"
+    worst = min(where, key=lambda r: pct[id(r)])
+    files = []
+    for r in where:
+        stem = pathlib.Path(r.source).stem
+        if stem not in files:
+            files.append(stem)
+    return [f"{n}: {', '.join(layouts)} ({', '.join(f'`{f}`' for f in files)})",
+            pct_range(list(pct.values())), f"{len(below)} of {n}", low_text,
+            f"{problem(worst)}: {fmt_pct(pct[id(worst)])}"]
+
+
 def limits_block(all_rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,
                  page_dir: str = "") -> str:
-    """Each GPU GEMM chapter's best kernel (the summary's) over every square size from the headline up
-    and every storage order it measured, as a min–max of % of cuBLAS (chapters that measured it at one
-    size and order only are left to the summary); then where the last chapter's
-    best kernel falls below LOSES_BELOW % in that chapter's size sweep (chapter "<chapter>_sizes")."""
+    """Two tables. Each GPU GEMM chapter's result steps (result_steps) over every square size from the
+    headline up and every storage order they ran, as a min–max of % of the baseline (steps measured there at
+    one size and order only are left to the summary and the ladder); then the same steps over every problem
+    they were measured on (measured_everywhere): how many below the baseline, those below LISTED_BELOW %, the
+    worst."""
     rows = [r for r in all_rows if not rd.is_tuning(r.chapter)]
-    canon = rd.canonical(rows)
     chapters = rd.gpu_gemm_chapters(rows)
     if not chapters or headline is None:
         return f"_No GPU GEMM results in `{data_dir}` yet._"
-    header = ["chapter", "best step", "dtype", "sizes", "storage orders", "% of cuBLAS (min–max)"]
-    out, last = [], None
-    for chapter in chapters:
-        found = rd.best_row(canon, chapter, headline)
-        if found is None:
-            continue
-        best, _ = found
+    steps = [(chapter, s) for chapter in chapters for s in result_steps(rows, chapter, headline)]
+    # The second table has the copy chapter too: its best copy (the summary's) against cudaMemcpy.
+    copies = [(c, found[0]) for c in rd.chapters(rows) if rd.baseline_of(rows, c) == rd.COPY_BASELINE
+              for found in [rd.best_row(rows, c, headline)] if found is not None]
+    steps2 = sorted(steps + copies, key=lambda x: x[0])  # stable: each chapter's steps keep their order
+    header = ["chapter", "step", "dtype", "against", "sizes", "storage orders", "% of the baseline (min–max)"]
+    out, last_chapter = [], None
+    for chapter, best in steps:
         mine = [r for r in rows if (r.chapter, r.kernel, r.dtype) == (chapter, best.kernel, best.dtype)
                 and r.is_square and r.m >= headline and rd.pct_of_baseline(rows, r) is not None]
         if len(mine) < 2:  # one size and order: the summary's row already says it
             continue
         sizes = sorted({r.m for r in mine})
-        layouts = sorted({r.layout for r in mine}, key=lambda x: (x != "RRR", x))
-        out.append([chapter_cell(chapter, root, page_dir), best.kernel, best.dtype, ", ".join(f"{n}³" for n in sizes),
+        layouts = sorted({r.layout for r in mine}, key=layout_order(chapter))
+        cell = chapter_cell(chapter, root, page_dir) if chapter != last_chapter else ""
+        last_chapter = chapter
+        out.append([cell, best.kernel, best.dtype, baseline_name(rows, best), ", ".join(f"{n}³" for n in sizes),
                     ", ".join(layouts), pct_range([rd.pct_of_baseline(rows, r) for r in mine])])
-        last = (chapter, best)
-    text = md_table(header, out, right={5})
-    if last is None:
-        return text
-    chapter, best = last
-    # Its size sweep: a sweep binary's rows ("<chapter>_sizes"), or the chapter's own when it runs a
-    # suite of shapes itself (chapter 11).
-    sweep = [r for r in all_rows if r.chapter == chapter + "_sizes" and (r.kernel, r.dtype) == (best.kernel, best.dtype)
-             and rd.pct_of_baseline(all_rows, r) is not None]
-    if not sweep:
-        sweep = [r for r in all_rows if r.chapter == chapter and (r.kernel, r.dtype) == (best.kernel, best.dtype)
-                 and rd.pct_of_baseline(all_rows, r) is not None]
-        if len({r.size_text for r in sweep}) <= len({r.size_text for r in mine}):
-            sweep = []  # only the squares the table already shows
-    if not sweep:
-        return text
-    problems: dict[str, list[rd.Row]] = {}
-    for r in sweep:
-        problems.setdefault(r.size_text, []).append(r)
-    layouts = sorted({r.layout for r in sweep}, key=lambda x: (x != "RRR", x))
-    losing = []
-    for size, mine in problems.items():
-        low = [r for r in sorted(mine, key=lambda r: (r.layout != "RRR", r.layout)) if rd.pct_of_baseline(all_rows, r) < LOSES_BELOW]
-        if low:
-            losing.append(f"{size} (" + ", ".join(f"{fmt_pct(rd.pct_of_baseline(all_rows, r))} {r.layout}" for r in low) + ")")
-    source = ", ".join(sorted({f"`{relative(r.source, root)}`" for r in sweep}))
-    num = chapter.split("_", 1)[0]
-    line = (f"Chapter {num}'s `{best.kernel}` over its shapes ({source}: {len(problems)} problems, "
-            f"{' and '.join(layouts)}): at least {LOSES_BELOW:g}% of cuBLAS at {len(problems) - len(losing)} of them")
-    line += (f"; below at {', '.join(losing)}." if losing else ".")
-    return (text + "\n\n" + line + "\n\n_% of the cuBLAS (`cublasGemmEx`, its default algorithm) measured in "
-            "the same run on the same problem, ratio of medians; from `" + data_dir + "/*.csv` by `plots/update_tables.py`._")
+    text = md_table(header, out, right={6})
+    header2 = ["chapter", "step", "dtype", "against", "problems measured (from)", "% of the baseline (min–max)",
+               "below the baseline", f"below {LISTED_BELOW:g}%", "worst"]
+    out2, last_chapter = [], None
+    for chapter, best in steps2:
+        cells = losses_cells(all_rows, best)
+        if cells is None:
+            continue
+        cell = chapter_cell(chapter, root, page_dir) if chapter != last_chapter else ""
+        last_chapter = chapter
+        out2.append([cell, best.kernel, best.dtype, baseline_name(rows, best), *cells])
+    how = baselines_note(rows, [s for _, s in steps])
+    text += ("\n\nWhere they lose, every GPU chapter's result steps (the copy chapter's best copy too) over every "
+             "problem each was measured on: in its chapter's run, the size sweeps, and later chapters' runs that "
+             "measure it again as their point of departure (a problem "
+             f"measured in several runs counts once, from the first of these). Below {LISTED_BELOW:g}%: the problems, "
+             f"lowest first, for a step that reaches its baseline somewhere (up to {LIST_AT_MOST}), else how many."
+             "\n\n" + md_table(header2, out2, right={5})
+             + "\n\n_% of the baseline named in each row, measured in the same run on the same problem, ratio of medians"
+             + (f" ({how})" if how else "") + "; from `" + data_dir + "/*.csv` by `plots/update_tables.py`._")
+    return text
 
 
 def cpu_sentence(rows: list[rd.Row], data_dir: str) -> str:
@@ -378,6 +659,8 @@ def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, r
             table = summary_table(rows, headline, data_dir, root, page_dir)
         elif marker == "summary-gpus":
             table = gpus_table(gpus() if gpus else [], root, page_dir)
+        elif marker == "ladder":
+            table = ladder_block(rows, headline, data_dir, root, page_dir)
         elif marker == "limits":
             table = limits_block(rows, headline, data_dir, root, page_dir)
         elif marker == "cpu":

@@ -128,7 +128,10 @@ def chapter_table(all_rows: list[rd.Row], marker: str, data_dir: str, root: path
                         fmt_pct(pct), fmt_err(r.rel_error)])
     elif base == rd.GEMM_BASELINE:
         # Kernels of several types: each row's % is of the cuBLAS row of its own dtype.
-        pct_name = "% of cuBLAS" + (" (same dtype)" if len(rd.baseline_dtypes(all_rows, chapter)) > 1 else "")
+        # A chapter with fp8 rows is timed against cuBLASLt for them (baseline_name says which call).
+        lt = any((baseline_name(all_rows, r) or "").startswith("cuBLASLt") for r in rows)
+        pct_name = ("% of cuBLAS or cuBLASLt" if lt else "% of cuBLAS") + (
+            " (same dtype)" if len(rd.baseline_dtypes(all_rows, chapter)) > 1 else "")
         header = ["kernel", "dtype", "layout", "size", "median ms", "TFLOP/s", pct_name, "rel. error"]
         for r in rows:
             pct = rd.pct_of_baseline(all_rows, r)

@@ -45,7 +45,8 @@ MappedRecord& mapped_record() {
 }
 
 std::uint64_t process_bound_ns() {
-  static const std::uint64_t bound = watchdog_bound_ns(std::getenv("MM_WATCHDOG_SECONDS"), running_under_cuda_tool());
+  static const std::uint64_t bound =
+      watchdog_bound_or_exit(std::getenv("MM_WATCHDOG_SECONDS"), running_under_cuda_tool());
   return bound;
 }
 
@@ -60,13 +61,34 @@ const char* site_text(std::uint32_t site) {
 
 }  // namespace
 
+namespace {
+// The seconds MM_WATCHDOG_SECONDS = `text` asks for; 0 when it is not a positive number below 1e9.
+double parse_seconds(const char* text) {
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  return (end != text && *end == '\0' && seconds > 0 && seconds < 1e9) ? seconds : 0.0;
+}
+}  // namespace
+
+bool watchdog_seconds_valid(const char* seconds_env) {
+  return seconds_env == nullptr || *seconds_env == '\0' || parse_seconds(seconds_env) > 0;
+}
+
 std::uint64_t watchdog_bound_ns(const char* seconds_env, bool under_tool) {
   if (seconds_env != nullptr && *seconds_env != '\0') {
-    char* end = nullptr;
-    const double seconds = std::strtod(seconds_env, &end);
-    if (end != seconds_env && *end == '\0' && seconds > 0 && seconds < 1e9) return std::uint64_t(seconds * 1e9);
+    const double seconds = parse_seconds(seconds_env);
+    if (seconds > 0) return std::uint64_t(seconds * 1e9);
   }
   return under_tool ? kMbarrierTimeoutNs * kToolBoundScale : kMbarrierTimeoutNs;
+}
+
+std::uint64_t watchdog_bound_or_exit(const char* seconds_env, bool under_tool) {
+  if (!watchdog_seconds_valid(seconds_env)) {
+    std::fprintf(stderr, "MM_WATCHDOG_SECONDS=%s: needs a positive number of seconds (e.g. 30 or 0.5)\n",
+                 seconds_env);
+    std::exit(2);
+  }
+  return watchdog_bound_ns(seconds_env, under_tool);
 }
 
 bool running_under_cuda_tool() {

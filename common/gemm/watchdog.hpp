@@ -27,9 +27,17 @@ namespace mm {
 inline constexpr std::uint64_t kToolBoundScale = 50;
 
 /// @brief The bound of a wait for a process whose environment has MM_WATCHDOG_SECONDS =
-/// `seconds_env` (null: unset) and runs under a CUDA tool or not: see the file comment. A value of
-/// MM_WATCHDOG_SECONDS that is not a positive number is ignored.
+/// `seconds_env` (null: unset) and runs under a CUDA tool or not: see the file comment. A value that
+/// is not a positive number gives the default here; the process refuses it (watchdog_bound_or_exit).
 std::uint64_t watchdog_bound_ns(const char* seconds_env, bool under_tool);
+
+/// @brief Whether MM_WATCHDOG_SECONDS = `seconds_env` is usable: unset (null), empty, or a positive
+/// number of seconds below 1e9 ("30", "0.5"); not "0", "-3", "ten" or "5s".
+bool watchdog_seconds_valid(const char* seconds_env);
+
+/// @brief watchdog_bound_ns, but a value that is not valid (watchdog_seconds_valid) prints one line
+/// naming it and exits with status 2: what the process does at its first launch that needs the bound.
+std::uint64_t watchdog_bound_or_exit(const char* seconds_env, bool under_tool);
 
 /// @brief True when a CUDA tool has injected itself into this process (see the file comment).
 bool running_under_cuda_tool();

@@ -226,6 +226,17 @@ TEST(Watchdog, BoundIsFourSecondsScaledUnderAToolAndOverriddenByTheEnvironment) 
   for (const char* bad : {"", "0", "-3", "ten", "5s"}) EXPECT_EQ(watchdog_bound_ns(bad, false), kMbarrierTimeoutNs) << bad;
 }
 
+TEST(Watchdog, ABadMmWatchdogSecondsIsRefusedWithOneLine) {
+  EXPECT_TRUE(watchdog_seconds_valid(nullptr));
+  EXPECT_TRUE(watchdog_seconds_valid(""));
+  EXPECT_TRUE(watchdog_seconds_valid("30"));
+  EXPECT_TRUE(watchdog_seconds_valid("0.5"));
+  for (const char* bad : {"0", "-3", "ten", "5s", "1e10"}) EXPECT_FALSE(watchdog_seconds_valid(bad)) << bad;
+  EXPECT_EQ(watchdog_bound_or_exit("30", false), 30'000'000'000ull);
+  EXPECT_EXIT(watchdog_bound_or_exit("5s", false), testing::ExitedWithCode(2),
+              "MM_WATCHDOG_SECONDS=5s: needs a positive number of seconds");
+}
+
 TEST(Watchdog, RecognizesACudaToolInjectedIntoTheProcess) {
   // What each tool sets (compute-sanitizer 13.0's variables as seen on the H200 machine); the test
   // clears them all first, then sets one at a time, and restores them.

@@ -183,6 +183,20 @@ def load(data_dir: pathlib.Path, require: bool = True) -> list[Row]:
     return sorted(unique.values(), key=lambda r: r.chapter)
 
 
+# Chapter 11's suite by class of shape: squares (M = N = K), prefill (a batch of 4096 or more tokens
+# through a layer's weights), M = 128 (a small batch) and decode (M <= 64, a few tokens).
+SHAPE_CLASSES = ("squares", "prefill", "M = 128", "decode")
+
+
+def shape_class(m: int, n: int, k: int) -> str:
+    """Which of SHAPE_CLASSES the problem M×N×K belongs to."""
+    if m == n == k:
+        return "squares"
+    if m >= 4096:
+        return "prefill"
+    return "decode" if m <= 64 else "M = 128"
+
+
 # A chapter whose own problem is not the all-row-major one: chapter 12's tf32 and fp8 wgmma read both
 # operands K-major only, so it multiplies C = A·Bᵀ (RCR); its RRR rows are the tf32 step that
 # transposes B first, a side lesson, not the chapter's result.

@@ -23,7 +23,9 @@ order that step does not run) over the headline size and larger and every storag
 (min–max % of the baseline), then where each loses: every problem it was measured on (its
 chapter's run, the size sweeps, later chapters' runs of it), how many below its baseline,
 those below LISTED_BELOW % and the worst; `results:cpu` one sentence: chapter 01's fastest
-kernel over its naive loop.
+kernel over its naive loop; `results:<chapter>.classes` each step of that chapter by class of
+shape (squares, prefill, M = 128, decode: results_data.shape_class), geometric mean and range
+of its % of cuBLAS.
 Files searched: <root>/README.md, <root>/docs/*.md and <root>/chapters/*/README.md; the
 links a table writes are relative to the page it is in.
 
@@ -35,6 +37,7 @@ needed.
 from __future__ import annotations
 
 import argparse
+import math
 import pathlib
 import re
 import sys
@@ -646,6 +649,42 @@ def cpu_sentence(rows: list[rd.Row], data_dir: str) -> str:
             f"{best.tflops / naive.tflops:.1f}× faster (`{data_dir}/`, by `plots/update_tables.py`).")
 
 
+CLASS_SUFFIX = ".classes"
+
+
+def classes_table(all_rows: list[rd.Row], chapter: str, data_dir: str) -> str:
+    """Block 'results:<chapter>.classes': each step of `chapter` (its cuBLAS left out) by class of
+    shape (rd.SHAPE_CLASSES): the geometric mean of its % of cuBLAS, the worst and the best, over the
+    shapes of the class it ran."""
+    rows = [r for r in all_rows if r.chapter == chapter and r.pct is not None]
+    if not rows:
+        return f"_No results for chapter {chapter} in `{data_dir}` yet._"
+    steps: list[str] = []
+    for r in rows:
+        if not r.is_baseline and r.kernel not in steps:
+            steps.append(r.kernel)
+    counts = {c: len({(r.m, r.n, r.k) for r in rows if rd.shape_class(r.m, r.n, r.k) == c}) for c in rd.SHAPE_CLASSES}
+    header = ["step"] + [f"{c} ({counts[c]})" for c in rd.SHAPE_CLASSES if counts[c]]
+    out = []
+    for step in steps:
+        cells = [f"`{step}`"]
+        for c in rd.SHAPE_CLASSES:
+            if not counts[c]:
+                continue
+            pcts = [r.pct for r in rows if r.kernel == step and rd.shape_class(r.m, r.n, r.k) == c]
+            if not pcts:
+                cells.append("–")
+                continue
+            geo = math.exp(sum(math.log(v) for v in pcts) / len(pcts))
+            shown = f"{fmt_pct(geo)} ({fmt_pct(min(pcts))}–{fmt_pct(max(pcts))})"
+            cells.append(shown if len(pcts) == counts[c] else f"{shown}, {len(pcts)} shapes")
+        out.append(cells)
+    note = ("Each cell: the geometric mean of the step's % of cuBLAS over the class's shapes (their number "
+            "in the header), then the worst and the best; a step run on fewer shapes of a class says how many. "
+            f"From `{data_dir}/`, by `plots/update_tables.py`.")
+    return md_table(header, out, set(range(1, len(header)))) + "\n\n" + note
+
+
 def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,
            name: str, gpus=None) -> tuple[str, list[str]]:
     """The file's text with every block filled, and the ids of the blocks that changed."""
@@ -668,6 +707,8 @@ def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, r
             table = limits_block(rows, headline, data_dir, root, page_dir)
         elif marker == "cpu":
             table = cpu_sentence(rows, data_dir)
+        elif marker.endswith(CLASS_SUFFIX):
+            table = classes_table(rows, marker[: -len(CLASS_SUFFIX)], data_dir)
         else:
             table = chapter_table(rows, marker, data_dir, root)
         body = "\n" + table + "\n"

@@ -108,6 +108,13 @@ CH08 = """# Chapter 08
 <!-- results:08 -->
 <!-- /results -->
 """
+# Chapter 11's steps by class of shape: three squares and one decode shape (on a page of docs/, so that
+# chapter 11 keeps no README of its own and the other tables keep their unlinked cells).
+CH11 = """# Chapter 11
+
+<!-- results:11_every_shape.classes -->
+<!-- /results -->
+"""
 CH09 = """# Chapter 09 (no results yet)
 
 <!-- results:09_hopper -->
@@ -135,7 +142,8 @@ def main() -> None:
         (data / "ch05_layout_matmul_appendix.csv").write_text(APPENDIX_CSV, encoding="utf-8")
         files = {"README.md": TOP, "chapters/02_naive_gpu/README.md": CH02,
                  "chapters/04_copy_and_transpose/README.md": CH04, "chapters/08_tensor_cores/README.md": CH08,
-                 "chapters/09_hopper/README.md": CH09, "docs/results.md": DOCS}
+                 "chapters/09_hopper/README.md": CH09, "docs/classes.md": CH11,
+                 "docs/results.md": DOCS}
         for name, text in files.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text, encoding="utf-8")
@@ -160,7 +168,13 @@ def main() -> None:
         ch08 = (root / "chapters/08_tensor_cores/README.md").read_text(encoding="utf-8")
         ch09 = (root / "chapters/09_hopper/README.md").read_text(encoding="utf-8")
         docs = (root / "docs/results.md").read_text(encoding="utf-8")
+        ch11 = (root / "docs/classes.md").read_text(encoding="utf-8")
         expect = [
+            # By class of shape: the squares' geometric mean of 101, 100 and 80% is 93.1%.
+            (ch11, "| step | squares (3) | decode (1) |", "classes: only the classes the suite has, with their counts"),
+            (ch11, "| `every_shape` | 93.1% (80.0%–101.0%) | 85.0% (85.0%–85.0%) |",
+             "classes: geometric mean, worst and best of a step per class"),
+            (ch11, "| `swap_ab` | – | 85.0% (85.0%–85.0%) |", "classes: a step not run on a class shows a dash"),
             (top, "Intro text that must survive.", "text before the block is kept"),
             (top, "Closing text.", "text after the block is kept"),
             (top, "| [02 naive_gpu](chapters/02_naive_gpu/README.md) | one thread per element of C; coalesced loads "

@@ -114,7 +114,7 @@ struct GemmKernelCooperative {
   static_assert(kSharedStorageBytes <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
   using Params = KernelParams<Mainloop, Epilogue, Scheduler>;  ///< the kernel's parameters
 
-    /// The kernel, in every thread of a block: `smem` is its dynamic shared memory (1024-byte aligned).
+  /// The kernel, in every thread of a block: `smem` is its dynamic shared memory (1024-byte aligned).
   __device__ void operator()(const Params& params, std::uint8_t* smem) const {
     using BM = typename Cfg::BM;
     using BN = typename Cfg::BN;
@@ -185,7 +185,7 @@ struct GemmKernelPingpong {
   static_assert(kSharedStorageBytes <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
   using Params = KernelParams<Mainloop, Epilogue, Scheduler>;  ///< the kernel's parameters
 
-    /// The kernel, in every thread of a block: `smem` is its dynamic shared memory (1024-byte aligned).
+  /// The kernel, in every thread of a block: `smem` is its dynamic shared memory (1024-byte aligned).
   __device__ void operator()(const Params& params, std::uint8_t* smem) const {
     using BM = typename Cfg::BM;
     using BN = typename Cfg::BN;

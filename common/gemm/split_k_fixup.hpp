@@ -101,11 +101,9 @@ MM_HD void wait_partials(int* counter, int target, WatchdogState& watchdog, std:
   volatile int* c = counter;
   if (*c < target) {
 #if MM_MBARRIER_WATCHDOG
-    std::uint64_t start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
+    const std::uint64_t start = detail::global_timer_ns();
     while (*c < target) {
-      asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-      if (now - start > watchdog.bound_ns) {
+      if (detail::global_timer_ns() - start > watchdog.bound_ns) {
         watchdog.give_up(WatchdogSite::fixup, std::uint32_t(target), 0, std::uint32_t(tile));
         break;
       }

@@ -35,6 +35,15 @@ MM_HD void require_sm90() {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
 #define MM_HAVE_SM90_ASYNC 1
 #endif
+
+#if defined(__CUDA_ARCH__)
+// The GPU's nanosecond clock (%globaltimer), what the watchdog's waits measure their time with.
+__device__ __forceinline__ std::uint64_t global_timer_ns() {
+  std::uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(ns));
+  return ns;
+}
+#endif
 }  // namespace detail
 
 /// `mbarrier.init.shared::cta.b64`: `arrivals` arrivals complete each phase. One thread initializes;
@@ -277,12 +286,9 @@ MM_HD void mbarrier_wait(std::uint32_t bar, int parity, WatchdogState& watchdog,
 #if defined(MM_HAVE_SM90_ASYNC)
   if (mbarrier_try_wait(bar, parity)) return;
 #if MM_MBARRIER_WATCHDOG
-  std::uint64_t start;
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
+  const std::uint64_t start = detail::global_timer_ns();
   while (!mbarrier_try_wait(bar, parity)) {
-    std::uint64_t now;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-    if (now - start > watchdog.bound_ns) {
+    if (detail::global_timer_ns() - start > watchdog.bound_ns) {
       watchdog.give_up(site, stage, std::uint32_t(parity), bar);
       return;
     }
@@ -307,12 +313,9 @@ MM_HD void mbarrier_wait(std::uint64_t* bar, int parity) {
   const std::uint32_t b = detail::smem_address(bar);
   if (mbarrier_try_wait(b, parity)) return;
 #if MM_MBARRIER_WATCHDOG
-  std::uint64_t start;
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(start));
+  const std::uint64_t start = detail::global_timer_ns();
   while (!mbarrier_try_wait(b, parity)) {
-    std::uint64_t now;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-    if (now - start > kMbarrierTimeoutNs) __trap();
+    if (detail::global_timer_ns() - start > kMbarrierTimeoutNs) __trap();
   }
 #else
   while (!mbarrier_try_wait(b, parity)) {

@@ -185,11 +185,14 @@ def load(data_dir: pathlib.Path, require: bool = True) -> list[Row]:
 
 # Chapter 11's suite by class of shape: squares (M = N = K), prefill (a batch of 4096 or more tokens
 # through a layer's weights), M = 128 (a small batch) and decode (M <= 64, a few tokens).
-SHAPE_CLASSES = ("squares", "prefill", "M = 128", "decode")
+SHAPE_CLASSES = ("squares", "prefill", "M = 128", "decode", "K or N % 8 ≠ 0")
 
 
 def shape_class(m: int, n: int, k: int) -> str:
-    """Which of SHAPE_CLASSES the problem M×N×K belongs to."""
+    """Which of SHAPE_CLASSES the problem M×N×K belongs to (a K or N that is not a multiple of 8 first:
+    rows TMA cannot read or write as they are)."""
+    if n % 8 or k % 8:
+        return "K or N % 8 ≠ 0"
     if m == n == k:
         return "squares"
     if m >= 4096:
@@ -200,7 +203,8 @@ def shape_class(m: int, n: int, k: int) -> str:
 # A chapter whose own problem is not the all-row-major one: chapter 12's tf32 and fp8 wgmma read both
 # operands K-major only, so it multiplies C = A·Bᵀ (RCR); its RRR rows are the tf32 step that
 # transposes B first, a side lesson, not the chapter's result.
-CANONICAL_LAYOUTS = {"12_hopper_datatypes": "RCR"}
+# Chapter 11 likewise (swap_ab exchanges two K-major operands); its RRR rows are every_shape's.
+CANONICAL_LAYOUTS = {"11_every_shape": "RCR", "12_hopper_datatypes": "RCR"}
 
 
 def canonical_layout(chapter: str) -> str:

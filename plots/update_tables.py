@@ -656,22 +656,28 @@ def classes_table(all_rows: list[rd.Row], chapter: str, data_dir: str) -> str:
     """Block 'results:<chapter>.classes': each step of `chapter` (its cuBLAS left out) by class of
     shape (rd.SHAPE_CLASSES): the geometric mean of its % of cuBLAS, the worst and the best, over the
     shapes of the class it ran."""
-    rows = [r for r in all_rows if r.chapter == chapter and r.pct is not None]
+    rows, seen = [], set()
+    for r in all_rows:  # a problem measured in several runs counts once, from the first
+        key = (r.kernel, r.layout, r.m, r.n, r.k)
+        if r.chapter == chapter and r.pct is not None and key not in seen:
+            seen.add(key)
+            rows.append(r)
     if not rows:
         return f"_No results for chapter {chapter} in `{data_dir}` yet._"
-    steps: list[str] = []
-    for r in rows:
-        if not r.is_baseline and r.kernel not in steps:
-            steps.append(r.kernel)
+    own = rd.canonical_layout(chapter)
+    steps: list[tuple[str, str]] = []  # (kernel, layout): the chapter's own storage order first
+    for r in sorted(rows, key=lambda r: r.layout != own):
+        if not r.is_baseline and (r.kernel, r.layout) not in steps:
+            steps.append((r.kernel, r.layout))
     counts = {c: len({(r.m, r.n, r.k) for r in rows if rd.shape_class(r.m, r.n, r.k) == c}) for c in rd.SHAPE_CLASSES}
     header = ["step"] + [f"{c} ({counts[c]})" for c in rd.SHAPE_CLASSES if counts[c]]
     out = []
-    for step in steps:
-        cells = [f"`{step}`"]
+    for step, layout in steps:
+        cells = [f"`{step}`" + (f" ({layout})" if layout != own else "")]
         for c in rd.SHAPE_CLASSES:
             if not counts[c]:
                 continue
-            pcts = [r.pct for r in rows if r.kernel == step and rd.shape_class(r.m, r.n, r.k) == c]
+            pcts = [r.pct for r in rows if (r.kernel, r.layout) == (step, layout) and rd.shape_class(r.m, r.n, r.k) == c]
             if not pcts:
                 cells.append("–")
                 continue
@@ -680,7 +686,8 @@ def classes_table(all_rows: list[rd.Row], chapter: str, data_dir: str) -> str:
             cells.append(shown if len(pcts) == counts[c] else f"{shown}, {len(pcts)} shapes")
         out.append(cells)
     note = ("Each cell: the geometric mean of the step's % of cuBLAS over the class's shapes (their number "
-            "in the header), then the worst and the best; a step run on fewer shapes of a class says how many. "
+            "in the header), then the worst and the best; a step run on fewer shapes of a class says how many; a "
+            "storage order other than the chapter's own is named beside the step. "
             f"From `{data_dir}/`, by `plots/update_tables.py`.")
     return md_table(header, out, set(range(1, len(header)))) + "\n\n" + note
 

@@ -12,6 +12,10 @@
 //                    fill less than half the GPU (choose_splits), else tile_shapes' kernel itself
 //                    (split_k's with one slice does the same work with a few more instructions)
 //
+// and, before all of these, what none of them takes goes to any_shape.cuh's path: RRR, a K or N that
+// is not a multiple of 8, an operand not on a 16-byte boundary (staged copies, C stored by the
+// registers, B MN-major; split_k's and swap_ab's kernels).
+//
 // stream_k is not among them: where the chapter's suite has a short last round, the tile choice or
 // split_k did better in every measurement (the page).
 //
@@ -25,6 +29,7 @@
 #pragma once
 
 #include "11_every_shape/aligned_rows.cuh"
+#include "11_every_shape/any_shape.cuh"
 #include "11_every_shape/swap_ab.cuh"
 
 namespace mm::ch11 {
@@ -36,21 +41,55 @@ struct Choice {
   int tile_bn;                                          ///< columns
   int splits;                                           ///< K slices per tile (1 for tile_shapes)
   bool aligned_rows = false;                            ///< A and B copied into aligned rows first (aligned_rows.cuh)
+  bool any_shape = false;                               ///< any_shape.cuh's path: `plan` says what it does
+  AnyShapePlan plan{};                                  ///< any_shape's staging, C store and B major-ness
 };
 
-/// True when `p` is a decode problem (M <= 64) whose N alone, in 256-column tiles, fills at least 3/4
-/// of `sms` SMs in one round, and tile_shapes' TMA store takes it (N % 8 == 0): then a 64×256 tile
-/// per SM streams B evenly, where swap_ab's 128-row tiles would make 1.7 rounds (N = 28672: 112 tiles
-/// of 256 columns against 224 of 128 rows, on 132 SMs).
-inline bool wide_decode(const GemmProblem& p, int sms) {
-  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
-  return p.m <= Tile64x256Cfg::BM::value && 4 * tiles >= 3 * std::int64_t(sms) && tiles <= sms &&
-         tile_shapes_rejects(p).empty();
+/// True when the chapter's TMA kernels take `p` as it is (RCR, K and N multiples of 8, the operands
+/// their tensor maps hold on 16-byte boundaries: C only for M > 64, swap_ab stores it by the
+/// registers); otherwise every_shape takes any_shape.cuh's path.
+inline bool tma_kernels_take(const GemmProblem& p, const void* A, const void* B, const void* C) {
+  const bool swapped = p.m <= kSwapMaxM;
+  if (!(swapped ? swap_ab_rejects(p) : split_k_rejects(p)).empty()) return false;
+  return launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", swapped ? nullptr : C}}).empty();
 }
 
-/// The kernel, tile and K slices every_shape runs for `p` on a GPU of `sms` SMs (RCR problems).
-inline Choice choose(const GemmProblem& p, int sms) {
-  if (wide_decode(p, sms)) return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
+/// A 16-byte aligned address, for choose()'s operands when the caller has none (the harness's).
+inline const void* const kAligned = reinterpret_cast<const void*>(std::uintptr_t(256));
+
+/// True when `p` is a decode problem (M <= 64) whose N alone, in 256-column tiles, fills at least 3/4
+/// of `sms` SMs in one round, and tile_shapes' TMA store takes it (N % 8 == 0, C on 16 bytes): then a 64×256 tile
+/// per SM streams B evenly, where swap_ab's 128-row tiles would make 1.7 rounds (N = 28672: 112 tiles
+/// of 256 columns against 224 of 128 rows, on 132 SMs).
+inline bool wide_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
+  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
+  return p.m <= Tile64x256Cfg::BM::value && 4 * tiles >= 3 * std::int64_t(sms) && tiles <= sms &&
+         tile_shapes_rejects(p).empty() && launch::tma_pointer_rejects({{"C", C}}).empty();
+}
+
+/// The kernel, tile and K slices every_shape runs for `p` on a GPU of `sms` SMs, with A, B and C at
+/// the given addresses (only their alignment matters).
+inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, const void* B = kAligned,
+                     const void* C = kAligned) {
+  if (!tma_kernels_take(p, A, B, C)) {
+    const AnyShapePlan plan = plan_any_shape(p, A, B, C);
+    if (p.m <= kSwapMaxM) {
+      return with_swap_tile(p, sms, [&](auto cfg) {
+        using Cfg = decltype(cfg);
+        const SwapPlan swap = plan_swap<Cfg>(p, sms);
+        return Choice{Choice::swap_ab, Cfg::BM::value, Cfg::BN::value,
+                      SplitKTileScheduler::make({1, 1, 1}, swap.k_steps, swap.splits).splits, false, true, plan};
+      });
+    }
+    GemmProblem aligned = p;
+    if (plan.stage_a) aligned.k = staged_pitch(p.k);
+    const TileShape s = kTileShapes[choose_tile_shape(aligned, sms)];
+    const std::int64_t tiles = launch::ceil_div(p.m, s.bm) * launch::ceil_div(p.n, s.bn);
+    const int k_steps = int(launch::ceil_div(p.k, Tile128x256Cfg::BK::value));
+    const int splits = SplitKTileScheduler::make({1, 1, 1}, k_steps, choose_splits(tiles, k_steps, sms)).splits;
+    return {Choice::split_k, s.bm, s.bn, splits, false, true, plan};
+  }
+  if (wide_decode(p, sms, C)) return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
   if (p.m <= kSwapMaxM) {
     return with_swap_tile(p, sms, [&](auto cfg) {
       using Cfg = decltype(cfg);
@@ -70,16 +109,14 @@ inline Choice choose(const GemmProblem& p, int sms) {
   return {splits > 1 ? Choice::split_k : Choice::tile_shapes, s.bm, s.bn, splits};
 }
 
-/// every_shape's rule: the chapter's (RCR, TMA's rules), and N % 8 == 0 for M > 64 (split_k's TMA store).
-inline std::string every_shape_rejects(const GemmProblem& p) {
-  if (p.m <= kSwapMaxM) return swap_ab_rejects(p);
-  return split_k_rejects(p);
-}
+/// every_shape's rule: any_shape's (RCR or RRR, M, N and K from 1 to below 2^31).
+inline std::string every_shape_rejects(const GemmProblem& p) { return any_shape_rejects(p); }
 
 /// The step: the kernel choose() names.
 inline PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
-  check_step("every_shape", every_shape_rejects(p), A, B, p.m <= kSwapMaxM ? nullptr : C);
-  const Choice c = choose(p, device_sm_count());
+  if (std::string why = every_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
+  if (!tma_kernels_take(p, A, B, C)) return prepare_any_shape(p, A, B, C, max_blocks);
+  const Choice c = choose(p, device_sm_count(), A, B, C);
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);
   if (c.kernel == Choice::split_k) return prepare_split_k(p, A, B, C, max_blocks);
   if (c.aligned_rows) return prepare_aligned_rows(p, A, B, C, max_blocks);

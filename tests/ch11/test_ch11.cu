@@ -284,7 +284,9 @@ TEST(ch11_Choice, SplitsNeverEmpty) {
 // ---- What the chapter does not take: refused up front, with the rule, before any GPU work ----
 
 TEST(ch11_Launch, RefusesOtherStorageOrdersAndWhatTmaCannotDescribe) {
+  // Every step but every_shape (any_shape.cuh's path takes these: ch11_AnyShape below).
   for (const auto& k : kSteps) {
+    if (k.name == "every_shape") continue;
     EXPECT_NE(k.rejects(problem({64, 64, 64}, "RRR")).find("takes RCR only"), std::string::npos) << k.name;
     EXPECT_NE(k.rejects(problem({17, 33, 9}, "RCR")).find("K % 8 == 0"), std::string::npos) << k.name;
     try {
@@ -308,7 +310,7 @@ TEST(ch11_Launch, EveryStepRefusesAMisalignedA) {
   const auto* b = reinterpret_cast<const bf16*>(std::uintptr_t(0x20000));
   auto* c = reinterpret_cast<bf16*>(std::uintptr_t(0x30000));
   for (const auto& k : kSteps) {
-    if (!k.rejects(p).empty()) continue;
+    if (!k.rejects(p).empty() || k.name == "every_shape") continue;  // every_shape stages it (ch11_AnyShape)
     try {
       k.launch(p, a, b, c, nullptr);
       ADD_FAILURE() << k.name << ": a pointer 2 bytes past a 16-byte boundary was accepted";
@@ -330,12 +332,127 @@ TEST(ch11_Gemm, SkinnyOddNAndMisalignedB) {
   const GemmProblem p = problem({16, 256, 64}, "RCR");
   mm::DeviceBuffer<bf16> a(p.m * p.k), b(p.k * p.n + 8), c(p.m * p.n + 8);
   for (const auto& k : kSteps) {
+    if (k.name == "every_shape") continue;  // stages B (ch11_AnyShape)
     try {
       k.launch(p, a.data(), b.data() + 1, c.data(), nullptr);
       if (k.rejects(p).empty()) ADD_FAILURE() << k.name << ": a B 2 bytes past a 16-byte boundary was accepted";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("16-byte"), std::string::npos) << k.name << ": " << e.what();
     }
+  }
+}
+
+// ---- every_shape at any shape (any_shape.cuh): both storage orders, any K and N, any address ----
+
+// M, N, K from {1, 2, 7, 8, 9, 15, 17, 63, 65, 127, 129} crossed sparsely with the tile edges (64 and
+// 128 rows, 64 to 256 columns, K steps of 64 and 128), K much larger than M×N, and the odd sizes of
+// big problems (a wave of tiles past the edge, K and N not multiples of 8).
+const std::vector<Size> kAnySizes = {
+    {1, 1, 1},      {2, 7, 9},       {7, 8, 15},       {9, 17, 63},      {15, 65, 127},    {17, 129, 1},
+    {63, 2, 129},   {65, 9, 8},      {127, 15, 17},    {129, 63, 2},     {8, 127, 65},     {1, 257, 7},
+    {64, 255, 129}, {65, 257, 63},   {128, 193, 9},    {129, 129, 129},  {7, 9, 20011},    {3, 5, 70001},
+    {200, 1, 300},  {1, 1001, 4095}, {16, 4097, 1031}, {300, 1003, 999}, {1000, 1001, 999}, {4095, 33, 17},
+};
+
+using AnyParam = std::tuple<Size, std::string>;
+class AnyShape : public ::testing::TestWithParam<AnyParam> {};
+TEST_P(AnyShape, EveryShapeMatchesFp64) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto& [size, layout] = GetParam();
+  expect_matches_fp64(mm::test::step_named(kSteps, "every_shape"), problem(size, layout), 17);
+}
+INSTANTIATE_TEST_SUITE_P(ch11, AnyShape, ::testing::Combine(::testing::ValuesIn(kAnySizes), ::testing::Values("RCR", "RRR")),
+                         [](const auto& info) {
+                           return mm::test::size_name(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                         });
+
+/// every_shape's launch on copies of A, B and C that start `shift` bf16 values past cudaMalloc's
+/// 256-byte alignment (C copied in first, poison and all, and back out after).
+mm::GemmLaunch<bf16, bf16> shifted(mm::GemmLaunch<bf16, bf16> inner, int shift_a, int shift_b, int shift_c) {
+  return [=](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, cudaStream_t s) {
+    const std::size_t na = std::size_t(p.m * p.k), nb = std::size_t(p.k * p.n), nc = std::size_t(p.m * p.n);
+    mm::DeviceBuffer<bf16> a1(na + 8), b1(nb + 8), c1(nc + 8);
+    MM_CUDA_CHECK(cudaMemcpyAsync(a1.data() + shift_a, a, na * sizeof(bf16), cudaMemcpyDeviceToDevice, s));
+    MM_CUDA_CHECK(cudaMemcpyAsync(b1.data() + shift_b, b, nb * sizeof(bf16), cudaMemcpyDeviceToDevice, s));
+    MM_CUDA_CHECK(cudaMemcpyAsync(c1.data() + shift_c, c, nc * sizeof(bf16), cudaMemcpyDeviceToDevice, s));
+    inner(p, a1.data() + shift_a, b1.data() + shift_b, c1.data() + shift_c, s);
+    MM_CUDA_CHECK(cudaMemcpyAsync(c, c1.data() + shift_c, nc * sizeof(bf16), cudaMemcpyDeviceToDevice, s));
+    MM_CUDA_CHECK(cudaStreamSynchronize(s));  // before the scratch buffers are freed
+  };
+}
+
+TEST(ch11_AnyShape, OperandsOffSixteenByteBoundaries) {
+  // Each operand 2, 4 or 8 bytes past a 16-byte boundary (a tensor's storage offset in PyTorch): TMA
+  // cannot hold it, so every_shape stages A or B, or stores C by the registers; sizes TMA takes
+  // otherwise, so that only the address sends them there.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  for (const char* layout : {"RCR", "RRR"})
+    for (const Size& s : {Size{16, 1024, 512}, Size{300, 512, 256}, Size{1, 264, 64}})
+      for (const auto& [sa, sb, sc] : {std::tuple{1, 0, 0}, std::tuple{0, 2, 0}, std::tuple{0, 0, 4}, std::tuple{1, 1, 1}}) {
+        const GemmProblem p = problem(s, layout);
+        const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(p, shifted(every.launch, sa, sb, sc), every.dtype, 19);
+        EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(s) << " shifts " << sa << "," << sb << "," << sc << ": "
+                          << r.summary;
+      }
+}
+
+TEST(ch11_AnyShape, TheRulesEachPathFollows) {
+  // CPU: which operand is staged, when C is stored by the registers, and that what TMA takes as it is
+  // stays on the chapter's kernels.
+  const auto* aligned = ch11::kAligned;
+  const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
+  auto plan = [&](const Size& s, const char* layout, const void* a = ch11::kAligned, const void* b = ch11::kAligned,
+                  const void* c = ch11::kAligned) { return ch11::choose(problem(s, layout), 132, a, b, c); };
+  // RCR that TMA takes: not the any-shape path.
+  EXPECT_FALSE(plan({4096, 4096, 4096}, "RCR").any_shape);
+  EXPECT_FALSE(plan({16, 4096, 4096}, "RCR").any_shape);
+  EXPECT_FALSE(plan({16, 4097, 4096}, "RCR").any_shape);  // swap_ab stores C by the registers: any N
+  // RRR: B MN-major, nothing staged when N % 8 == 0.
+  const ch11::Choice rrr = plan({4096, 4096, 4096}, "RRR");
+  EXPECT_TRUE(rrr.any_shape && rrr.plan.b_mn_major && !rrr.plan.stage_a && !rrr.plan.stage_b && !rrr.plan.c_strided);
+  EXPECT_EQ(rrr.kernel, ch11::Choice::split_k);
+  EXPECT_EQ(rrr.splits, 1);
+  // K % 8 != 0: A staged, and B in RCR (its rows are K long), not in RRR (they are N long).
+  const ch11::Choice k_rcr = plan({1000, 1000, 999}, "RCR"), k_rrr = plan({1000, 1000, 999}, "RRR");
+  EXPECT_TRUE(k_rcr.plan.stage_a && k_rcr.plan.stage_b && !k_rcr.plan.c_strided);
+  EXPECT_TRUE(k_rrr.plan.stage_a && !k_rrr.plan.stage_b && !k_rrr.plan.c_strided);
+  // RRR at 3000³: rows of A (K) and B (N) 16 bytes into a sector, a problem big enough for the copy
+  // to pay (aligned_rows.cuh's model): both staged, as RCR's aligned_rows copies both.
+  const ch11::Choice big_rrr = plan({3000, 3000, 3000}, "RRR");
+  EXPECT_TRUE(big_rrr.plan.stage_a && big_rrr.plan.stage_b && !big_rrr.plan.c_strided);
+  // N % 8 != 0: C by the registers; B staged in RRR only.
+  const ch11::Choice n_rcr = plan({1000, 1001, 1000}, "RCR"), n_rrr = plan({1000, 1001, 1000}, "RRR");
+  EXPECT_TRUE(!n_rcr.plan.stage_a && !n_rcr.plan.stage_b && n_rcr.plan.c_strided);
+  EXPECT_TRUE(!n_rrr.plan.stage_a && n_rrr.plan.stage_b && n_rrr.plan.c_strided);
+  // M <= 64 off the TMA kernels: swap_ab's tile, its own K slices.
+  const ch11::Choice decode = plan({16, 4096, 4095}, "RCR");
+  EXPECT_TRUE(decode.any_shape && decode.plan.stage_a && decode.plan.stage_b);
+  EXPECT_EQ(decode.kernel, ch11::Choice::swap_ab);
+  // An address off a 16-byte boundary stages that operand (or stores C by the registers), alone.
+  const ch11::Choice a_off = plan({4096, 4096, 4096}, "RCR", off, aligned, aligned);
+  EXPECT_TRUE(a_off.any_shape && a_off.plan.stage_a && !a_off.plan.stage_b && !a_off.plan.c_strided);
+  const ch11::Choice c_off = plan({4096, 4096, 4096}, "RCR", aligned, aligned, off);
+  EXPECT_TRUE(c_off.any_shape && !c_off.plan.stage_a && !c_off.plan.stage_b && c_off.plan.c_strided);
+  EXPECT_FALSE(plan({16, 4096, 4096}, "RCR", aligned, aligned, off).any_shape);  // swap_ab: C by the registers
+}
+
+TEST(ch11_AnyShape, RefusesWhatNoPathTakes) {
+  // CPU: one line each, before any GPU work.
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  EXPECT_EQ(every.rejects(problem({17, 33, 9}, "RRR")), "");
+  EXPECT_NE(every.rejects(problem({4, 4, 4}, "CRR")).find("row-major A and C"), std::string::npos);
+  GemmProblem empty = problem({4, 4, 4}, "RCR");
+  empty.k = 0;
+  EXPECT_NE(every.rejects(empty).find(">= 1"), std::string::npos);
+  const auto* odd = reinterpret_cast<const bf16*>(std::uintptr_t(0x10001));
+  const auto* b = reinterpret_cast<const bf16*>(std::uintptr_t(0x20000));
+  auto* c = reinterpret_cast<bf16*>(std::uintptr_t(0x30000));
+  try {
+    every.launch(problem({128, 256, 64}, "RCR"), odd, b, c, nullptr);
+    ADD_FAILURE() << "an odd address was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("2-byte aligned"), std::string::npos) << e.what();
   }
 }
 

@@ -1,0 +1,241 @@
+// Chapter 11, every_shape's last case (step 6): any M, N, K >= 1, in both storage orders (RCR and
+// RRR), from any pointer a bf16 may start at. What the chapter's other kernels refuse, and why:
+//
+//   TMA reads a row pitch that is a multiple of 16 bytes   A (K elements a row), and B's rows: K in
+//   from an address on a 16-byte boundary                   RCR (B stored N×K), N in RRR (B stored K×N)
+//   TMA stores such rows too                               C (N elements a row)
+//
+// Each rule has its own way round, and the path takes only those it needs:
+//
+//   staged A / staged B  the operand copied into rows of round_up(·, 64) elements (128-byte lines) in
+//                        a workspace, by copy_rows below: one pass over it, 2 bytes read and written
+//                        per element; TMA then reads the copy (its map ends at K or N: past the end
+//                        TMA fills zeros, so the padding is never read)
+//   C strided            C stored by the consumers' registers, one bf16 at a time (the epilogue
+//                        swap_ab already has, CollectiveEpilogueStrided), not by TMA: any pitch, any
+//                        address
+//   B MN-major           RRR: B's rows are N values long, so TMA loads B's tiles N-contiguous and wgmma
+//                        reads them transposed (chapter 10's RRR, GmmaMajor::MN); for M <= 64 the
+//                        swapped kernel reads B as its MN-major first operand
+//
+// The kernels are split_k's (the tile of choose_tile_shape, K split by choose_splits; one slice is
+// tile_shapes' work) and swap_ab's (M <= 64), composed with the blocks above: the main loop with B's
+// major-ness, and the epilogue. Nothing else changes.
+//
+// Build: cmake --build build --target ch11_every_shape
+// Run:   build/bin/ch11_every_shape --kernel every_shape --layout RRR --sizes 4095x4095x4095
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "11_every_shape/aligned_rows.cuh"
+#include "11_every_shape/swap_ab.cuh"
+
+namespace mm::ch11 {
+
+/// Copies a rows × cols matrix of bf16, rows `ld_in` elements apart from any 2-byte aligned `in`, into
+/// `out`, rows `ld_out` apart: a warp a row at a time, a value a lane and step (the source's rows start
+/// anywhere, so nothing wider than 2 bytes can be read in general). (A template only so that the
+/// header can be included by several files.)
+template <class T = bf16>
+__global__ void copy_rows(const T* __restrict__ in, T* __restrict__ out, std::int64_t rows, std::int64_t cols,
+                          std::int64_t ld_in, std::int64_t ld_out) {
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  const int lane = int(threadIdx.x % 32);
+  for (std::int64_t r = std::int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; r < rows; r += warps) {
+    const T* from = in + r * ld_in;
+    T* to = out + r * ld_out;
+    for (std::int64_t c = lane; c < cols; c += 32) to[c] = from[c];
+  }
+}
+
+/// Elements of a staged row: `cols` rounded up to 64 (128 bytes of bf16, one L2 line).
+inline std::int64_t staged_pitch(std::int64_t cols) { return (cols + 63) / 64 * 64; }
+
+/// True when TMA can read or write rows of `cols` bf16 values, `cols` apart, starting at `ptr`.
+inline bool tma_rows_ok(std::int64_t cols, const void* ptr) {
+  return cols % 8 == 0 && reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
+}
+
+/// What the any-shape path does for a problem and its pointers (data: the tests check the choice).
+struct AnyShapePlan {
+  bool stage_a;     ///< A copied into 128-byte rows first
+  bool stage_b;     ///< B copied into 128-byte rows first
+  bool c_strided;   ///< C stored by the registers (CollectiveEpilogueStrided), not by TMA
+  bool b_mn_major;  ///< RRR: B's tiles N-contiguous (wgmma's transposed read)
+};
+
+/// The plan for `p` (RCR or RRR) with A, B and C at the given addresses: an operand is staged when
+/// TMA cannot read it, or when its rows miss 32-byte sectors and the copy pays (aligned_rows.cuh's
+/// model, which RCR's K % 8 == 0 problems take on the chapter's kernels: 3000³ in RRR here).
+inline AnyShapePlan plan_any_shape(const GemmProblem& p, const void* A, const void* B, const void* C) {
+  const bool rrr = p.b == Order::row;
+  const std::int64_t b_cols = rrr ? p.n : p.k;
+  const bool pays = copies_to_aligned_rows(p);  // K % 16 != 0 and the problem is big enough
+  GemmProblem by_n = p;  // RRR's B: rows of N values
+  by_n.k = p.n;
+  const bool b_pays = rrr ? p.n % 16 != 0 && copies_to_aligned_rows(by_n) : pays;
+  return {!tma_rows_ok(p.k, A) || pays, !tma_rows_ok(b_cols, B) || b_pays, !tma_rows_ok(p.n, C), rrr};
+}
+
+/// The any-shape path's rule: RCR or RRR, M, N and K from 1 to below 2^31.
+inline std::string any_shape_rejects(const GemmProblem& p) {
+  if (p.a != Order::row || p.c != Order::row) return "takes a row-major A and C (RCR and RRR)";
+  if (p.m < 1 || p.n < 1 || p.k < 1) return "needs M, N and K >= 1";
+  if (std::string why = launch::int32_index_rejects(p.m, p.n, 128, 256); !why.empty()) return why;
+  if (p.k > launch::int32_max) return "needs K below 2^31 (TMA coordinates are 32-bit)";
+  return {};
+}
+
+/// The kernel of a tile `Cfg` with B of major-ness `MajorB` and the epilogue `Epilogue` (C by TMA or
+/// by the registers), K split or not: split_k's kernel with two of its blocks given.
+template <class Cfg, GmmaMajor MajorB, class Epilogue>
+using AnyShapeKernel =
+    GemmKernelCooperative<Cfg, CollectiveMma<Cfg, bf16, GmmaMajor::K, MajorB>, Epilogue, SplitKScheduler<Cfg::BN::value / 2>>;
+
+/// swap_ab's kernel with its first operand (B's rows of N) of major-ness `MajorX`: MN for RRR.
+template <class Cfg, GmmaMajor MajorX>
+using AnySwapKernel = GemmKernelCooperative<Cfg, CollectiveMma<Cfg, bf16, MajorX, GmmaMajor::K>,
+                                            CollectiveEpilogueStrided<Cfg, bf16>, SplitKScheduler<Cfg::BN::value / 2>>;
+
+/// The M, N and K the main loop's tensor maps describe (the problem's, but for a staged operand of one
+/// row: prepare_any_shape).
+struct Extents {
+  std::int64_t m, n, k;
+};
+
+namespace detail {
+/// Where the kernel reads an operand: the caller's pointer and pitch, or the staged copy's.
+struct Operand {
+  const bf16* ptr;
+  std::int64_t ld;
+};
+
+/// The adapter of `Kernel` (a tile kernel: A M×K, B N×K of the kernel's major-ness) with C's
+/// epilogue arguments given.
+template <class Kernel>
+PreparedGemm prepare_any_tile_kernel(Extents maps, Operand a, Operand b, typename Kernel::Epilogue::Params epilogue,
+                                     const SplitKTileScheduler& units, int max_blocks, const std::string& path) {
+  typename GemmAdapter<Kernel>::Arguments args{};
+  args.mainloop = Kernel::Mainloop::to_underlying_arguments(a.ptr, b.ptr, int(maps.m), int(maps.n), int(maps.k), a.ld, b.ld);
+  args.epilogue = epilogue;
+  args.scheduler = Kernel::Scheduler::to_underlying_arguments(units);
+  args.max_blocks = max_blocks;
+  GemmAdapter<Kernel> gemm;
+  gemm.initialize(args);
+  return gemm.prepared(path);
+}
+
+/// The tile kernel (M > 64) of `Cfg` for the plan: A M×K K-major, B N×K K- or MN-major, C M×N by
+/// TMA or by the registers.
+template <class Cfg, GmmaMajor MajorB>
+PreparedGemm prepare_any_tile(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, bool c_strided, int max_blocks) {
+  const GroupedTileScheduler tiles = tile_order<Cfg>(p);
+  const int k_steps = k_steps_of<Cfg>(p);
+  const SplitKTileScheduler units =
+      SplitKTileScheduler::make(tiles, k_steps, choose_splits(tiles.size(), k_steps, device_sm_count()));
+  const std::string path = "split_k " + tile_name<Cfg>() + " x" + std::to_string(units.splits) + (c_strided ? " C strided" : "");
+  if (c_strided) {
+    using Kernel = AnyShapeKernel<Cfg, MajorB, CollectiveEpilogueStrided<Cfg, bf16>>;
+    return prepare_any_tile_kernel<Kernel>(maps, a, b, Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), p.n, 1),
+                                           units, max_blocks, path);
+  }
+  using Kernel = AnyShapeKernel<Cfg, MajorB, CollectiveEpilogueTma<Cfg, bf16>>;
+  return prepare_any_tile_kernel<Kernel>(maps, a, b, Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), int(p.n)),
+                                         units, max_blocks, path);
+}
+
+/// The swapped kernel (M <= 64) of `Cfg`: X = B (N×K, K- or MN-major), Y = A, Cᵀ stored transposed.
+template <class Cfg, GmmaMajor MajorX>
+PreparedGemm prepare_any_swap(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, int max_blocks) {
+  using Kernel = AnySwapKernel<Cfg, MajorX>;
+  const int m = int(p.m), n = int(p.n);
+  const SwapPlan plan = plan_swap<Cfg>(p, device_sm_count());
+  const GroupedTileScheduler tiles{int(launch::ceil_div(n, Cfg::BM::value)), int(launch::ceil_div(m, Cfg::BN::value)),
+                                   Cfg::kGroupM};
+  const SplitKTileScheduler units = SplitKTileScheduler::make(tiles, plan.k_steps, plan.splits);
+  typename GemmAdapter<Kernel>::Arguments args{};
+  args.mainloop = Kernel::Mainloop::to_underlying_arguments(b.ptr, a.ptr, int(maps.n), int(maps.m), int(maps.k), b.ld, a.ld);
+  args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, n, m, 1, p.n);  // (r, q) at C[q·N + r]
+  args.scheduler = Kernel::Scheduler::to_underlying_arguments(units);
+  args.max_blocks = max_blocks;
+  GemmAdapter<Kernel> gemm;
+  gemm.initialize(args);
+  return gemm.prepared("swap_ab " + tile_name<Cfg>() + " x" + std::to_string(units.splits));
+}
+}  // namespace detail
+
+/// The any-shape path: stage what TMA cannot read, store C by the registers where TMA cannot write
+/// it, multiply with split_k's tile (M > 64) or swap_ab's (M <= 64), B K- or MN-major. The staging
+/// workspace is allocated here, once per problem, and each launch copies, then multiplies (one
+/// stream). Throws std::invalid_argument for a problem it refuses (any_shape_rejects) or a pointer
+/// not 2-byte aligned.
+inline PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+  if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
+  for (const void* ptr : {static_cast<const void*>(A), static_cast<const void*>(B), static_cast<const void*>(C)})
+    if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(bf16) != 0)
+      throw std::invalid_argument("every_shape: an operand starts at an odd address: bf16 values are 2-byte aligned");
+  const AnyShapePlan plan = plan_any_shape(p, A, B, C);
+  const bool rrr = plan.b_mn_major;
+  // B as the kernels see it: rows × cols of storage (RCR: N×K; RRR: K×N).
+  const std::int64_t b_rows = rrr ? p.k : p.n, b_cols = rrr ? p.n : p.k;
+  const std::int64_t a_pitch = plan.stage_a ? staged_pitch(p.k) : p.k, b_pitch = plan.stage_b ? staged_pitch(b_cols) : b_cols;
+  // The extents the tensor maps describe. The driver refuses a map of one row whose pitch is wider
+  // than the row (cuTensorMapEncodeTiled, CUDA_ERROR_INVALID_VALUE, measured): a staged operand of one
+  // row gets a second row of zeros (the buffer is zeroed once), a row of C that is never stored (A's
+  // M, B's N in RCR) or a k that adds 0 (B's K in RRR; K = 1, so A is staged too and its second
+  // column is zero as well).
+  Extents maps{p.m, p.n, p.k};
+  if (plan.stage_a && p.m == 1) maps.m = 2;
+  if (plan.stage_b && b_rows == 1) (rrr ? maps.k : maps.n) = 2;
+  const std::int64_t a_rows = maps.m, b_rows_staged = rrr ? maps.k : maps.n;
+  const std::size_t staged = std::size_t(plan.stage_a ? a_rows * a_pitch : 0) + std::size_t(plan.stage_b ? b_rows_staged * b_pitch : 0);
+  std::shared_ptr<void> owner;
+  if (staged > 0) {
+    void* buffer = nullptr;
+    cudaError_t e = cudaMalloc(&buffer, staged * sizeof(bf16));
+    if (e == cudaSuccess) e = cudaMemset(buffer, 0, staged * sizeof(bf16));  // the padding rows and columns
+    if (e != cudaSuccess)
+      throw std::runtime_error(std::string("every_shape: cannot allocate the staged operands: ") + cudaGetErrorString(e));
+    owner.reset(buffer, [](void* q) { cudaFree(q); });
+  }
+  bf16* a_copy = plan.stage_a ? static_cast<bf16*>(owner.get()) : nullptr;
+  bf16* b_copy = plan.stage_b ? static_cast<bf16*>(owner.get()) + (plan.stage_a ? a_rows * a_pitch : 0) : nullptr;
+  const detail::Operand a{plan.stage_a ? a_copy : A, a_pitch}, b{plan.stage_b ? b_copy : B, b_pitch};
+
+  const int sms = device_sm_count();
+  PreparedGemm gemm;
+  if (p.m <= kSwapMaxM) {
+    gemm = with_swap_tile(p, sms, [&](auto cfg) {
+      using Cfg = decltype(cfg);
+      return rrr ? detail::prepare_any_swap<Cfg, GmmaMajor::MN>(p, maps, a, b, C, max_blocks)
+                 : detail::prepare_any_swap<Cfg, GmmaMajor::K>(p, maps, a, b, C, max_blocks);
+    });
+  } else {
+    GemmProblem aligned = p;  // the tile model as if the rows were 128-byte aligned where they are staged
+    if (plan.stage_a) aligned.k = a_pitch;
+    gemm = with_tile_shape(choose_tile_shape(aligned, sms), [&](auto cfg) {
+      using Cfg = decltype(cfg);
+      return rrr ? detail::prepare_any_tile<Cfg, GmmaMajor::MN>(p, maps, a, b, C, plan.c_strided, max_blocks)
+                 : detail::prepare_any_tile<Cfg, GmmaMajor::K>(p, maps, a, b, C, plan.c_strided, max_blocks);
+    });
+  }
+  const int blocks = 16 * sms, threads = 256;
+  auto run = [=](cudaStream_t stream) {
+    if (plan.stage_a) copy_rows<<<unsigned(std::min<std::int64_t>(blocks, launch::ceil_div(p.m, threads / 32))), threads, 0, stream>>>(
+        A, a_copy, p.m, p.k, p.k, a_pitch);
+    if (plan.stage_b) copy_rows<<<unsigned(std::min<std::int64_t>(blocks, launch::ceil_div(b_rows, threads / 32))), threads, 0, stream>>>(
+        B, b_copy, b_rows, b_cols, b_cols, b_pitch);
+    gemm(stream);
+    (void)owner;
+  };
+  std::string staging = plan.stage_a && plan.stage_b ? "stage A and B + " : plan.stage_a ? "stage A + " : plan.stage_b ? "stage B + " : "";
+  return PreparedGemm(run, staging + gemm.path + (rrr ? " (B MN-major)" : ""));
+}
+
+}  // namespace mm::ch11

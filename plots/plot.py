@@ -748,12 +748,14 @@ CH11_KERNELS = ("tile_shapes", "split_k", "stream_k", "swap_ab")  # the steps ev
 
 
 def ch11_problems(rows: list[rd.Row]) -> list[tuple[int, int, int]]:
-    """The suite's problems in the order the binary ran them."""
+    """The suite's problems by group (squares, prefill, decode and M = 128, then K or N % 8 ≠ 0), each
+    group in the order the binary ran them."""
     problems: list[tuple[int, int, int]] = []
     for r in rows:
         if (r.m, r.n, r.k) not in problems:
             problems.append((r.m, r.n, r.k))
-    return problems
+    groups = [c for c in rd.SHAPE_CLASSES if c != "M = 128"]
+    return sorted(problems, key=lambda pr: groups.index(ch11_group(*pr)))  # stable: the run's order within a group
 
 
 def ch11_group(m: int, n: int, k: int) -> str:
@@ -767,19 +769,24 @@ def ch11_label(m: int, n: int, k: int) -> str:
 
 
 def plot_ch11_suite(all_rows, out_dir) -> bool:
-    """Chapter 11's figure: % of cuBLAS of every_shape and of chapter 10's best at every problem of
-    the shape suite, grouped into squares, prefill and decode."""
+    """Chapter 11's figure: % of cuBLAS of every_shape (RCR and RRR) and of chapter 10's best at every
+    problem of the shape suite, grouped into squares, prefill, decode and the ragged K or N."""
     name = "ch11_suite"
-    rows = [r for r in all_rows if r.chapter == CH11]
-    if not rows:
+    all_ch11 = [r for r in all_rows if r.chapter == CH11]
+    if not all_ch11:
         skip(name, f"no rows of chapter {CH11}", out_dir)
         return False
+    rows = [r for r in all_ch11 if r.layout == "RCR"]
     problems = ch11_problems(rows)
     fig, ax = plt.subplots(figsize=(max(8.0, 0.28 * len(problems) + 2.5), 5.0))
-    series = [("ch10_tma_store", "chapter 10's best (tma_store, one 128×256 tile)", "#9e9e9e", "s"),
-              ("every_shape", "chapter 11's every_shape (kernel picked per shape)", "#1565c0", "o")]
-    for kernel, label, color, marker in series:
-        pts = {(r.m, r.n, r.k): r.pct for r in rows if r.kernel == kernel and r.pct is not None}
+    series = [("ch10_tma_store", "RCR", "chapter 10's best (tma_store, one 128×256 tile)", "#9e9e9e", "s"),
+              ("every_shape", "RCR", "chapter 11's every_shape (kernel picked per shape)", "#1565c0", "o"),
+              ("every_shape", "RRR", "every_shape in RRR (C = A·B)", "#ef6c00", "x")]
+    for kernel, layout, label, color, marker in series:
+        pts = {}
+        for r in all_ch11:  # a problem measured in several runs: the first
+            if r.kernel == kernel and r.layout == layout and r.pct is not None:
+                pts.setdefault((r.m, r.n, r.k), r.pct)
         xs = [j for j, pr in enumerate(problems) if pr in pts]
         ax.plot(xs, [pts[problems[j]] for j in xs], marker=marker, markersize=4.5, linestyle="none", color=color, label=label)
     ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="cuBLAS (same run)")
@@ -795,9 +802,9 @@ def plot_ch11_suite(all_rows, out_dir) -> bool:
     ax.set_xticks(range(len(problems)))
     ax.set_xticklabels([ch11_label(*pr) for pr in problems], rotation=90, fontsize=7)
     ax.set_xlim(-0.7, len(problems) - 0.3)
-    ax.set_ylim(0, max(115, max((r.pct or 0) for r in rows) + 5))
+    ax.set_ylim(0, max(115, max((r.pct or 0) for r in all_ch11) + 5))
     ax.set_ylabel("% of cuBLAS (ratio of median times)")
-    ax.set_xlabel("problem M×N×K (bf16, C = A·Bᵀ, RCR)")
+    ax.set_xlabel("problem M×N×K (bf16; C = A·Bᵀ, RCR, and C = A·B, RRR)")
     gpus = " / ".join(sorted({r.gpu for r in rows} - {""})) or "GPU"
     ax.set_title(f"Chapter 11 against cuBLAS over the shape suite ({gpus})", pad=18)
     ax.legend(fontsize=8, frameon=False, loc="lower right")
@@ -810,13 +817,16 @@ def plot_ch11_which_kernel(all_rows, out_dir) -> bool:
     """Chapter 11's "which kernel wins where": % of cuBLAS of each step at each problem of the suite,
     one row per problem, the fastest of the kernels (CH11_KERNELS) outlined."""
     name = "ch11_which_kernel"
-    rows = [r for r in all_rows if r.chapter == CH11]
+    rows = [r for r in all_rows if r.chapter == CH11 and r.layout == "RCR"]
     if not rows:
         skip(name, f"no rows of chapter {CH11}", out_dir)
         return False
-    problems = ch11_problems(rows)
     steps = [k for k in CH11_STEPS if any(r.kernel == k for r in rows)]
-    pct = {(r.kernel, (r.m, r.n, r.k)): r.pct for r in rows}
+    pct: dict = {}
+    for r in rows:  # a problem measured in several runs: the first
+        pct.setdefault((r.kernel, (r.m, r.n, r.k)), r.pct)
+    # The problems the steps ran side by side (the suite's every_shape-only shapes have nothing to compare).
+    problems = [pr for pr in ch11_problems(rows) if sum((k, pr) in pct for k in steps) >= 2]
     import numpy as np
     grid = np.full((len(problems), len(steps)), np.nan)
     for i, pr in enumerate(problems):

@@ -50,11 +50,8 @@
 
 #include <stdint.h>
 
-#if defined(_WIN32)
-#define GL_API __declspec(dllexport)
-#else
+/** @brief Marks the library's exported functions (it is built with hidden visibility otherwise). */
 #define GL_API __attribute__((visibility("default")))
-#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <ostream>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -200,11 +201,13 @@ struct Case {
   bool must_take;
 };
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
+std::string case_label(const Case& c) {
   const char* d = c.dtype == GL_BF16 ? "bf16" : c.dtype == GL_TF32 ? "tf32" : c.dtype == GL_FP8_E4M3_PER_TENSOR ? "fp8" : "fp8block";
   return std::string(d) + "_" + c.layout + "_" + mm::test::size_name(c.size);
 }
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return case_label(info.param); }
+// gtest prints a Case as its name ("bf16_RCR_1x4096x4096").
+void PrintTo(const Case& c, std::ostream* os) { *os << case_label(c); }
 
 std::vector<Case> cases() {
   std::vector<Case> v;

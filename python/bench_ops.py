@@ -9,22 +9,25 @@ calling (the rows' `variant`):
   library_out     gemm_ladder.mm(a, w.t(), out=c): the direct path, no allocation
   library         gemm_ladder.mm(a, w.t()): allocates C with torch.empty, as torch.mm does
   custom_op       torch.ops.gemm_ladder.mm (the dispatcher, then the same path)
-  compiled        torch.compile(fullgraph=True) of a function calling gemm_ladder.mm
+  compiled        torch.compile(fullgraph=True) of a function calling gemm_ladder.mm (with --compiled)
   cuda_graph      a CUDA graph of the library_out calls (captured on a stream the calls were warmed up
                   on, so the prepared GEMM is found, not made, during the capture): no host work at all
   torch_mm        torch.mm(a, w.t()): cuBLAS through torch, the reference for host overhead
 
 the columns are
-  kernel_us        the GPU time of the kernels one call launches (CUPTI, through torch.profiler), mean of
+  kernel_us        the GPU time of the kernels one call launches (CUPTI, through torch.profiler), mean over
                    `reps` calls run back to back
-  op_us            the time per call of `reps` calls back to back, between two CUDA events: the kernel
-                   time plus whatever the GPU waited for the host between launches
-  op_vs_kernel_pct op_us / kernel_us - 1, in %: 0 when the host keeps ahead of the GPU
+  op_us            the time per call on the GPU in that same loop: from the first kernel's start to the
+                   last one's end, over `reps`: the kernel time plus whatever the GPU waited for the host
+  op_vs_kernel_pct op_us / kernel_us - 1, in %: 0 when the host keeps ahead of the GPU (both from one
+                   loop, so at the same clocks)
   host_us          CPU time per call (perf_counter over `host_reps` calls issued after a synchronize, the
                    queue never full): what the Python layer, ctypes, the library and the launch cost
-  chapter_us       the chapter binary's median for every_shape at this problem (its CSV, L2 flushed), for
-                   scale; back-to-back calls here keep the weights in L2 where they fit (decode: 32 MB)
-  path             the library's path (gemm_ladder.last_path()), or the cuBLAS kernel's name
+  flushed_us       the chapter binary's method applied to the call: L2 flushed before each call, CUDA
+                   events around one call, median of `flushed_reps`
+  chapter_us       the chapter binary's median for every_shape at this problem (its CSV: the same method
+                   on the kernel alone, another run), and op_vs_chapter_pct = flushed_us / chapter_us - 1
+  path             the library's path (gemm_ladder.last_path()), or the cuBLAS kernels' names
 
 The CSV goes to <out>/bench_ops.csv; a table to stdout.
 """
@@ -47,8 +50,9 @@ import gemm_ladder  # noqa: E402
 PROBLEMS = [("square", 4096, 4096, 4096), ("decode", 1, 4096, 4096)]
 
 
-def kernel_time_us(fn, reps):
-    """Mean GPU time (µs) of the kernels one call of `fn` launches, and their names."""
+def profiled_loop_us(fn, reps, calls_per_fn=1):
+    """(kernel µs per call, GPU period µs per call, kernel names) of `reps` back-to-back calls of `fn`
+    (each making `calls_per_fn` calls), from the kernels' own start and end times (CUPTI)."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
@@ -56,27 +60,33 @@ def kernel_time_us(fn, reps):
         for _ in range(reps):
             fn()
         torch.cuda.synchronize()
-    total, names = 0.0, set()
+    busy, first, last, names = 0.0, None, None, set()
     for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA and "memcpy" not in e.name.lower() and "memset" not in e.name.lower():
-            total += e.device_time_total
-            names.add(e.name)
-    return total / reps, sorted(names)
+        if e.device_type != torch.autograd.DeviceType.CUDA or "memcpy" in e.name.lower() or "memset" in e.name.lower():
+            continue
+        busy += e.time_range.end - e.time_range.start
+        first = e.time_range.start if first is None else min(first, e.time_range.start)
+        last = e.time_range.end if last is None else max(last, e.time_range.end)
+        names.add(e.name)
+    calls = reps * calls_per_fn
+    return busy / calls, (last - first) / calls if names else 0.0, sorted(names)
 
 
-def op_time_us(fn, reps, rounds=5):
-    """Median over `rounds` of the time per call of `reps` back-to-back calls, between CUDA events."""
-    times = []
-    for _ in range(rounds):
+def flushed_us(fn, reps, flush):
+    """The chapter binary's method (harness/timing.cu): L2 flushed before each call by *reading* `flush`,
+    twice the L2 (a write would leave the L2 full of dirty lines that the timed kernel then pays to write
+    back: 20% more at 4096^3 in this script's first version), CUDA events around the one call; the median
+    over `reps`."""
+    pairs = []
+    for _ in range(reps):
+        flush.sum(dtype=torch.int64)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
         start.record()
-        for _ in range(reps):
-            fn()
+        fn()
         end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000 / reps)
-    return statistics.median(times)
+        pairs.append((start, end))
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) * 1000 for s, e in pairs)
 
 
 def host_time_us(fn, reps, rounds=7):
@@ -122,6 +132,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.environ.get("OUT", "."), help="directory for bench_ops.csv ($OUT)")
     parser.add_argument("--reps", type=int, default=200, help="calls per timed loop")
+    parser.add_argument("--flushed-reps", type=int, default=50, help="calls timed one at a time, L2 flushed")
+    parser.add_argument("--compiled", action="store_true", help="also time torch.compile(fullgraph=True) of gemm_ladder.mm")
     parser.add_argument("--host-reps", type=int, default=100, help="calls per host-time loop (fewer than the launch queue holds)")
     parser.add_argument("--chapter-csv", default="plots/data/h200/ch11_every_shape.csv",
                         help="chapter 11's CSV, for the chapter binary's every_shape time at each problem")
@@ -132,6 +144,8 @@ def main():
         print(f"bench_ops: skipped: {why}")
         return 0
     chapter = chapter_medians(args.chapter_csv)
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.zeros(max(2 * l2, 2**20) // 4, dtype=torch.int32, device="cuda")  # read to flush (flushed_us)
     rows = []
     for name, m, n, k in PROBLEMS:
         g = torch.Generator(device="cuda").manual_seed(0)
@@ -139,14 +153,18 @@ def main():
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         wt = w.t()
-        compiled = torch.compile(lambda x, y: gemm_ladder.mm(x, y), fullgraph=True)
         variants = {
             "library_out": lambda: gemm_ladder.mm(a, wt, out=c),
             "library": lambda: gemm_ladder.mm(a, wt),
             "custom_op": lambda: torch.ops.gemm_ladder.mm(a, wt),
-            "compiled": lambda: compiled(a, wt),
             "torch_mm": lambda: torch.mm(a, wt),
         }
+        if args.compiled:
+            compiled = torch.compile(lambda x, y: gemm_ladder.mm(x, y), fullgraph=True)
+            variants["compiled"] = lambda: compiled(a, wt)
+        t_end = time.perf_counter() + 0.3  # the GPU's clocks up before anything is timed
+        while time.perf_counter() < t_end:
+            torch.mm(a, wt)
         for fn in variants.values():  # warm-up: preparation, compilation, cuBLAS's heuristics
             for _ in range(3):
                 fn()
@@ -155,21 +173,23 @@ def main():
         gemm_ladder.mm(a, wt, out=c)
         path = gemm_ladder.last_path()
         graph = graph_of(variants["library_out"], args.reps)
+        graph1 = graph_of(variants["library_out"], 1)
         for variant, fn in list(variants.items()) + [("cuda_graph", None)]:
             if variant == "cuda_graph":
-                kernel_us, names = kernel_time_us(graph.replay, 1)
-                kernel_us /= args.reps
-                op_us = op_time_us(graph.replay, 1) / args.reps
+                kernel_us, op_us, names = profiled_loop_us(graph.replay, 1, args.reps)
                 host_us = host_time_us(graph.replay, 1) / args.reps
+                flushed = flushed_us(graph1.replay, args.flushed_reps, flush)
             else:
-                kernel_us, names = kernel_time_us(fn, args.reps)
-                op_us = op_time_us(fn, args.reps)
+                kernel_us, op_us, names = profiled_loop_us(fn, args.reps)
                 host_us = host_time_us(fn, args.host_reps)
+                flushed = flushed_us(fn, args.flushed_reps, flush)
+            ch = chapter.get((m, n, k))
             rows.append({
                 "problem": name, "M": m, "N": n, "K": k, "dtype": "bf16", "layout": "RCR", "variant": variant,
                 "kernel_us": round(kernel_us, 3), "op_us": round(op_us, 3),
                 "op_vs_kernel_pct": round((op_us / kernel_us - 1) * 100, 2) if kernel_us > 0 else "",
-                "host_us": round(host_us, 3), "chapter_us": round(chapter[(m, n, k)], 3) if (m, n, k) in chapter else "",
+                "host_us": round(host_us, 3), "flushed_us": round(flushed, 3), "chapter_us": round(ch, 3) if ch else "",
+                "op_vs_chapter_pct": round((flushed / ch - 1) * 100, 2) if ch else "",
                 "path": ("cuBLAS " + ";".join(names)) if variant == "torch_mm" else path,
                 "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             })
@@ -179,10 +199,11 @@ def main():
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    print(f"{'problem':8} {'variant':12} {'kernel_us':>10} {'op_us':>9} {'op/kern-1':>10} {'host_us':>8} {'chapter_us':>10}  path")
+    print(f"{'problem':8} {'variant':12} {'kernel_us':>9} {'op_us':>8} {'op/kern':>8} {'host_us':>8} {'flushed':>8} "
+          f"{'chapter':>8} {'/chapter':>8}  path")
     for r in rows:
-        print(f"{r['problem']:8} {r['variant']:12} {r['kernel_us']:10.2f} {r['op_us']:9.2f} {r['op_vs_kernel_pct']:9}% "
-              f"{r['host_us']:8.2f} {str(r['chapter_us']):>10}  {r['path'][:60]}")
+        print(f"{r['problem']:8} {r['variant']:12} {r['kernel_us']:9.2f} {r['op_us']:8.2f} {r['op_vs_kernel_pct']:7}% "
+              f"{r['host_us']:8.2f} {r['flushed_us']:8.2f} {str(r['chapter_us']):>8} {r['op_vs_chapter_pct']:7}%  {r['path'][:50]}")
     print(f"bench_ops: {out}")
     return 0
 

@@ -81,8 +81,8 @@ def mm_fp8(a, b, scale_a, scale_b, *, out=None, stream=None, block_scaled=None):
     Per-tensor scales (one float32 each, on the device): C = scale_a·scale_b·(a @ b), chapter 12's
     fp8_per_tensor. Block scales (DeepSeek-V3's; chapter 12's fp8_block_scaled): scale_a of shape
     (M, ceil(K/128)) stored M-contiguous, one per row and 128 of K; scale_b of shape (ceil(N/128),
-    ceil(K/128)), one per 128×128 block of the weight, rows padded to a multiple of 4 (_core.fp8_mode
-    spells the strides). ``block_scaled`` None picks per tensor when both scales hold one element.
+    ceil(K/128)), one per 128×128 block of the weight, rows padded to a multiple of 4 (or the padded
+    buffer itself; _core.fp8_mode spells the strides). ``block_scaled`` None picks per tensor when both scales hold one element.
     """
     if all(_core.is_torch_tensor(t) for t in (a, b, scale_a, scale_b)):
         if _compiling():
@@ -136,4 +136,4 @@ def _library_loaded() -> bool:
 
 # The custom operators, where torch is installed (importing the package then imports torch).
 if importlib.util.find_spec("torch") is not None:
-    from . import _torch_ops  # noqa: E402,F401
+    from . import _torch_ops  # noqa: E402,F401  (registers torch.ops.gemm_ladder.*)

@@ -110,12 +110,16 @@ def fp8_mode(m, n, k, scale_a_shape, scale_a_strides, scale_b_shape, scale_b_str
         raise ValueError(f"scale_a: block scales of a are float32 of shape ({m}, {kb}) (a row and 128 of K each), "
                          f"stored M-contiguous, strides (1, {m}): torch.empty({kb}, {m}).t(); got shape "
                          f"{tuple(scale_a_shape)}, strides {tuple(scale_a_strides)}")
-    if (tuple(scale_b_shape) != (nb, kb) or not ((nb == 1 or scale_b_strides[0] == kb4) and
-                                                 (kb == 1 or scale_b_strides[1] == 1))):
+    # scale_b: (Nb, Kb) with rows Kb4 apart, or the padded (Nb, Kb4) buffer itself (what a copy of the
+    # first becomes: torch.clone makes it contiguous), both row-major with rows Kb4 apart
+    shape_b = tuple(scale_b_shape)
+    rows_ok = nb == 1 or scale_b_strides[0] == kb4
+    if not ((shape_b == (nb, kb) and rows_ok and (kb == 1 or scale_b_strides[1] == 1)) or
+            (shape_b == (nb, kb4) and rows_ok and scale_b_strides[1] == 1)):
         raise ValueError(f"scale_b: block scales of b are float32 of shape ({nb}, {kb}) (one per 128x128 block of "
                          f"the {n}x{k} weight), rows {kb4} apart (K blocks padded to a multiple of 4): "
-                         f"torch.empty({nb}, {kb4})[:, :{kb}]; got shape {tuple(scale_b_shape)}, strides "
-                         f"{tuple(scale_b_strides)}")
+                         f"torch.empty({nb}, {kb4})[:, :{kb}], or that ({nb}, {kb4}) buffer itself; got shape "
+                         f"{shape_b}, strides {tuple(scale_b_strides)}")
     return GL_FP8_E4M3_BLOCK_SCALED
 
 

@@ -98,6 +98,8 @@ def test_fp8_scale_layouts():
     m, n, k = 5, 136, 256  # Kb = 2, Kb4 = 4, Nb = 2
     assert _core.fp8_mode(m, n, k, (1,), (1,), (), (), None) == 2  # per tensor
     assert _core.fp8_mode(m, n, k, (m, 2), (1, m), (2, 2), (4, 1), None) == 3  # block
+    assert _core.fp8_mode(m, n, k, (m, 2), (1, m), (2, 4), (4, 1), None) == 3  # block, scale_b's padded buffer
+    assert _core.fp8_mode(1, 1, 16, (1, 1), (1, 1), (1, 1), (1, 1), True) == 3  # one block each: strides unread
     with pytest.raises(ValueError, match=r"scale_a: block scales of a are float32 of shape \(5, 2\)"):
         _core.fp8_mode(m, n, k, (m, 2), (2, 1), (2, 2), (4, 1), None)  # row-major scale_a
     with pytest.raises(ValueError, match=r"rows 4 apart"):

@@ -6,7 +6,7 @@
  *
  *  | dtype                        | kernel (chapter)                                   | layouts  |
  *  |------------------------------|----------------------------------------------------|----------|
- *  | GL_BF16                      | every_shape (11): bf16 A, B and C, fp32 accumulate | RCR, RRR |
+ *  | GL_BF16                      | every_shape (11): bf16 A, B and C, fp32 accumulate | RCR, RRR as every_shape takes them |
  *  | GL_TF32                      | tf32_wgmma (12), RRR through tf32_transpose_b      | RCR, RRR |
  *  | GL_FP8_E4M3_PER_TENSOR       | fp8_per_tensor (12): e4m3 A, B; bf16 C             | RCR      |
  *  | GL_FP8_E4M3_BLOCK_SCALED     | fp8_block_scaled (12): DeepSeek-V3's block scales  | RCR      |

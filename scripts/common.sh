@@ -110,7 +110,8 @@ mm_matplotlib_fix() {
 #  - otherwise $MM_VENV (.venv, created with the system's site-packages visible), where pip installs
 #    plots/requirements.txt (matplotlib==$MM_MPL_PIN) when the requirements changed or matplotlib is not
 #    the pinned version; with `tests`, also tests/requirements.txt (NVIDIA's cuobjdump wheel), only when
-#    the CUDA toolkit has no cuobjdump. When python3 cannot create a venv (no venv module), python3 itself.
+#    the CUDA toolkit has no cuobjdump, and python/requirements-test.txt (pytest, numpy: the Python package's
+#    tests) when they are not importable. When python3 cannot create a venv (no venv module), python3 itself.
 # Nothing about matplotlib stops a run (measuring is the job, the figures a bonus): pip failing (offline)
 # keeps a matplotlib already importable, with a note if it is not the pinned version; no matplotlib at all
 # is a note, and no figures (run_all.sh says so in one line with the command that draws them later,
@@ -163,6 +164,7 @@ mm_python() {
     mm_decide_figures "$MM_VENV_SHOWN" "$want_tests" "$why" "$fix"
   fi
   [ "$want_tests" -eq 1 ] || return 0
+  mm_python_test_packages
   if cuobjdump="$(mm_find_cuobjdump)"; then
     echo "cuobjdump for the zero-cost check: $cuobjdump (the CUDA toolkit's; no wheel needed)"
   elif [ "$MM_PY" != "$MM_VENV/bin/python" ]; then
@@ -174,6 +176,23 @@ mm_python() {
       mm_note "no cuobjdump: the CUDA toolkit has none and pip could not install NVIDIA's wheel (offline?). The test layout_zero_cost will be skipped (its PTX half still runs). To run it: run again online, or install the toolkit's cuda-cuobjdump and cuda-nvdisasm packages"
     fi
   fi
+}
+
+# pytest and numpy for the Python package's tests (python/requirements-test.txt), into .venv when they are not
+# importable yet; offline that fails, and the python.* tests are skipped ("pytest is not importable"), as the
+# plot tests are without matplotlib. Into $MM_PYTHON nothing is installed: a note says what is missing.
+mm_python_test_packages() {
+  local req="$MM_ROOT/python/requirements-test.txt"
+  "$MM_PY" -c 'import pytest, numpy' >/dev/null 2>&1 && return 0
+  if [ "$MM_PY" = "$MM_VENV/bin/python" ]; then
+    say "installing python/requirements-test.txt (pytest, numpy) into $MM_VENV_SHOWN"
+    if "$MM_PY" -m pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 -r "$req"; then
+      return 0
+    fi
+    echo "(pip could not install them: offline?)"
+  fi
+  "$MM_PY" -c 'import pytest' >/dev/null 2>&1 \
+    || mm_note "no pytest for $MM_PY: the Python package's tests (python.*) will be skipped. To run them: $MM_PY -m pip install -r python/requirements-test.txt"
 }
 
 # The one place that decides whether there will be figures, from the matplotlib $MM_PY imports: sets

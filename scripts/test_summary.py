@@ -9,7 +9,7 @@ with SKIP_REGULAR_EXPRESSION) or a script's exit code 77 (SKIP_RETURN_CODE). Its
 its output: GoogleTest's line after "Skipped" (tests/gpu_test.hpp: "needs a CUDA GPU: ...", "needs
 sm_90a, this GPU is sm_80", "needs sm_90a, but this build has no sm_90a code ..."), a script's
 "SKIP: ..." line. Reasons are grouped (no GPU; the GPU lacks the architecture; the build lacks its
-code; a missing tool; no matplotlib, offline, for the plot tests that draw; not the pinned matplotlib;
+code; a missing tool; no torch, for the Python package's torch tests; no matplotlib, offline, for the plot tests that draw; not the pinned matplotlib;
 other) and each group lists its distinct reasons.
 A test CTest could not run (its executable missing, say) counts as failed, as CTest counts it.
 The last line is "tests: N passed, N failed, N skipped". Exit status: 0.
@@ -27,7 +27,8 @@ GROUPS = [
     ("no GPU", re.compile(r"needs a CUDA GPU|no CUDA GPU")),
     ("this GPU lacks the architecture or feature", re.compile(r"this GPU is sm_|this GPU allows|need sm_\d")),
     ("this build has no code for this GPU", re.compile(r"this build has no")),
-    ("missing tool", re.compile(r"missing tool|cuobjdump|nvdisasm")),
+    ("missing tool", re.compile(r"missing tool|cuobjdump|nvdisasm|pytest is not importable")),
+    ("no torch", re.compile(r"needs torch")),
     ("no matplotlib", re.compile(r"matplotlib is not importable")),
     ("not the pinned matplotlib", re.compile(r"matplotlib")),
 ]

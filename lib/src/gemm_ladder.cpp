@@ -1,0 +1,445 @@
+// The C interface of include/gemm_ladder.h: the checks that need no GPU, the device check, the
+// cache of prepared GEMMs, and the launch. It holds no kernel: prepare_*.cu reach the chapters'.
+//
+// One call, in order, each step returning at the first refusal:
+//   1. the arguments: the dtype and layout exist, sizes >= 1, pointers non-null and aligned to their
+//      element, dense leading dimensions, scales where (and only where) fp8 needs them;
+//   2. chapter 12's kernels' own rules (pure functions of the problem and the pointers); every_shape's
+//      are its own to apply, in its preparation;
+//   3. the device: an sm_90a GPU, and sm_90a code in this build (once per device);
+//   4. the cache: a prepared GEMM for this key, or a new one (the chapter's prepare_*);
+//   5. the launch on the caller's stream, and its error.
+// Exceptions stop at this file's boundary: std::invalid_argument (a kernel refusing the problem) is
+// GL_UNSUPPORTED, std::runtime_error (the CUDA runtime) GL_CUDA_ERROR, anything else GL_INTERNAL.
+#include "gemm_ladder.h"
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "gemm/launch.hpp"  // tma_pointer_rejects
+#include "gemm/prepared_gemm.hpp"
+#include "gemm/problem.hpp"
+#include "gemm/watchdog.hpp"  // watchdog_seconds_valid
+#include "prepare.hpp"
+
+#ifndef GEMM_LADDER_SM90A
+#define GEMM_LADDER_SM90A 0
+#endif
+#ifndef GEMM_LADDER_CUDA_ARCHITECTURES
+#define GEMM_LADDER_CUDA_ARCHITECTURES "unknown"
+#endif
+
+namespace {
+
+thread_local std::string t_last_error;
+thread_local std::string t_last_path;
+
+/// A status and its message: what every step below returns.
+struct Outcome {
+  gl_status status = GL_OK;
+  std::string why;
+  bool ok() const { return status == GL_OK; }
+};
+
+Outcome fail(gl_status s, std::string why) { return {s, std::move(why)}; }
+
+const char* dtype_name(gl_dtype d) {
+  switch (d) {
+    case GL_BF16: return "bf16";
+    case GL_TF32: return "tf32";
+    case GL_FP8_E4M3_PER_TENSOR: return "fp8_e4m3_per_tensor";
+    case GL_FP8_E4M3_BLOCK_SCALED: return "fp8_e4m3_block_scaled";
+  }
+  return "?";
+}
+
+/// Bytes of one element of A and B, and of C.
+int in_bytes(gl_dtype d) { return d == GL_BF16 ? 2 : d == GL_TF32 ? 4 : 1; }
+int out_bytes(gl_dtype d) { return d == GL_TF32 ? 4 : 2; }
+bool is_fp8(gl_dtype d) { return d == GL_FP8_E4M3_PER_TENSOR || d == GL_FP8_E4M3_BLOCK_SCALED; }
+
+/// A non-null pointer aligned to `bytes`, or why not.
+Outcome check_pointer(const char* name, const void* p, int bytes) {
+  if (p == nullptr) return fail(GL_INVALID_ARGUMENT, std::string(name) + " is NULL");
+  const auto off = reinterpret_cast<std::uintptr_t>(p) % std::uintptr_t(bytes);
+  if (off != 0)
+    return fail(GL_INVALID_ARGUMENT, std::string(name) + " starts " + std::to_string(off) + " bytes past a " +
+                                         std::to_string(bytes) + "-byte boundary: not aligned to its element");
+  return {};
+}
+
+/// The row pitch `ld` of a rows × cols row-major matrix: at least cols, and cols (dense) unless it
+/// has a single row, whose pitch nothing reads.
+Outcome check_ld(const char* ld_name, std::int64_t ld, const char* matrix, std::int64_t rows, std::int64_t cols) {
+  const std::string shape = std::string(matrix) + " is " + std::to_string(rows) + "x" + std::to_string(cols) + " row-major";
+  if (ld < cols)
+    return fail(GL_INVALID_ARGUMENT, std::string(ld_name) + " = " + std::to_string(ld) + " but " + shape +
+                                         ": a row pitch below its row's length");
+  if (ld != cols && rows > 1)
+    return fail(GL_UNSUPPORTED, std::string(ld_name) + " = " + std::to_string(ld) + " but " + shape +
+                                    ": only dense operands are taken for now (" + ld_name + " = " +
+                                    std::to_string(cols) + ")");
+  return {};
+}
+
+/// Step 1: what any GEMM call must satisfy, and what the library itself takes.
+Outcome check_arguments(gl_dtype dtype, gl_layout layout, std::int64_t m, std::int64_t n, std::int64_t k, const void* a,
+                        std::int64_t lda, const void* b, std::int64_t ldb, const void* c, std::int64_t ldc,
+                        const float* scale_a, const float* scale_b) {
+  if (m < 1 || n < 1 || k < 1)
+    return fail(GL_INVALID_ARGUMENT, "M = " + std::to_string(m) + ", N = " + std::to_string(n) + ", K = " +
+                                         std::to_string(k) + ": every size must be at least 1");
+  if (Outcome o = check_pointer("A", a, in_bytes(dtype)); !o.ok()) return o;
+  if (Outcome o = check_pointer("B", b, in_bytes(dtype)); !o.ok()) return o;
+  if (Outcome o = check_pointer("C", c, out_bytes(dtype)); !o.ok()) return o;
+  if (Outcome o = check_ld("lda", lda, "A", m, k); !o.ok()) return o;
+  if (layout == GL_RCR) {
+    if (Outcome o = check_ld("ldb", ldb, "B (RCR: stored N×K)", n, k); !o.ok()) return o;
+  } else if (Outcome o = check_ld("ldb", ldb, "B (RRR: stored K×N)", k, n); !o.ok()) {
+    return o;
+  }
+  if (Outcome o = check_ld("ldc", ldc, "C", m, n); !o.ok()) return o;
+  if (is_fp8(dtype)) {
+    if (Outcome o = check_pointer("scale_a", scale_a, 4); !o.ok())
+      return fail(o.status, o.why + " (fp8 needs the scales of A and B, in device memory)");
+    if (Outcome o = check_pointer("scale_b", scale_b, 4); !o.ok())
+      return fail(o.status, o.why + " (fp8 needs the scales of A and B, in device memory)");
+  } else if (scale_a != nullptr || scale_b != nullptr) {
+    return fail(GL_INVALID_ARGUMENT, "scale_a and scale_b are for the fp8 dtypes only: pass NULL");
+  }
+  return {};
+}
+
+/// Step 2: chapter 12's kernels' rules (every_shape applies its own when it is prepared). The TMA
+/// descriptors of these kernels need 16-byte aligned operands.
+Outcome check_kernel_rules(gl_dtype dtype, const mm::GemmProblem& p, const void* a, const void* b, const void* c) {
+  std::string why;
+  switch (dtype) {
+    case GL_BF16: return {};
+    case GL_TF32: why = gl::detail::tf32_rejects(p); break;
+    case GL_FP8_E4M3_PER_TENSOR: why = gl::detail::fp8_per_tensor_rejects(p); break;
+    case GL_FP8_E4M3_BLOCK_SCALED: why = gl::detail::fp8_block_scaled_rejects(p); break;
+  }
+  if (why.empty()) why = mm::launch::tma_pointer_rejects({{"A", a}, {"B", b}, {"C", c}});
+  return why.empty() ? Outcome{} : fail(GL_UNSUPPORTED, why);
+}
+
+/// Step 3: whether `device` runs sm_90a code of this build. Computed once per device.
+Outcome device_verdict(int device) {
+  int major = 0, minor = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fail(GL_NO_SM90A, std::string("cannot read GPU ") + std::to_string(device) + "'s architecture: " + cudaGetErrorString(e));
+  }
+  if (major != 9 || minor != 0)
+    return fail(GL_NO_SM90A, "needs an sm_90a GPU (H100, H200): GPU " + std::to_string(device) + " is sm_" +
+                                 std::to_string(major) + std::to_string(minor));
+  if (!GEMM_LADDER_SM90A)
+    return fail(GL_NO_SM90A, "this build of the library has no sm_90a code (CMAKE_CUDA_ARCHITECTURES=" GEMM_LADDER_CUDA_ARCHITECTURES
+                             "): configure with 90a among them");
+  return {};
+}
+
+/// The current device, and whether it runs the library (cached per device; no GPU is asked again
+/// each time, since a driver may appear: cudaGetDevice fails fast then).
+Outcome check_device(int& device) {
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fail(GL_NO_SM90A, std::string("no CUDA GPU: ") + cudaGetErrorString(e));
+  }
+  constexpr int kDevices = 64;
+  struct Verdict {
+    std::once_flag once;
+    Outcome outcome;
+  };
+  static Verdict verdicts[kDevices];
+  if (device < 0 || device >= kDevices) return device_verdict(device);
+  Verdict& v = verdicts[device];
+  std::call_once(v.once, [&] { v.outcome = device_verdict(device); });
+  return v.outcome;
+}
+
+// ---- Step 4: the cache of prepared GEMMs ----
+
+/// Everything a prepared GEMM depends on: its tensor maps hold the pointers and sizes, its grid the
+/// device's SMs, its workspace (split-K partial sums, tf32's transposed B) belongs to one stream.
+struct Key {
+  int device;
+  gl_dtype dtype;
+  gl_layout layout;
+  std::int64_t m, n, k;
+  const void *a, *b, *c, *scale_a, *scale_b;
+  void* stream;
+  bool operator==(const Key&) const = default;
+};
+
+struct KeyHash {
+  std::size_t operator()(const Key& key) const {
+    std::uint64_t h = 0x9e3779b97f4a7c15ull;
+    auto mix = [&h](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    mix(std::uint64_t(key.device) << 8 | std::uint64_t(key.dtype) << 4 | std::uint64_t(key.layout));
+    mix(std::uint64_t(key.m)), mix(std::uint64_t(key.n)), mix(std::uint64_t(key.k));
+    for (const void* p : {key.a, key.b, key.c, key.scale_a, key.scale_b, static_cast<const void*>(key.stream)})
+      mix(reinterpret_cast<std::uintptr_t>(p));
+    return std::size_t(h);
+  }
+};
+
+std::int64_t initial_capacity() {
+  const char* env = std::getenv("GEMM_LADDER_CACHE_CAPACITY");
+  if (env == nullptr || *env == '\0') return 1024;
+  char* end = nullptr;
+  const long long v = std::strtoll(env, &end, 10);
+  return (end != nullptr && *end == '\0' && v >= 0) ? std::int64_t(v) : 1024;
+}
+
+/// A bounded LRU of prepared GEMMs. Lookups and insertions hold the mutex; preparing and launching
+/// do not (a shared_ptr keeps an entry alive while its launch is queued, even if another thread
+/// evicts it meanwhile).
+class Cache {
+ public:
+  using Entry = std::shared_ptr<const mm::PreparedGemm>;
+
+  Entry find(const Key& key) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    ++hits_;
+    order_.splice(order_.begin(), order_, it->second.second);  // most recently used first
+    return it->second.first;
+  }
+
+  /// Keeps `entry` for `key` (or the one another thread inserted meanwhile, which it returns).
+  Entry insert(const Key& key, Entry entry) {
+    std::list<Entry> evicted;  // freed after the lock is released (cudaFree waits for the device)
+    std::lock_guard lock(mutex_);
+    ++misses_;
+    if (capacity_ == 0) return entry;
+    if (auto it = map_.find(key); it != map_.end()) return it->second.first;
+    order_.push_front(key);
+    map_.emplace(key, std::make_pair(entry, order_.begin()));
+    trim(evicted);
+    return entry;
+  }
+
+  void clear() {
+    std::unordered_map<Key, std::pair<Entry, std::list<Key>::iterator>, KeyHash> old;
+    {
+      std::lock_guard lock(mutex_);
+      old.swap(map_);
+      order_.clear();
+    }
+  }
+
+  void set_capacity(std::int64_t entries) {
+    std::list<Entry> evicted;
+    std::lock_guard lock(mutex_);
+    capacity_ = entries;
+    trim(evicted);
+  }
+
+  void stats(std::int64_t* entries, std::int64_t* hits, std::int64_t* misses) {
+    std::lock_guard lock(mutex_);
+    if (entries) *entries = std::int64_t(map_.size());
+    if (hits) *hits = hits_;
+    if (misses) *misses = misses_;
+  }
+
+ private:
+  void trim(std::list<Entry>& evicted) {
+    while (std::int64_t(map_.size()) > capacity_) {
+      auto it = map_.find(order_.back());
+      evicted.push_back(std::move(it->second.first));
+      map_.erase(it);
+      order_.pop_back();
+    }
+  }
+
+  std::mutex mutex_;
+  std::list<Key> order_;  // most recently used first
+  std::unordered_map<Key, std::pair<Entry, std::list<Key>::iterator>, KeyHash> map_;
+  std::int64_t capacity_ = initial_capacity();
+  std::int64_t hits_ = 0, misses_ = 0;
+};
+
+Cache& cache() {
+  // Never destroyed: at exit the CUDA runtime may already be gone, and freeing workspaces then is
+  // at best useless (the process's memory goes with it).
+  static Cache* c = new Cache;
+  return *c;
+}
+
+mm::PreparedGemm prepare(gl_dtype dtype, const mm::GemmProblem& p, const void* a, const void* b, void* c) {
+  using bf16 = __nv_bfloat16;
+  using e4m3 = __nv_fp8_e4m3;
+  switch (dtype) {
+    case GL_BF16:
+      return gl::detail::prepare_bf16(p, static_cast<const bf16*>(a), static_cast<const bf16*>(b), static_cast<bf16*>(c));
+    case GL_TF32:
+      return gl::detail::prepare_tf32(p, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c));
+    case GL_FP8_E4M3_PER_TENSOR:
+      return gl::detail::prepare_fp8_per_tensor(p, static_cast<const e4m3*>(a), static_cast<const e4m3*>(b),
+                                                static_cast<bf16*>(c));
+    case GL_FP8_E4M3_BLOCK_SCALED:
+      return gl::detail::prepare_fp8_block_scaled(p, static_cast<const e4m3*>(a), static_cast<const e4m3*>(b),
+                                                  static_cast<bf16*>(c));
+  }
+  throw std::logic_error("unknown dtype");
+}
+
+/// Steps 4 and 5 (step 3's device given): the prepared GEMM for `key`, found or made, then launched.
+Outcome prepare_and_run(const Key& key, const mm::GemmProblem& p, cudaStream_t stream) {
+  Cache::Entry gemm = cache().find(key);
+  if (!gemm) {
+    // host_watchdog() exits the process on a malformed MM_WATCHDOG_SECONDS: refuse it here instead.
+    if (const char* env = std::getenv("MM_WATCHDOG_SECONDS"); !mm::watchdog_seconds_valid(env))
+      return fail(GL_INVALID_ARGUMENT, std::string("MM_WATCHDOG_SECONDS=") + env +
+                                           " is not a positive number of seconds below 1e9: unset it or fix it");
+    try {
+      auto made = std::make_shared<const mm::PreparedGemm>(prepare(key.dtype, p, key.a, key.b, const_cast<void*>(key.c)));
+      gemm = cache().insert(key, std::move(made));
+    } catch (const std::invalid_argument& e) {
+      return fail(GL_UNSUPPORTED, e.what());
+    } catch (const std::bad_alloc&) {
+      return fail(GL_INTERNAL, "out of host memory while preparing the GEMM");
+    } catch (const std::runtime_error& e) {
+      (void)cudaGetLastError();
+      return fail(GL_CUDA_ERROR, e.what());
+    } catch (const std::exception& e) {
+      return fail(GL_INTERNAL, std::string("while preparing the GEMM: ") + e.what());
+    } catch (...) {
+      return fail(GL_INTERNAL, "while preparing the GEMM: an exception that is not a std::exception");
+    }
+  }
+  try {
+    gemm->run(stream);
+  } catch (const std::exception& e) {
+    return fail(GL_INTERNAL, std::string("while launching: ") + e.what());
+  } catch (...) {
+    return fail(GL_INTERNAL, "while launching: an exception that is not a std::exception");
+  }
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+    return fail(GL_CUDA_ERROR, std::string("the launch failed: ") + cudaGetErrorString(e));
+  t_last_path = gemm->path;
+  return {};
+}
+
+gl_status finish(const Outcome& o, const char* prefix) {
+  if (o.ok()) {
+    t_last_error.clear();
+  } else {
+    try {
+      t_last_error = std::string(prefix) + o.why;
+    } catch (...) {
+      t_last_error.clear();  // out of memory for the message: the status still says what happened
+    }
+  }
+  return o.status;
+}
+
+}  // namespace
+
+extern "C" {
+
+gl_status gl_gemm(gl_dtype dtype, gl_layout layout, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
+                  const void* b, int64_t ldb, void* c, int64_t ldc, const float* scale_a, const float* scale_b,
+                  void* stream) {
+  try {
+    if (dtype != GL_BF16 && dtype != GL_TF32 && dtype != GL_FP8_E4M3_PER_TENSOR && dtype != GL_FP8_E4M3_BLOCK_SCALED)
+      return finish(fail(GL_UNSUPPORTED, "unsupported dtype " + std::to_string(int(dtype)) +
+                                             ": GL_BF16, GL_TF32, GL_FP8_E4M3_PER_TENSOR or GL_FP8_E4M3_BLOCK_SCALED"),
+                    "gl_gemm: ");
+    if (layout != GL_RCR && layout != GL_RRR)
+      return finish(fail(GL_UNSUPPORTED, "unsupported layout " + std::to_string(int(layout)) + ": GL_RCR or GL_RRR"),
+                    "gl_gemm: ");
+    // The problem named in every message, built only for one (a launch is a few microseconds).
+    auto refuse = [&](const Outcome& o) {
+      const std::string prefix = std::string("gl_gemm(") + dtype_name(dtype) + ", " + (layout == GL_RCR ? "RCR" : "RRR") +
+                                 ", " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "): ";
+      return finish(o, prefix.c_str());
+    };
+    if (Outcome o = check_arguments(dtype, layout, m, n, k, a, lda, b, ldb, c, ldc, scale_a, scale_b); !o.ok())
+      return refuse(o);
+    mm::GemmProblem p;
+    p.m = m, p.n = n, p.k = k;
+    p.b = layout == GL_RCR ? mm::Order::col : mm::Order::row;  // B as K×N: column-major is N×K row-major
+    p.scale_a = scale_a, p.scale_b = scale_b;
+    if (Outcome o = check_kernel_rules(dtype, p, a, b, c); !o.ok()) return refuse(o);
+    int device = 0;
+    if (Outcome o = check_device(device); !o.ok()) return refuse(o);
+    const Key key{device, dtype, layout, m, n, k, a, b, c, scale_a, scale_b, stream};
+    if (Outcome o = prepare_and_run(key, p, static_cast<cudaStream_t>(stream)); !o.ok()) return refuse(o);
+    return finish({}, "");
+  } catch (...) {
+    // Only the allocation of a message can get here; nothing may cross the C boundary.
+    t_last_error.clear();
+    return GL_INTERNAL;
+  }
+}
+
+gl_status gl_device_status(void) {
+  try {
+    int device = 0;
+    return finish(check_device(device), "");
+  } catch (...) {
+    return GL_INTERNAL;
+  }
+}
+
+const char* gl_last_error(void) { return t_last_error.c_str(); }
+
+const char* gl_last_path(void) { return t_last_path.c_str(); }
+
+const char* gl_status_name(gl_status status) {
+  switch (status) {
+    case GL_OK: return "GL_OK";
+    case GL_INVALID_ARGUMENT: return "GL_INVALID_ARGUMENT";
+    case GL_UNSUPPORTED: return "GL_UNSUPPORTED";
+    case GL_NO_SM90A: return "GL_NO_SM90A";
+    case GL_CUDA_ERROR: return "GL_CUDA_ERROR";
+    case GL_INTERNAL: return "GL_INTERNAL";
+  }
+  return "unknown status";
+}
+
+void gl_clear_cache(void) {
+  try {
+    cache().clear();
+  } catch (...) {
+  }
+}
+
+gl_status gl_set_cache_capacity(int64_t entries) {
+  try {
+    if (entries < 0)
+      return finish(fail(GL_INVALID_ARGUMENT, "entries = " + std::to_string(entries) + ": a capacity is at least 0"),
+                    "gl_set_cache_capacity: ");
+    cache().set_capacity(entries);
+    return finish({}, "");
+  } catch (...) {
+    return GL_INTERNAL;
+  }
+}
+
+void gl_cache_stats(int64_t* entries, int64_t* hits, int64_t* misses) {
+  try {
+    cache().stats(entries, hits, misses);
+  } catch (...) {
+  }
+}
+
+}  // extern "C"

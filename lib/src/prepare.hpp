@@ -1,0 +1,38 @@
+// The library's one door into the chapters: for each dtype, the finished kernel's preparation
+// (chapters 11 and 12 call it `prepare_<step>`), and for chapter 12's kernels their rules, which need
+// no GPU. Each lives in a .cu file of its own (prepare_bf16.cu, ...), so that the chapters' kernels
+// compile in parallel and gemm_ladder.cpp, which holds no kernel, compiles as plain C++.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <string>
+
+#include "gemm/prepared_gemm.hpp"
+#include "gemm/problem.hpp"
+
+namespace gl::detail {
+
+/// every_shape (chapter 11) for `p`: throws std::invalid_argument (a problem or pointer it refuses,
+/// with its one line) or std::runtime_error (the GPU, an allocation), as the chapter does.
+mm::PreparedGemm prepare_bf16(const mm::GemmProblem& p, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c);
+
+/// Chapter 12's tf32: tf32_wgmma for RCR, tf32_transpose_b (B transposed into a workspace first) for RRR.
+mm::PreparedGemm prepare_tf32(const mm::GemmProblem& p, const float* a, const float* b, float* c);
+/// Empty when prepare_tf32 takes `p`; otherwise "<step>: <rule>". No GPU needed.
+std::string tf32_rejects(const mm::GemmProblem& p);
+
+/// Chapter 12's fp8_per_tensor (p.scale_a, p.scale_b: one float each).
+mm::PreparedGemm prepare_fp8_per_tensor(const mm::GemmProblem& p, const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b,
+                                        __nv_bfloat16* c);
+/// Empty when prepare_fp8_per_tensor takes `p`; otherwise "fp8_per_tensor: <rule>". No GPU needed.
+std::string fp8_per_tensor_rejects(const mm::GemmProblem& p);
+
+/// Chapter 12's fp8_block_scaled (p.scale_a, p.scale_b: the block scales, GemmProblem::scale_a).
+mm::PreparedGemm prepare_fp8_block_scaled(const mm::GemmProblem& p, const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b,
+                                          __nv_bfloat16* c);
+/// Empty when prepare_fp8_block_scaled takes `p`; otherwise "fp8_block_scaled: <rule>". No GPU needed.
+std::string fp8_block_scaled_rejects(const mm::GemmProblem& p);
+
+}  // namespace gl::detail

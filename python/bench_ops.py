@@ -1,0 +1,212 @@
+"""How much the Python layer costs: per call, the op's time against its kernel's, and its host overhead
+against torch.mm's. On an sm_90a GPU with torch:
+
+    PYTHONPATH=python python python/bench_ops.py --out $OUT [--chapter-csv plots/data/h200/ch11_every_shape.csv]
+
+For each problem (bf16 RCR, C = A·Bᵀ: 4096³, and the decode shape M = 1, N = K = 4096) and each way of
+calling (the rows' `variant`):
+
+  library_out     gemm_ladder.mm(a, w.t(), out=c): the direct path, no allocation
+  library         gemm_ladder.mm(a, w.t()): allocates C with torch.empty, as torch.mm does
+  custom_op       torch.ops.gemm_ladder.mm (the dispatcher, then the same path)
+  compiled        torch.compile(fullgraph=True) of a function calling gemm_ladder.mm (with --compiled)
+  cuda_graph      a CUDA graph of the library_out calls (captured on a stream the calls were warmed up
+                  on, so the prepared GEMM is found, not made, during the capture): no host work at all
+  torch_mm        torch.mm(a, w.t()): cuBLAS through torch, the reference for host overhead
+
+the columns are
+  kernel_us        the GPU time of the kernels one call launches (CUPTI, through torch.profiler), mean over
+                   `reps` calls run back to back
+  op_us            the time per call on the GPU in that same loop: from the first kernel's start to the
+                   last one's end, over `reps`: the kernel time plus whatever the GPU waited for the host
+  op_vs_kernel_pct op_us / kernel_us - 1, in %: 0 when the host keeps ahead of the GPU (both from one
+                   loop, so at the same clocks)
+  host_us          CPU time per call (perf_counter over `host_reps` calls issued after a synchronize, the
+                   queue never full): what the Python layer, ctypes, the library and the launch cost
+  flushed_us       the chapter binary's method applied to the call: L2 flushed before each call, CUDA
+                   events around one call, median of `flushed_reps`
+  chapter_us       the chapter binary's median for every_shape at this problem (its CSV: the same method
+                   on the kernel alone, another run), and op_vs_chapter_pct = flushed_us / chapter_us - 1
+  path             the library's path (gemm_ladder.last_path()), or the cuBLAS kernels' names
+
+The CSV goes to <out>/bench_ops.csv; a table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import pathlib
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import gemm_ladder  # noqa: E402
+
+PROBLEMS = [("square", 4096, 4096, 4096), ("decode", 1, 4096, 4096)]
+
+
+def profiled_loop_us(fn, reps, calls_per_fn=1):
+    """(kernel µs per call, GPU period µs per call, kernel names) of `reps` back-to-back calls of `fn`
+    (each making `calls_per_fn` calls), from the kernels' own start and end times (CUPTI)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    busy, first, last, names = 0.0, None, None, set()
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA or "memcpy" in e.name.lower() or "memset" in e.name.lower():
+            continue
+        busy += e.time_range.end - e.time_range.start
+        first = e.time_range.start if first is None else min(first, e.time_range.start)
+        last = e.time_range.end if last is None else max(last, e.time_range.end)
+        names.add(e.name)
+    calls = reps * calls_per_fn
+    return busy / calls, (last - first) / calls if names else 0.0, sorted(names)
+
+
+def flushed_us(fn, reps, flush):
+    """The chapter binary's method (harness/timing.cu): L2 flushed before each call by *reading* `flush`,
+    twice the L2 (a write would leave the L2 full of dirty lines that the timed kernel then pays to write
+    back: 20% more at 4096^3 in this script's first version), CUDA events around the one call; the median
+    over `reps`."""
+    pairs = []
+    for _ in range(reps):
+        flush.sum(dtype=torch.int64)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        pairs.append((start, end))
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) * 1000 for s, e in pairs)
+
+
+def host_time_us(fn, reps, rounds=7):
+    """Median over `rounds` of the CPU time per call of `reps` calls issued after a synchronize."""
+    times = []
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        times.append((time.perf_counter() - t0) * 1e6 / reps)
+    torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def graph_of(fn, reps):
+    """A CUDA graph of `reps` calls of `fn`, captured on a stream `fn` was first warmed up on."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()  # prepares the GEMM for this stream: the capture only finds it
+    stream.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        for _ in range(reps):
+            fn()
+    return graph
+
+
+def chapter_medians(path):
+    """{(M, N, K): median µs} of every_shape (RCR) in a chapter 11 CSV, the last row of each size."""
+    medians = {}
+    if path and os.path.exists(path):
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                if row["kernel"] == "every_shape" and row["layout"] == "RCR":
+                    medians[(int(row["M"]), int(row["N"]), int(row["K"]))] = float(row["median_ms"]) * 1000
+    return medians
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.environ.get("OUT", "."), help="directory for bench_ops.csv ($OUT)")
+    parser.add_argument("--reps", type=int, default=200, help="calls per timed loop")
+    parser.add_argument("--flushed-reps", type=int, default=50, help="calls timed one at a time, L2 flushed")
+    parser.add_argument("--compiled", action="store_true", help="also time torch.compile(fullgraph=True) of gemm_ladder.mm")
+    parser.add_argument("--host-reps", type=int, default=100, help="calls per host-time loop (fewer than the launch queue holds)")
+    parser.add_argument("--chapter-csv", default="plots/data/h200/ch11_every_shape.csv",
+                        help="chapter 11's CSV, for the chapter binary's every_shape time at each problem")
+    args = parser.parse_args()
+
+    why = gemm_ladder.device_status()
+    if why:
+        print(f"bench_ops: skipped: {why}")
+        return 0
+    chapter = chapter_medians(args.chapter_csv)
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.zeros(max(2 * l2, 2**20) // 4, dtype=torch.int32, device="cuda")  # read to flush (flushed_us)
+    rows = []
+    for name, m, n, k in PROBLEMS:
+        g = torch.Generator(device="cuda").manual_seed(0)
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        wt = w.t()
+        variants = {
+            "library_out": lambda: gemm_ladder.mm(a, wt, out=c),
+            "library": lambda: gemm_ladder.mm(a, wt),
+            "custom_op": lambda: torch.ops.gemm_ladder.mm(a, wt),
+            "torch_mm": lambda: torch.mm(a, wt),
+        }
+        if args.compiled:
+            compiled = torch.compile(lambda x, y: gemm_ladder.mm(x, y), fullgraph=True)
+            variants["compiled"] = lambda: compiled(a, wt)
+        t_end = time.perf_counter() + 0.3  # the GPU's clocks up before anything is timed
+        while time.perf_counter() < t_end:
+            torch.mm(a, wt)
+        for fn in variants.values():  # warm-up: preparation, compilation, cuBLAS's heuristics
+            for _ in range(3):
+                fn()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(gemm_ladder.mm(a, wt).float(), torch.mm(a, wt).float(), rtol=2e-2, atol=2e-2 * k ** 0.5)
+        gemm_ladder.mm(a, wt, out=c)
+        path = gemm_ladder.last_path()
+        graph = graph_of(variants["library_out"], args.reps)
+        graph1 = graph_of(variants["library_out"], 1)
+        for variant, fn in list(variants.items()) + [("cuda_graph", None)]:
+            if variant == "cuda_graph":
+                kernel_us, op_us, names = profiled_loop_us(graph.replay, 1, args.reps)
+                host_us = host_time_us(graph.replay, 1) / args.reps
+                flushed = flushed_us(graph1.replay, args.flushed_reps, flush)
+            else:
+                kernel_us, op_us, names = profiled_loop_us(fn, args.reps)
+                host_us = host_time_us(fn, args.host_reps)
+                flushed = flushed_us(fn, args.flushed_reps, flush)
+            ch = chapter.get((m, n, k))
+            rows.append({
+                "problem": name, "M": m, "N": n, "K": k, "dtype": "bf16", "layout": "RCR", "variant": variant,
+                "kernel_us": round(kernel_us, 3), "op_us": round(op_us, 3),
+                "op_vs_kernel_pct": round((op_us / kernel_us - 1) * 100, 2) if kernel_us > 0 else "",
+                "host_us": round(host_us, 3), "flushed_us": round(flushed, 3), "chapter_us": round(ch, 3) if ch else "",
+                "op_vs_chapter_pct": round((flushed / ch - 1) * 100, 2) if ch else "",
+                "path": ("cuBLAS " + ";".join(names)) if variant == "torch_mm" else path,
+                "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            })
+    os.makedirs(args.out, exist_ok=True)
+    out = os.path.join(args.out, "bench_ops.csv")
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"{'problem':8} {'variant':12} {'kernel_us':>9} {'op_us':>8} {'op/kern':>8} {'host_us':>8} {'flushed':>8} "
+          f"{'chapter':>8} {'/chapter':>8}  path")
+    for r in rows:
+        print(f"{r['problem']:8} {r['variant']:12} {r['kernel_us']:9.2f} {r['op_us']:8.2f} {r['op_vs_kernel_pct']:7}% "
+              f"{r['host_us']:8.2f} {r['flushed_us']:8.2f} {str(r['chapter_us']):>8} {r['op_vs_chapter_pct']:7}%  {r['path'][:50]}")
+    print(f"bench_ops: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

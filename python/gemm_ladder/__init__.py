@@ -1,0 +1,139 @@
+"""gemm_ladder: the ladder's finished kernels from Python, on torch tensors and on any DLPack array.
+
+    import torch, gemm_ladder
+    y = gemm_ladder.linear(x, layer.weight)          # x @ weight.T, bf16 (every_shape) or fp32 (tf32)
+    c = gemm_ladder.mm(a, b)                         # a @ b; b row-major (RRR) or weight.t() (RCR)
+    c = gemm_ladder.mm_fp8(a8, w8.t(), sa, sb)       # e4m3, per-tensor or DeepSeek-V3 block scales, bf16 C
+    gemm_ladder.last_path()                          # "swap_ab 128x16 x8": what ran
+
+A thin layer over the C library libgemm_ladder.so (lib/include/gemm_ladder.h) through ctypes: no compiled
+extension, so it imports straight from a build tree (``PYTHONPATH=python`` from the repository root,
+the library found in ``build*/lib`` or at ``$GEMM_LADDER_LIBRARY``; _library.py says where it looks)
+or is installed with ``pip install .``. Importing it needs neither torch, numpy, the library nor a GPU.
+
+- mm, linear, mm_fp8 (_core.py says which strides each operand may have; nothing is copied, bad input
+  raises TypeError or ValueError before anything runs, a refusal of the library raises its
+  GemmLadderError, a ValueError or RuntimeError subclass, with the library's one line).
+- With torch tensors they run on torch's current stream and return a new tensor (or write ``out=``).
+  Under torch.compile they become the custom operators ``torch.ops.gemm_ladder.mm``, ``.linear`` and
+  ``.mm_fp8`` (registered when torch is importable: _torch_ops.py), so a compiled graph holds them
+  without a break.
+- Prepared GEMMs (tensor maps, split-K workspaces) are cached inside the library per (problem,
+  pointers, stream): clear_cache() frees them, cache_stats() counts them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+
+from . import _core
+from ._library import (CudaError, GemmLadderError, InternalError, InvalidArgumentError, LibraryNotFoundError,
+                       NoSm90aDeviceError, UnsupportedError, find_library, library)
+
+__all__ = [
+    "mm", "linear", "mm_fp8", "last_path", "device_status", "clear_cache", "set_cache_capacity", "cache_stats",
+    "library_path", "GemmLadderError", "InvalidArgumentError", "UnsupportedError", "NoSm90aDeviceError", "CudaError",
+    "InternalError", "LibraryNotFoundError",
+]
+__version__ = "0.1.0"
+
+
+def _compiling() -> bool:
+    torch = _core._torch
+    return torch is not None and torch.compiler.is_compiling()
+
+
+def mm(a, b, *, out=None, stream=None):
+    """C = a @ b: bf16 a and b give a bf16 C (chapter 11's every_shape), float32 a float32 C (tf32).
+
+    a is M×K row-major; b is K×N, row-major (RRR) or the transpose of a row-major N×K matrix (RCR, a
+    weight's ``.t()``). With torch tensors the result is a new tensor on torch's current stream (or
+    ``out``, or ``stream``); with other DLPack arrays, ``out`` is required. Nothing is copied.
+    """
+    if _core.is_torch_tensor(a) and _core.is_torch_tensor(b):
+        if _compiling():
+            if out is not None or stream is not None:
+                raise TypeError("out= and stream= are not taken under torch.compile (the op is functional)")
+            return _core._torch.ops.gemm_ladder.mm(a, b)
+        return _core.mm_torch(a, b, out, stream)
+    return _core.mm_dlpack(a, b, out, stream)
+
+
+def linear(x, weight, *, out=None, stream=None):
+    """x @ weight.T for x (..., K) and weight (N, K), as ``torch.nn.functional.linear`` without bias.
+
+    The weight is read in place (RCR: C = A·Bᵀ), x as rows of K (its leading dimensions must collapse
+    into one without a copy). The result has shape (..., N); ``out``, if given, shape (prod(...), N).
+    """
+    if _core.is_torch_tensor(x) and _core.is_torch_tensor(weight):
+        if _compiling():
+            if out is not None or stream is not None:
+                raise TypeError("out= and stream= are not taken under torch.compile (the op is functional)")
+            return _core._torch.ops.gemm_ladder.linear(x, weight)
+        return _core.linear_torch(x, weight, out, stream)
+    raise TypeError("linear takes torch tensors (x and weight); for other arrays call mm(x2d, weight_transposed, out=...)")
+
+
+def mm_fp8(a, b, scale_a, scale_b, *, out=None, stream=None, block_scaled=None):
+    """C = (a @ b) with fp8 e4m3 a (M×K) and b (K×N, the transpose of a row-major N×K weight), a bf16 C.
+
+    Per-tensor scales (one float32 each, on the device): C = scale_a·scale_b·(a @ b), chapter 12's
+    fp8_per_tensor. Block scales (DeepSeek-V3's; chapter 12's fp8_block_scaled): scale_a of shape
+    (M, ceil(K/128)) stored M-contiguous, one per row and 128 of K; scale_b of shape (ceil(N/128),
+    ceil(K/128)), one per 128×128 block of the weight, rows padded to a multiple of 4 (or the padded
+    buffer itself; _core.fp8_mode spells the strides). ``block_scaled`` None picks per tensor when both scales hold one element.
+    """
+    if all(_core.is_torch_tensor(t) for t in (a, b, scale_a, scale_b)):
+        if _compiling():
+            if out is not None or stream is not None or block_scaled is not None:
+                raise TypeError("out=, stream= and block_scaled= are not taken under torch.compile")
+            return _core._torch.ops.gemm_ladder.mm_fp8(a, b, scale_a, scale_b)
+        return _core.mm_fp8_torch(a, b, scale_a, scale_b, out, stream, block_scaled)
+    return _core.mm_fp8_dlpack(a, b, scale_a, scale_b, out, stream, block_scaled)
+
+
+def last_path() -> str:
+    """The path the calling thread's last successful call ran ("split_k 128x128 x3", "tf32_wgmma", ...)."""
+    return library().lib.gl_last_path().decode()
+
+
+def device_status() -> str:
+    """"" when the current CUDA device runs the kernels; otherwise why not (no GPU, not sm_90a, ...)."""
+    lib = library()
+    return "" if lib.lib.gl_device_status() == 0 else lib.lib.gl_last_error().decode()
+
+
+def clear_cache() -> None:
+    """Frees every prepared GEMM and its workspace (waits for the device, as cudaFree does)."""
+    library().lib.gl_clear_cache()
+
+
+def set_cache_capacity(entries: int) -> None:
+    """Keeps at most `entries` prepared GEMMs (least recently used first out; 0: none)."""
+    lib = library()
+    status = lib.lib.gl_set_cache_capacity(entries)
+    if status:
+        raise lib.error(status)
+
+
+def cache_stats() -> dict:
+    """{"entries": prepared GEMMs held, "hits": lookups that found one, "misses": preparations}."""
+    values = [ctypes.c_int64() for _ in range(3)]
+    library().lib.gl_cache_stats(*(ctypes.byref(v) for v in values))
+    return dict(zip(("entries", "hits", "misses"), (v.value for v in values)))
+
+
+def library_path() -> str:
+    """The libgemm_ladder.so this package loads (or would load: see _library.py)."""
+    return str(library().path if _library_loaded() else find_library())
+
+
+def _library_loaded() -> bool:
+    from . import _library
+    return _library._loaded is not None
+
+
+# The custom operators, where torch is installed (importing the package then imports torch).
+if importlib.util.find_spec("torch") is not None:
+    from . import _torch_ops  # noqa: E402,F401  (registers torch.ops.gemm_ladder.*)

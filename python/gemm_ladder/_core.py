@@ -1,0 +1,380 @@
+"""mm, linear and mm_fp8 on torch tensors (read directly) and on any DLPack array (read through its capsule).
+
+What each operand must look like, checked before anything is launched (TypeError for a type, a dtype
+or a device; ValueError for a shape or a stride), and what is never done: no operand is ever copied.
+
+- ``a`` (M×K): row-major, strides (K, 1). Anything else is refused (``.contiguous()`` makes one).
+- ``b`` (K×N): either row-major, strides (N, 1) (the RRR problem), or the transpose of a row-major N×K
+  matrix, strides (1, K) (the RCR problem, C = A·Bᵀ: ``weight.t()`` of an ``nn.Linear``, read in place).
+  Other strides are refused. fp8 takes the second only (its kernels read e4m3 K-major).
+- ``out`` (M×N), when given: row-major, strides (N, 1), the output's dtype, writable, overlapping
+  neither input. Without it the result is a new torch tensor (for torch inputs; other arrays need ``out``).
+- A stride of a dimension of extent 1 is never looked at (it is never used to reach an element).
+- All on one CUDA device; for torch tensors the kernel runs on torch's current stream of that device
+  (or ``stream=``), for other arrays on ``stream=`` (an int handle or an object with ``cuda_stream``),
+  by default the legacy default stream. Non-torch arrays must be on the calling thread's current device.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import _dlpack
+from ._library import (GL_BF16, GL_FP8_E4M3_BLOCK_SCALED, GL_FP8_E4M3_PER_TENSOR, GL_RCR, GL_RRR, GL_TF32,
+                       library)
+
+# dtype of A and B -> (gl_dtype, dtype of C)
+MM_DTYPES = {"bfloat16": (GL_BF16, "bfloat16"), "float32": (GL_TF32, "float32")}
+FP8_DTYPE = "float8_e4m3fn"
+SCALE_BLOCK = 128  # K (and B's N) extent of one block of fp8 block scales
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return (a + b - 1) // b
+
+
+def _dense(rows, cols, strides) -> bool:
+    """Row-major with no gap: strides (cols, 1), the stride of an extent-1 dimension not looked at."""
+    return (rows == 1 or strides[0] == cols) and (cols == 1 or strides[1] == 1)
+
+
+def b_layout(k, n, strides):
+    """(gl_layout, ldb) for a K×N operand B with these strides, or None if neither problem reads it in
+    place. RCR (the transpose of a row-major N×K matrix) is preferred where both describe the memory
+    (a single row or column), since every kernel reads it as it is."""
+    s0, s1 = strides
+    if (k == 1 or s0 == 1) and (n == 1 or s1 == k):
+        return GL_RCR, k
+    if (n == 1 or s1 == 1) and (k == 1 or s0 == n):
+        return GL_RRR, n
+    return None
+
+
+def check_shapes(name_a, shape_a, name_b, shape_b):
+    """(M, K, N) of a (M×K) times b (K×N); ValueError for anything but two matrices that chain."""
+    if len(shape_a) != 2 or len(shape_b) != 2:
+        raise ValueError(f"{name_a} and {name_b} must be matrices (2-D): got shapes {tuple(shape_a)} and {tuple(shape_b)}")
+    m, k = shape_a
+    k2, n = shape_b
+    if k != k2:
+        raise ValueError(f"shape mismatch: {name_a} is {m}x{k} and {name_b} is {k2}x{n}: {name_a}'s columns "
+                         f"({k}) must equal {name_b}'s rows ({k2})")
+    return m, k, n
+
+
+def plan(dtype_a, dtype_b, shape_a, strides_a, shape_b, strides_b, fp8=False):
+    """The problem the library gets for a·b, checked: (gl_dtype or None for fp8, layout, M, N, K, ldb,
+    dtype of C). Raises TypeError (dtypes) or ValueError (shapes, strides) before anything runs."""
+    m, k, n = check_shapes("a", shape_a, "b", shape_b)
+    if fp8:
+        if dtype_a != FP8_DTYPE or dtype_b != FP8_DTYPE:
+            raise TypeError(f"mm_fp8 takes float8_e4m3fn a and b: got {dtype_a} and {dtype_b}")
+        gl_dtype, c_dtype = None, "bfloat16"
+    else:
+        if dtype_a not in MM_DTYPES:
+            raise TypeError(f"dtype {dtype_a} is not supported: mm takes bfloat16 (a bf16 GEMM, bf16 C) or "
+                            f"float32 (tf32, fp32 C); fp8 goes through mm_fp8")
+        if dtype_b != dtype_a:
+            raise TypeError(f"a is {dtype_a} but b is {dtype_b}: both must have the same dtype")
+        gl_dtype, c_dtype = MM_DTYPES[dtype_a]
+    if not _dense(m, k, strides_a):
+        raise ValueError(f"a: strides {tuple(strides_a)} for a {m}x{k} matrix: gemm_ladder takes a row-major a "
+                         f"(strides ({k}, 1)) and copies nothing; call .contiguous() on it")
+    layout = b_layout(k, n, strides_b)
+    if layout is None:
+        raise ValueError(f"b: strides {tuple(strides_b)} for a {k}x{n} matrix: gemm_ladder takes b row-major "
+                         f"(strides ({n}, 1), RRR) or as the transpose of a row-major {n}x{k} matrix (strides "
+                         f"(1, {k}), RCR: weight.t()), and copies nothing; call .contiguous() on it")
+    if fp8 and layout[0] != GL_RCR:
+        raise ValueError(f"b: strides {tuple(strides_b)}: mm_fp8 takes b as the transpose of a row-major {n}x{k} "
+                         f"matrix (strides (1, {k}), as torch._scaled_mm does): the fp8 kernels read it K-major only")
+    return gl_dtype, layout[0], m, n, k, layout[1], c_dtype
+
+
+def fp8_mode(m, n, k, scale_a_shape, scale_a_strides, scale_b_shape, scale_b_strides, block_scaled):
+    """GL_FP8_E4M3_PER_TENSOR or GL_FP8_E4M3_BLOCK_SCALED for these scales (block_scaled None: one
+    element each is per tensor), checked against the layouts the kernels read; ValueError if not."""
+    numel = lambda shape: _prod(shape)  # noqa: E731
+    if block_scaled is None:
+        block_scaled = not (numel(scale_a_shape) == 1 and numel(scale_b_shape) == 1)
+    if not block_scaled:
+        for name, shape in (("scale_a", scale_a_shape), ("scale_b", scale_b_shape)):
+            if numel(shape) != 1:
+                raise ValueError(f"{name}: per-tensor scales are one float32 each, got shape {tuple(shape)}")
+        return GL_FP8_E4M3_PER_TENSOR
+    kb = _ceil_div(k, SCALE_BLOCK)
+    kb4 = _ceil_div(kb, 4) * 4
+    nb = _ceil_div(n, SCALE_BLOCK)
+    if (tuple(scale_a_shape) != (m, kb) or not ((m == 1 or scale_a_strides[0] == 1) and
+                                                (kb == 1 or scale_a_strides[1] == m))):
+        raise ValueError(f"scale_a: block scales of a are float32 of shape ({m}, {kb}) (a row and 128 of K each), "
+                         f"stored M-contiguous, strides (1, {m}): torch.empty({kb}, {m}).t(); got shape "
+                         f"{tuple(scale_a_shape)}, strides {tuple(scale_a_strides)}")
+    # scale_b: (Nb, Kb) with rows Kb4 apart, or the padded (Nb, Kb4) buffer itself (what a copy of the
+    # first becomes: torch.clone makes it contiguous), both row-major with rows Kb4 apart
+    shape_b = tuple(scale_b_shape)
+    rows_ok = nb == 1 or scale_b_strides[0] == kb4
+    if not ((shape_b == (nb, kb) and rows_ok and (kb == 1 or scale_b_strides[1] == 1)) or
+            (shape_b == (nb, kb4) and rows_ok and scale_b_strides[1] == 1)):
+        raise ValueError(f"scale_b: block scales of b are float32 of shape ({nb}, {kb}) (one per 128x128 block of "
+                         f"the {n}x{k} weight), rows {kb4} apart (K blocks padded to a multiple of 4): "
+                         f"torch.empty({nb}, {kb4})[:, :{kb}], or that ({nb}, {kb4}) buffer itself; got shape "
+                         f"{shape_b}, strides {tuple(scale_b_strides)}")
+    return GL_FP8_E4M3_BLOCK_SCALED
+
+
+def _prod(shape) -> int:
+    p = 1
+    for s in shape:
+        p *= s
+    return p
+
+
+def _overlaps(p0, bytes0, p1, bytes1) -> bool:
+    return p0 < p1 + bytes1 and p1 < p0 + bytes0
+
+
+def _raise_status(status):
+    raise library().error(status)
+
+
+# ---- torch tensors: read directly (no DLPack capsule, no Python objects per call beyond the output) ----
+
+_torch = None  # the torch module once a torch tensor has been seen (this module never imports torch)
+_TORCH_DTYPES = {}
+
+
+def _torch_module():
+    """torch if the program has imported it, else None: a torch tensor cannot exist without it."""
+    global _torch
+    if _torch is None:
+        torch = sys.modules.get("torch")
+        if torch is None or not hasattr(torch, "Tensor"):
+            return None
+        _torch = torch
+        for name in ("bfloat16", "float32", "float16", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "int32",
+                     "int64", "uint8", "bool"):
+            if hasattr(torch, name):
+                _TORCH_DTYPES[getattr(torch, name)] = name
+    return _torch
+
+
+def is_torch_tensor(x) -> bool:
+    torch = _torch_module()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def torch_dtype_name(t) -> str:
+    return _TORCH_DTYPES.get(t.dtype) or str(t.dtype).replace("torch.", "")
+
+
+def _check_torch_device(tensors, names):
+    """The device index all of `tensors` are on; TypeError unless that is one CUDA device."""
+    index = None
+    for t, name in zip(tensors, names):
+        if not t.is_cuda:
+            raise TypeError(f"{name} is on {t.device}: gemm_ladder runs on CUDA tensors")
+        i = t.get_device()
+        if index is None:
+            index = i
+        elif i != index:
+            raise TypeError(f"{name} is on cuda:{i} but a is on cuda:{index}: all operands on one device")
+    return index
+
+
+def _torch_stream(torch, device_index, stream):
+    if stream is None:
+        return torch._C._cuda_getCurrentRawStream(device_index)
+    return _stream_handle(stream)
+
+
+def _torch_out(torch, out, m, n, c_dtype, device_index, a, b):
+    if out is None:
+        return torch.empty((m, n), dtype=getattr(torch, c_dtype), device=a.device)
+    if not is_torch_tensor(out):
+        raise TypeError("out must be a torch tensor when a and b are")
+    if torch_dtype_name(out) != c_dtype:
+        raise TypeError(f"out is {torch_dtype_name(out)}: the result is {c_dtype}")
+    if tuple(out.shape) != (m, n):
+        raise ValueError(f"out has shape {tuple(out.shape)}: the result is {m}x{n}")
+    if not _dense(m, n, out.stride()):
+        raise ValueError(f"out: strides {tuple(out.stride())}: the result is written row-major (strides ({n}, 1))")
+    if not out.is_cuda or out.get_device() != device_index:
+        raise TypeError(f"out is on {out.device} but a is on cuda:{device_index}: all operands on one device")
+    c0, cb = out.data_ptr(), m * n * out.element_size()
+    for name, t in (("a", a), ("b", b)):
+        if _overlaps(c0, cb, t.data_ptr(), t.numel() * t.element_size()):
+            raise ValueError(f"out overlaps {name}: the kernel would read what it writes")
+    return out
+
+
+def _call_on_device(torch, device_index, fn):
+    if torch._C._cuda_getDevice() == device_index:
+        return fn()
+    with torch.cuda.device(device_index):
+        return fn()
+
+
+def mm_torch(a, b, out=None, stream=None):
+    """mm for torch tensors (see mm)."""
+    torch = _torch
+    gl_dtype, layout, m, n, k, ldb, c_dtype = plan(torch_dtype_name(a), torch_dtype_name(b), a.shape, a.stride(),
+                                                   b.shape, b.stride())
+    device_index = _check_torch_device((a, b), ("a", "b"))
+    out = _torch_out(torch, out, m, n, c_dtype, device_index, a, b)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        return out.zero_()
+    handle = _torch_stream(torch, device_index, stream)
+    lib = library()
+    status = _call_on_device(torch, device_index, lambda: lib.gemm(gl_dtype, layout, m, n, k, a.data_ptr(), k, b.data_ptr(),
+                                                                   ldb, out.data_ptr(), n, None, None, handle))
+    if status:
+        _raise_status(status)
+    return out
+
+
+def linear_rows(x, weight):
+    """x (..., K) as rows (-1, K) without a copy, and the shape of x @ weight.T; ValueError if it cannot be."""
+    if weight.dim() != 2:
+        raise ValueError(f"weight must be a matrix (N, K): got shape {tuple(weight.shape)}")
+    if x.dim() < 1:
+        raise ValueError("x must have at least one dimension (..., K)")
+    n, k = weight.shape
+    if x.shape[-1] != k:
+        raise ValueError(f"shape mismatch: x has {x.shape[-1]} features (its last dimension) but weight is {n}x{k}")
+    try:
+        x2 = x.view(-1, k)
+    except (RuntimeError, ValueError):  # torch's "view size is not compatible" (a ValueError under fake tensors)
+        raise ValueError(f"x: shape {tuple(x.shape)} with strides {tuple(x.stride())} is not rows of {k} elements a "
+                         "view can flatten; gemm_ladder copies nothing: call .contiguous() on it") from None
+    return x2, (*x.shape[:-1], n)
+
+
+def linear_torch(x, weight, out=None, stream=None):
+    """linear for torch tensors (see linear): mm of x's rows and weight.t() (RCR, read in place)."""
+    x2, shape = linear_rows(x, weight)
+    return mm_torch(x2, weight.t(), out, stream).view(shape)
+
+
+def _check_scales_torch(scales, device_index):
+    for name, s in scales:
+        if not is_torch_tensor(s):
+            raise TypeError(f"{name} must be a torch tensor when a and b are")
+        if torch_dtype_name(s) != "float32":
+            raise TypeError(f"{name} is {torch_dtype_name(s)}: scales are float32")
+        if not s.is_cuda or s.get_device() != device_index:
+            raise TypeError(f"{name} is on {s.device}: scales live on a's device, cuda:{device_index}")
+
+
+def mm_fp8_torch(a, b, scale_a, scale_b, out=None, stream=None, block_scaled=None):
+    """mm_fp8 for torch tensors (see mm_fp8)."""
+    torch = _torch
+    _, _, m, n, k, ldb, c_dtype = plan(torch_dtype_name(a), torch_dtype_name(b), a.shape, a.stride(), b.shape,
+                                       b.stride(), fp8=True)
+    device_index = _check_torch_device((a, b), ("a", "b"))
+    _check_scales_torch((("scale_a", scale_a), ("scale_b", scale_b)), device_index)
+    gl_dtype = fp8_mode(m, n, k, scale_a.shape, scale_a.stride(), scale_b.shape, scale_b.stride(), block_scaled)
+    out = _torch_out(torch, out, m, n, c_dtype, device_index, a, b)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        return out.zero_()
+    handle = _torch_stream(torch, device_index, stream)
+    lib = library()
+    status = _call_on_device(torch, device_index, lambda: lib.gemm(gl_dtype, GL_RCR, m, n, k, a.data_ptr(), k, b.data_ptr(),
+                                                                   ldb, out.data_ptr(), n, scale_a.data_ptr(),
+                                                                   scale_b.data_ptr(), handle))
+    if status:
+        _raise_status(status)
+    return out
+
+
+# ---- any DLPack array ----
+
+def _stream_handle(stream) -> int:
+    """A cudaStream_t as an int from an int, or from an object with cuda_stream (torch) or ptr (CuPy)."""
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise TypeError(f"stream: an int (a cudaStream_t) or an object with cuda_stream, got {type(stream).__name__}")
+
+
+def _cuda_view(x, name, stream):
+    v = _dlpack.view(x, stream)
+    if v.device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED):
+        raise TypeError(f"{name} is on {v.device}: gemm_ladder runs on CUDA arrays")
+    return v
+
+
+def _same_device(views, names):
+    for v, name in zip(views[1:], names[1:]):
+        if v.device_id != views[0].device_id:
+            raise TypeError(f"{name} is on {v.device} but {names[0]} is on {views[0].device}: all operands on one device")
+
+
+def _dlpack_out(out, m, n, c_dtype, stream, inputs):
+    if out is None:
+        raise TypeError("out= is needed for arrays that are not torch tensors: gemm_ladder allocates results with "
+                        f"torch only (pass a writable {m}x{n} {c_dtype} array)")
+    v = _cuda_view(out, "out", stream)
+    if v.dtype != c_dtype:
+        raise TypeError(f"out is {v.dtype}: the result is {c_dtype}")
+    if v.shape != (m, n):
+        raise ValueError(f"out has shape {v.shape}: the result is {m}x{n}")
+    if not _dense(m, n, v.strides):
+        raise ValueError(f"out: strides {v.strides}: the result is written row-major (strides ({n}, 1))")
+    if v.read_only:
+        raise ValueError("out is read-only (its DLPack capsule says so)")
+    for name, x in inputs:
+        if _overlaps(v.data, m * n * v.itemsize, x.data, _prod(x.shape) * x.itemsize):
+            raise ValueError(f"out overlaps {name}: the kernel would read what it writes")
+    return v
+
+
+def mm_dlpack(a, b, out=None, stream=None):
+    """mm for DLPack arrays (see mm)."""
+    handle = _stream_handle(stream)
+    va, vb = _cuda_view(a, "a", handle), _cuda_view(b, "b", handle)
+    gl_dtype, layout, m, n, k, ldb, c_dtype = plan(va.dtype, vb.dtype, va.shape, va.strides, vb.shape, vb.strides)
+    _same_device((va, vb), ("a", "b"))
+    if out is None and is_torch_tensor(a):
+        out = _torch.empty((m, n), dtype=getattr(_torch, c_dtype), device=a.device)
+    vc = _dlpack_out(out, m, n, c_dtype, handle, (("a", va), ("b", vb)))
+    _same_device((va, vc), ("a", "out"))
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        raise ValueError("K = 0: the result is zeros, which gemm_ladder does not write into a non-torch array")
+    status = library().gemm(gl_dtype, layout, m, n, k, va.data, k, vb.data, ldb, vc.data, n, None, None, handle)
+    if status:
+        _raise_status(status)
+    return out
+
+
+def mm_fp8_dlpack(a, b, scale_a, scale_b, out=None, stream=None, block_scaled=None):
+    """mm_fp8 for DLPack arrays (see mm_fp8)."""
+    handle = _stream_handle(stream)
+    va, vb = _cuda_view(a, "a", handle), _cuda_view(b, "b", handle)
+    vsa, vsb = _cuda_view(scale_a, "scale_a", handle), _cuda_view(scale_b, "scale_b", handle)
+    _, _, m, n, k, ldb, c_dtype = plan(va.dtype, vb.dtype, va.shape, va.strides, vb.shape, vb.strides, fp8=True)
+    for name, v in (("scale_a", vsa), ("scale_b", vsb)):
+        if v.dtype != "float32":
+            raise TypeError(f"{name} is {v.dtype}: scales are float32")
+    _same_device((va, vb, vsa, vsb), ("a", "b", "scale_a", "scale_b"))
+    gl_dtype = fp8_mode(m, n, k, vsa.shape, vsa.strides, vsb.shape, vsb.strides, block_scaled)
+    if out is None and is_torch_tensor(a):
+        out = _torch.empty((m, n), dtype=_torch.bfloat16, device=a.device)
+    vc = _dlpack_out(out, m, n, c_dtype, handle, (("a", va), ("b", vb)))
+    _same_device((va, vc), ("a", "out"))
+    if m == 0 or n == 0:
+        return out
+    status = library().gemm(gl_dtype, GL_RCR, m, n, k, va.data, k, vb.data, ldb, vc.data, n, vsa.data, vsb.data, handle)
+    if status:
+        _raise_status(status)
+    return out

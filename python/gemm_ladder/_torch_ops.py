@@ -1,0 +1,68 @@
+"""The PyTorch custom operators: torch.ops.gemm_ladder.mm, .linear and .mm_fp8.
+
+Each is a ``torch.library.custom_op`` (functional: it returns a new tensor, mutates nothing) whose
+implementation is _core's (the library on ``torch.cuda.current_stream()`` of the inputs' device), with
+a ``register_fake`` that applies the same checks to shapes, dtypes and strides and returns an empty
+tensor of the result's shape, dtype and (row-major) strides: what torch.compile traces, and what
+``torch.library.opcheck`` compares with the real thing. No autograd formula is registered: the ops
+are for inference (a backward through them raises).
+
+Imported by the package when torch is importable.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import _core
+
+_core._torch_module()  # _core reads torch tensors from now on (and dynamo sees no sys.modules lookup)
+
+
+def _empty_result(a, m, n, dtype_name):
+    return a.new_empty((m, n), dtype=getattr(torch, dtype_name))
+
+
+@torch.library.custom_op("gemm_ladder::mm", mutates_args=())
+def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b (bf16, or float32 as tf32) with the library's kernel; see gemm_ladder.mm."""
+    return _core.mm_torch(a, b)
+
+
+@mm.register_fake
+def _mm_fake(a, b):
+    _, _, m, n, _, _, c_dtype = _core.plan(_core.torch_dtype_name(a), _core.torch_dtype_name(b), a.shape, a.stride(),
+                                          b.shape, b.stride())
+    return _empty_result(a, m, n, c_dtype)
+
+
+@torch.library.custom_op("gemm_ladder::linear", mutates_args=())
+def linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """x @ weight.T for x (..., K), weight (N, K); see gemm_ladder.linear."""
+    return _core.linear_torch(x, weight)
+
+
+@linear.register_fake
+def _linear_fake(x, weight):
+    x2, shape = _core.linear_rows(x, weight)
+    wt = weight.t()
+    _, _, _, _, _, _, c_dtype = _core.plan(_core.torch_dtype_name(x2), _core.torch_dtype_name(wt), x2.shape,
+                                          x2.stride(), wt.shape, wt.stride())
+    return x.new_empty(shape, dtype=getattr(torch, c_dtype))
+
+
+@torch.library.custom_op("gemm_ladder::mm_fp8", mutates_args=())
+def mm_fp8(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor) -> torch.Tensor:
+    """(a @ b) with e4m3 a, b and their scales (per tensor or block), a bf16 result; see gemm_ladder.mm_fp8."""
+    return _core.mm_fp8_torch(a, b, scale_a, scale_b)
+
+
+@mm_fp8.register_fake
+def _mm_fp8_fake(a, b, scale_a, scale_b):
+    _, _, m, n, k, _, c_dtype = _core.plan(_core.torch_dtype_name(a), _core.torch_dtype_name(b), a.shape, a.stride(),
+                                          b.shape, b.stride(), fp8=True)
+    for name, s in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if _core.torch_dtype_name(s) != "float32":
+            raise TypeError(f"{name} is {_core.torch_dtype_name(s)}: scales are float32")
+    _core.fp8_mode(m, n, k, scale_a.shape, scale_a.stride(), scale_b.shape, scale_b.stride(), None)
+    return _empty_result(a, m, n, c_dtype)

@@ -1,0 +1,245 @@
+"""On an sm_90a GPU with torch: every dtype and both storage orders against a float64 torch.matmul at odd
+shapes, on a non-default stream (ordered after what that stream already holds), under
+torch.compile(fullgraph=True), through torch.library.opcheck, through DLPack, and from two threads on two
+streams. Skipped, with the reason, without such a GPU or without torch."""
+
+import threading
+
+import pytest
+
+from support import gpu_and_torch_missing
+
+pytestmark = pytest.mark.skipif(bool(gpu_and_torch_missing()), reason=gpu_and_torch_missing() or "-")
+
+if not gpu_and_torch_missing():
+    import torch
+
+    import gemm_ladder
+
+# Tolerance per element relative to sum_k |a_ik·b_kj| (the harness's gemm_tolerance): a bf16 C is rounded
+# to 8 bits; tf32 products keep 11; fp8 accumulates in fewer bits than fp32, then rounds to bf16.
+TOLERANCE = {"bf16": 8e-3 + 1e-5, "tf32": 2e-3, "fp8": 1.2e-2}
+
+
+def expect_close(got, a64, b64, kind, what):
+    ref = a64 @ b64
+    bound = TOLERANCE[kind] * (a64.abs() @ b64.abs()) + 1e-6
+    err = (got.double() - ref).abs()
+    bad = err > bound
+    assert not bad.any(), (f"{what}: {int(bad.sum())} of {bad.numel()} elements off, worst {float(err.max()):.3g} "
+                           f"(bound there {float(bound.flatten()[err.argmax()]):.3g}); path {gemm_ladder.last_path()}")
+
+
+def operands(m, n, k, dtype, layout, seed=0):
+    """a (M×K) and b (K×N) in `layout`: RCR is weight.t() of a row-major N×K weight, RRR a row-major K×N."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.rand(m, k, device="cuda", generator=g, dtype=torch.float32).mul_(2).sub_(1).to(dtype)
+    if layout == "RCR":
+        b = torch.rand(n, k, device="cuda", generator=g, dtype=torch.float32).mul_(2).sub_(1).to(dtype).t()
+    else:
+        b = torch.rand(k, n, device="cuda", generator=g, dtype=torch.float32).mul_(2).sub_(1).to(dtype)
+    return a, b
+
+
+# Sizes every kernel of the library takes today (K and N multiples of 16) and sizes no 16-byte rule
+# allows, which bf16 takes once every_shape takes every shape (until then: skipped with its refusal).
+TAKEN = [(1, 4096, 4096), (5, 1000, 528), (33, 264, 80), (129, 136, 4112), (1000, 1000, 1040)]
+RAGGED = [(1, 1, 1), (31, 33, 17), (257, 129, 65), (100, 100, 30)]
+
+
+def run_or_skip_refusal(fn, must_take):
+    try:
+        return fn()
+    except gemm_ladder.UnsupportedError as e:
+        if must_take:
+            raise
+        pytest.skip(f"the chapter's kernel refuses it for now: {e}")
+
+
+@pytest.mark.parametrize("layout", ["RCR", "RRR"])
+@pytest.mark.parametrize("mnk", TAKEN + RAGGED, ids=lambda s: "x".join(map(str, s)))
+def test_bf16(mnk, layout):
+    m, n, k = mnk
+    a, b = operands(m, n, k, torch.bfloat16, layout)
+    c = run_or_skip_refusal(lambda: gemm_ladder.mm(a, b), mnk in TAKEN and layout == "RCR")
+    assert c.dtype == torch.bfloat16 and c.shape == (m, n)
+    expect_close(c, a.double(), b.double(), "bf16", f"bf16 {layout} {mnk}")
+
+
+@pytest.mark.parametrize("layout", ["RCR", "RRR"])
+@pytest.mark.parametrize("mnk", TAKEN, ids=lambda s: "x".join(map(str, s)))
+def test_tf32(mnk, layout):
+    m, n, k = mnk
+    a, b = operands(m, n, k, torch.float32, layout)
+    c = gemm_ladder.mm(a, b)
+    assert c.dtype == torch.float32
+    expect_close(c, a.double(), b.double(), "tf32", f"tf32 {layout} {mnk}")
+
+
+def fp8_operands(m, n, k, block, seed=0):
+    """e4m3 a and weight, their scales (per tensor or DeepSeek-V3 blocks, in the library's layouts) and
+    the dequantized float64 a (M×K) and b (K×N)."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a8 = (torch.rand(m, k, device="cuda", generator=g) * 4 - 2).to(torch.float8_e4m3fn)
+    w8 = (torch.rand(n, k, device="cuda", generator=g) * 4 - 2).to(torch.float8_e4m3fn)
+    kb, nb = -(-k // 128), -(-n // 128)
+    if not block:
+        sa = torch.tensor([0.5], device="cuda")
+        sb = torch.tensor([0.125], device="cuda")
+        return a8, w8, sa, sb, a8.double() * 0.5, (w8.double() * 0.125).t()
+    kb4 = -(-kb // 4) * 4
+    sa = (2.0 ** torch.randint(-3, 3, (kb, m), device="cuda", generator=g).float()).t()  # (M, Kb), M-contiguous
+    sb_full = 2.0 ** torch.randint(-3, 3, (nb, kb4), device="cuda", generator=g).float()
+    sb = sb_full[:, :kb]  # (Nb, Kb), rows Kb4 apart
+    a64 = a8.double() * sa.double().repeat_interleave(128, dim=1)[:, :k]
+    w64 = w8.double() * sb.double().repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]
+    return a8, w8, sa, sb, a64, w64.t()
+
+
+@pytest.mark.parametrize("block", [False, True], ids=["per_tensor", "block_scaled"])
+@pytest.mark.parametrize("mnk", TAKEN, ids=lambda s: "x".join(map(str, s)))
+def test_fp8(mnk, block):
+    m, n, k = mnk
+    a8, w8, sa, sb, a64, b64 = fp8_operands(m, n, k, block)
+    c = gemm_ladder.mm_fp8(a8, w8.t(), sa, sb)
+    assert c.dtype == torch.bfloat16 and c.shape == (m, n)
+    assert gemm_ladder.last_path() == ("fp8_block_scaled" if block else "fp8_per_tensor")
+    expect_close(c, a64, b64, "fp8", f"fp8 {'block' if block else 'per tensor'} {mnk}")
+
+
+def test_linear_matches_torch_and_reads_the_weight_in_place():
+    x = torch.randn(3, 7, 4096, device="cuda", dtype=torch.bfloat16)
+    layer = torch.nn.Linear(4096, 1000, bias=False, device="cuda", dtype=torch.bfloat16)
+    y = gemm_ladder.linear(x, layer.weight)
+    assert y.shape == (3, 7, 1000)
+    expect_close(y.view(-1, 1000), x.view(-1, 4096).double(), layer.weight.double().t(), "bf16", "linear")
+
+
+def test_non_default_stream_orders_after_its_pending_work():
+    # On a side stream: a long sleep, then a's new values, then the GEMM. Run on any other stream, the
+    # GEMM would read the old a (zeros) before the copy lands.
+    a, b = operands(128, 512, 1024, torch.bfloat16, "RCR", seed=3)
+    zeros = torch.zeros_like(a)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        work = zeros.clone()
+        torch.cuda._sleep(50_000_000)  # about 25 ms
+        work.copy_(a)
+        c = gemm_ladder.mm(work, b)
+    side.synchronize()
+    expect_close(c, a.double(), b.double(), "bf16", "on a side stream")
+
+
+def test_compiled_fullgraph_matches_eager():
+    def f(x, w, a8, w8, sa, sb):
+        return gemm_ladder.linear(x, w).float().sum(-1), gemm_ladder.mm_fp8(a8, w8.t(), sa, sb)
+
+    compiled = torch.compile(f, fullgraph=True)
+    x = torch.randn(4, 9, 512, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(264, 512, device="cuda", dtype=torch.bfloat16)
+    a8, w8, sa, sb, _, _ = fp8_operands(9, 264, 512, block=True)
+    (sum_eager, c_eager), (sum_got, c_got) = f(x, w, a8, w8, sa, sb), compiled(x, w, a8, w8, sa, sb)
+    torch.testing.assert_close(c_got, c_eager, rtol=0, atol=0)  # the same kernel on the same inputs
+    torch.testing.assert_close(sum_got, sum_eager, rtol=1e-4, atol=1e-3)  # inductor may sum in another order
+
+
+@pytest.mark.parametrize("op", ["mm", "mm_rrr", "mm_tf32", "linear", "mm_fp8", "mm_fp8_block"])
+def test_opcheck(op):
+    a, b = operands(33, 264, 80, torch.bfloat16, "RCR")
+    if op == "mm":
+        args = (a, b)
+    elif op == "mm_rrr":
+        args = (a, b.contiguous())
+    elif op == "mm_tf32":
+        args = operands(33, 264, 80, torch.float32, "RRR")
+    elif op == "linear":
+        args = (torch.randn(2, 5, 80, device="cuda", dtype=torch.bfloat16), b.t())
+    else:
+        a8, w8, sa, sb, _, _ = fp8_operands(33, 264, 256, block=op == "mm_fp8_block")
+        # opcheck copies its inputs (a padded scale_b becomes contiguous): the padded buffer itself
+        args = (a8, w8.t(), sa, sb.base if sb.base is not None else sb)
+    target = {"mm_rrr": "mm", "mm_tf32": "mm", "mm_fp8_block": "mm_fp8"}.get(op, op)
+    if op == "mm_rrr":
+        run_or_skip_refusal(lambda: gemm_ladder.mm(*args), must_take=False)
+    # test_schema checks for mutation by multiplying the inputs, which torch cannot do in fp8: the fp8
+    # operator is checked for the rest (fake tensor, autograd registration, AOT dispatch with dynamic shapes)
+    utils = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic") if target == "mm_fp8" else \
+        ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+    torch.library.opcheck(getattr(torch.ops.gemm_ladder, target).default, args, test_utils=utils)
+
+
+class DLPackOnly:
+    """A torch tensor seen only through DLPack: the path any other array library takes."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, **kwargs):
+        return self.t.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def test_dlpack_arrays():
+    a, b = operands(65, 264, 200, torch.bfloat16, "RCR")
+    out = torch.empty(65, 264, device="cuda", dtype=torch.bfloat16)
+    got = gemm_ladder.mm(DLPackOnly(a), DLPackOnly(b), out=DLPackOnly(out))
+    assert isinstance(got, DLPackOnly) and got.t is out
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, gemm_ladder.mm(a, b), rtol=0, atol=0)
+
+
+def test_two_threads_two_streams():
+    a, b = operands(128, 256, 4096, torch.bfloat16, "RCR", seed=5)  # split-K: a workspace per stream
+    x, w = operands(16, 4096, 1024, torch.bfloat16, "RCR", seed=6)  # decode: swap_ab
+    results, errors = {}, []
+
+    def worker(t):
+        try:
+            s = torch.cuda.Stream()
+            with torch.cuda.stream(s):
+                c1, c2 = torch.empty(128, 256, device="cuda", dtype=torch.bfloat16), torch.empty(16, 4096, device="cuda",
+                                                                                                 dtype=torch.bfloat16)
+                for _ in range(50):
+                    gemm_ladder.mm(a, b, out=c1)
+                    gemm_ladder.mm(x, w, out=c2)
+            s.synchronize()
+            results[t] = (c1, c2)
+        except Exception as e:  # reported by the main thread
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for t in range(2):
+        expect_close(results[t][0], a.double(), b.double(), "bf16", f"thread {t}, split K")
+        expect_close(results[t][1], x.double(), w.double(), "bf16", f"thread {t}, decode")
+
+
+def test_cache_hits_on_repeated_calls():
+    a, b = operands(7, 512, 1024, torch.bfloat16, "RCR")
+    out = torch.empty(7, 512, device="cuda", dtype=torch.bfloat16)
+    gemm_ladder.mm(a, b, out=out)
+    before = gemm_ladder.cache_stats()
+    for _ in range(10):
+        gemm_ladder.mm(a, b, out=out)
+    after = gemm_ladder.cache_stats()
+    assert after["hits"] - before["hits"] == 10 and after["misses"] == before["misses"]
+    assert gemm_ladder.last_path()
+
+
+def test_errors_before_launch_on_the_gpu():
+    a, b = operands(8, 16, 32, torch.bfloat16, "RCR")
+    with pytest.raises(TypeError, match="a is bfloat16 but b is float32"):
+        gemm_ladder.mm(a, b.float())
+    with pytest.raises(TypeError, match="a is on cpu"):
+        gemm_ladder.mm(a.cpu(), b)
+    with pytest.raises(ValueError, match="out overlaps a"):
+        gemm_ladder.mm(a, b, out=a.view(-1)[:128].view(8, 16))
+    with pytest.raises(ValueError, match=r"a: strides \(1, 8\) for a 8x32 matrix"):
+        gemm_ladder.mm(a.t().contiguous().t(), b)

@@ -22,8 +22,9 @@ Measured with CUDA events, after warm-up, the median of --reps steps: prefill of
 tokens (4096) in one sequence, and decode steps at batch 1 and 64 (one new token per sequence, after
 --context tokens already in the KV cache: 512). Prefill computes the logits of the last position
 only, as a server does. Every backend's logits are compared with torch_eager's on the same weights,
-inputs and cache. Writes --csv (schema: CSV_COLUMNS below) and prints a table. About 3 minutes on an
-H200 with --skip-autotune, plus the autotuning (its compile_s column says how long).
+inputs and cache. Writes --csv (schema: CSV_COLUMNS below) and prints a table. Compiling takes most
+of the run: each compiled backend compiles once per step (prefill, each decode batch), and the CSV's
+compile_s has each first call's time; max-autotune's runs to minutes (--skip-autotune).
 
 Exit status 0; 1 when a backend's logits are outside the bf16 tolerance (the CSV is written first);
 2 with one line when it cannot run: no torch, no CUDA GPU, gemm_ladder not importable or refusing.
@@ -47,7 +48,8 @@ try:
     from torch import nn
 except ImportError as e:  # the one line of the docstring's promise; the test imports this file too
     if __name__ == "__main__":
-        sys.exit(f"llama_decoder: cannot import torch ({e}): install PyTorch 2.5 or newer")
+        print(f"llama_decoder: cannot import torch ({e}): install PyTorch 2.5 or newer", file=sys.stderr)
+        sys.exit(2)
     raise
 
 
@@ -292,11 +294,13 @@ def load_gemm_ladder():
     try:
         x = torch.randn(16, 256, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(128, 256, device="cuda", dtype=torch.bfloat16)
-        err = (gemm_ladder.linear(x, w).float() - F.linear(x, w).float()).abs().max().item()
+        ref = F.linear(x, w).float()
+        err = ((gemm_ladder.linear(x, w).float() - ref).abs().max() / ref.abs().max()).item()
     except Exception as e:
         raise SystemExit(f"llama_decoder: gemm_ladder.linear cannot run here ({type(e).__name__}: {e})")
-    if not err <= 0.25:
-        raise SystemExit(f"llama_decoder: gemm_ladder.linear differs from torch by {err} on a 16×128×256 product")
+    if not err <= 2.0 ** -6:  # a few bf16 roundings of the largest value; NaN fails too
+        raise SystemExit(f"llama_decoder: gemm_ladder.linear differs from torch by {err:.3g} of the largest value "
+                         "on a 16×128×256 product")
     return gemm_ladder.linear
 
 

@@ -28,6 +28,7 @@ SCRIPT = REPO / "python" / "examples" / "llama_decoder.py"
 sys.path.insert(0, str(REPO / "python"))
 _spec = importlib.util.spec_from_file_location("llama_decoder", SCRIPT)
 ld = importlib.util.module_from_spec(_spec)
+sys.modules["llama_decoder"] = ld  # before it runs: its dataclasses look their module up there
 _spec.loader.exec_module(ld)
 
 HAS_GPU = torch.cuda.is_available()

@@ -319,7 +319,17 @@ def make_runner(model: Decoder, backend: Backend, linears: dict):
     return run
 
 
-def measure(args, cfg: Config, device) -> list[dict]:
+def add_comparisons(rows: list[dict]) -> None:
+    """Each row's tokens/s as % of torch_eager's and torch_compile's at the same phase and batch."""
+    for r in rows:
+        for peer in ("torch_eager", "torch_compile"):
+            base = next((b for b in rows if b["backend"] == peer and (b["phase"], b["batch"]) == (r["phase"], r["batch"])), None)
+            r[f"pct_of_{peer}"] = None if base is None else 100.0 * r["tokens_per_s"] / base["tokens_per_s"]
+
+
+def measure(args, cfg: Config, device, after_backend=lambda rows: None) -> list[dict]:
+    """Every backend at every phase: the CSV's rows. after_backend(rows) runs when a backend is done
+    (the script writes the CSV there, so that a run stopped during max-autotune keeps the rest)."""
     linears = {"torch": torch_linear}
     backends = [b for b in BACKENDS if b.name in args.backends]
     if any(b.linear == "gemm_ladder" for b in backends):
@@ -362,11 +372,9 @@ def measure(args, cfg: Config, device) -> list[dict]:
             log(f"{backend.name:>18} {p.name:>7} batch {p.batch:>3}: {ms:8.3f} ms, "
                 f"{rows[-1]['tokens_per_s']:10.0f} tokens/s" + (f" (first call {first_s:.1f} s)" if backend.compile_mode != "eager" else ""))
             del logits
+        add_comparisons(rows)
+        after_backend(rows)
     model.linear = torch_linear
-    for r in rows:  # each row against torch's backends at the same phase and batch
-        for peer in ("torch_eager", "torch_compile"):
-            base = next((b for b in rows if b["backend"] == peer and (b["phase"], b["batch"]) == (r["phase"], r["batch"])), None)
-            r[f"pct_of_{peer}"] = None if base is None else 100.0 * r["tokens_per_s"] / base["tokens_per_s"]
     return rows
 
 
@@ -456,16 +464,18 @@ def main(argv=None) -> int:
         except OSError as e:
             print(f"llama_decoder: --csv {args.csv} cannot be written ({e.strerror})", file=sys.stderr)
             return 2
+    def checkpoint(rows):
+        if args.csv:
+            write_csv(args.csv, rows)
     try:
         with torch.no_grad():
-            rows = measure(args, cfg, torch.device("cuda"))
+            rows = measure(args, cfg, torch.device("cuda"), checkpoint)
     except SystemExit as e:
         print(e.code, file=sys.stderr)
         return 2
     print()
     print(table(rows))
     if args.csv:
-        write_csv(args.csv, rows)
         print(f"\nwrote {args.csv}")
     outside = [r for r in rows if r["within_tolerance"] == "no"]
     for r in outside:

@@ -150,8 +150,15 @@ def read_csv(path: pathlib.Path) -> list[Row]:
     return rows
 
 
+# lib_*.csv: the library's and the example model's measurements (python/examples/llama_decoder.py
+# writes lib_model.csv), each in a schema of its own; not a chapter's results, so not read here
+# (tools/check_page_numbers.py reads them as tables, plots/update_tables.py's block results:lib_model).
+OTHER_SCHEMA_PREFIX = "lib_"
+
+
 def csv_files(data_dir: pathlib.Path) -> list[pathlib.Path]:
-    return sorted(p for p in data_dir.rglob("*.csv") if p.is_file())
+    """The chapters' CSVs under data_dir (recursively): every *.csv but the lib_*.csv of other schemas."""
+    return sorted(p for p in data_dir.rglob("*.csv") if p.is_file() and not p.name.startswith(OTHER_SCHEMA_PREFIX))
 
 
 def load(data_dir: pathlib.Path, require: bool = True) -> list[Row]:

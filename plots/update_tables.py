@@ -25,7 +25,9 @@ chapter's run, the size sweeps, later chapters' runs of it), how many below its 
 those below LISTED_BELOW % and the worst; `results:cpu` one sentence: chapter 01's fastest
 kernel over its naive loop; `results:<chapter>.classes` each step of that chapter by class of
 shape (squares, prefill, M = 128, decode: results_data.shape_class), geometric mean and range
-of its % of cuBLAS.
+of its % of cuBLAS; `results:lib_model` the example model's measurements
+(python/examples/llama_decoder.py's lib_model.csv in the data directory, a schema of its own): one
+row per backend, phase and batch, and how far gemm_ladder's backends are from torch's.
 Files searched: <root>/README.md, <root>/docs/*.md and <root>/chapters/*/README.md; the
 links a table writes are relative to the page it is in.
 
@@ -37,6 +39,7 @@ needed.
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import pathlib
 import re
@@ -692,6 +695,79 @@ def classes_table(all_rows: list[rd.Row], chapter: str, data_dir: str) -> str:
     return md_table(header, out, set(range(1, len(header)))) + "\n\n" + note
 
 
+MODEL_CSV = "lib_model.csv"  # python/examples/llama_decoder.py --csv, in plots/data/<gpu>/
+MODEL_BACKENDS = {"torch_eager": "torch, eager", "ours_eager": "gemm_ladder, eager",
+                  "torch_compile": "torch, compiled", "ours_compile": "gemm_ladder, compiled",
+                  "torch_max_autotune": "torch, max-autotune"}
+# Issue 39's target: gemm_ladder's model at >= 97% of torch's tokens/s, eager against eager and
+# compiled against compiled.
+MODEL_TARGET_PCT = 97.0
+
+
+def model_block(path: pathlib.Path, data_dir: str) -> str:
+    """Block 'results:lib_model': the example model's CSV as a table, then gemm_ladder's backends
+    against torch's of the same mode, and the logits' differences."""
+    shown = f"{data_dir}/{MODEL_CSV}"
+    if not path.is_file():
+        return f"_No results in `{shown}` yet: run `python/examples/llama_decoder.py --csv {shown}` on the GPU._"
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    # Grouped by step (prefill, then each decode batch, as the script ran them), torch's backends first.
+    steps = list(dict.fromkeys((r["phase"], r["batch"]) for r in rows))
+    order = list(MODEL_BACKENDS)
+    rows.sort(key=lambda r: (steps.index((r["phase"], r["batch"])),
+                             order.index(r["backend"]) if r["backend"] in order else len(order)))
+
+    def num(r, column):
+        try:
+            return float(r.get(column) or "")
+        except ValueError:
+            return None
+
+    def phase(r):
+        if r["phase"] == "prefill":
+            return f"prefill, {int(num(r, 'tokens')):,} tokens"
+        return f"decode, batch {r['batch']}"
+
+    def diff(r):
+        a, rel = num(r, "max_abs_diff"), num(r, "max_rel_diff")
+        return "–" if a is None or rel is None else f"{a:.3g} ({100 * rel:.2f}%)"
+
+    def seconds(v):
+        return "–" if v is None else f"{v:.0f}"
+
+    out = [["" if i and (rows[i - 1]["phase"], rows[i - 1]["batch"]) == (r["phase"], r["batch"]) else phase(r),
+            MODEL_BACKENDS.get(r["backend"], r["backend"]), fmt_ms(num(r, "median_ms")),
+            f"{num(r, 'tokens_per_s'):,.0f}", fmt_pct(num(r, "pct_of_torch_eager")),
+            fmt_pct(num(r, "pct_of_torch_compile")), diff(r), seconds(num(r, "compile_s"))] for i, r in enumerate(rows)]
+    header = ["step", "linear layers, mode", "ms per step", "tokens/s", "% of torch eager", "% of torch compiled",
+              "logits: largest difference (% of the largest logit)", "first call, s"]
+    text = md_table(header, out, {2, 3, 4, 5, 6, 7})
+    sentences = []
+    for ours, peer, mode in (("ours_eager", "torch_eager", "Eager"), ("ours_compile", "torch_compile", "Compiled")):
+        pcts = [num(r, f"pct_of_{peer}") for r in rows if r["backend"] == ours]
+        pcts = [v for v in pcts if v is not None]
+        if pcts:
+            met = sum(1 for v in pcts if v >= MODEL_TARGET_PCT)
+            sentences.append(f"{mode}, gemm_ladder runs at {pct_range(pcts)} of torch's tokens/s, at or above "
+                             f"issue 39's target of {MODEL_TARGET_PCT:.0f}% in {met} of {len(pcts)} steps.")
+    outside = [r for r in rows if r.get("within_tolerance") == "no"]
+    tolerance = num(rows[0], "tolerance_rel") if rows else None
+    if tolerance is not None:
+        sentences.append("Every backend's logits within the bf16 tolerance (" + f"{100 * tolerance:.2f}% of the largest "
+                         "logit) of torch eager's." if not outside else
+                         "Logits outside the bf16 tolerance: " + ", ".join(f"{r['backend']} {phase(r)}" for r in outside) + ".")
+    gpus = sorted({r.get("gpu", "") for r in rows} - {""})
+    versions = sorted({r.get("torch_version", "") for r in rows} - {""})
+    dates = sorted({r.get("timestamp", "")[:10] for r in rows} - {""})
+    layers = sorted({r.get("layers", "") for r in rows} - {""})
+    where = ", ".join(gpus or ["an unnamed GPU"]) + (", torch " + ", ".join(versions) if versions else "") \
+        + (", " + ", ".join(dates) if dates else "") + (", " + "/".join(layers) + " layers" if layers else "")
+    note = (f"_Measured on {where}; medians of CUDA-event times per step; from `{shown}` by "
+            "`plots/update_tables.py`._")
+    return text + "\n\n" + " ".join(sentences) + ("\n\n" if sentences else "") + note
+
+
 def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,
            name: str, gpus=None) -> tuple[str, list[str]]:
     """The file's text with every block filled, and the ids of the blocks that changed."""
@@ -714,6 +790,8 @@ def render(text: str, rows: list[rd.Row], headline: int | None, data_dir: str, r
             table = limits_block(rows, headline, data_dir, root, page_dir)
         elif marker == "cpu":
             table = cpu_sentence(rows, data_dir)
+        elif marker == "lib_model":
+            table = model_block(root / data_dir / MODEL_CSV, data_dir)
         elif marker.endswith(CLASS_SUFFIX):
             table = classes_table(rows, marker[: -len(CLASS_SUFFIX)], data_dir)
         else:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that every measured number a page quotes is the number in the committed CSV.
 
-    python3 tools/check_page_numbers.py [--root DIR] [--gpu DIR] [--list] [PAGE ...]
+    python3 tools/check_page_numbers.py [--root DIR] [--gpu DIR] [--list] [--fill] [PAGE ...]
 
 Pages: README.md, docs/*.md and chapters/*/README.md under --root (default: this repository), or the
 PAGE arguments. Every `<!-- n: ... -->` tag outside a fenced block and outside an inline code span is
@@ -54,6 +54,22 @@ The contract between the page writers and this tool, as written (the reference):
   A page may also say that a whole paragraph is history, not checked: nothing to do, it is simply
   not tagged.
 
+Tables: CSVs of another schema. A CSV whose first column is not `chapter` (the library's and the example
+model's measurements, plots/data/h200/lib_*.csv) is a table of named columns, queried by name:
+
+  Query: `<!-- n: STEM FILTER... COLUMN [AGG] -->`
+  - FILTER: COLUMN=VALUE (the cell as written, or the same number: batch=64 matches 64 and 64.0), or
+    COLUMN<X, <=, >, >= (numbers); any number of them, all must hold.
+  - COLUMN: the column whose value is quoted (its header name, e.g. tokens_per_s); AGG as above.
+
+      ours reaches 97.4%<!-- n: lib_model backend=ours_eager phase=decode batch=64 pct_of_torch_eager -->
+
+Placeholders: a number not measured yet is written with X for its digits, as it will be shown
+(`XX.X%`, `X,XXX`), and its tag as it will be. The check fails on it (not a number); `--fill` writes
+the CSV's value in its place, with the decimals and the thousands separator the placeholder shows,
+once the CSV is committed. --fill changes placeholders only: a written number is checked, never
+rewritten.
+
 How this tool reads the contract where it leaves a choice:
 - Between the number and the tag there may be a `%`, a `×` (or `x`), and one unit word (TFLOP/s,
   GFLOP/s, TB/s, GB/s, ms, µs, us), each optionally after one space: `5.74 TFLOP/s<!-- n: ... -->`
@@ -68,6 +84,7 @@ How this tool reads the contract where it leaves a choice:
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import pathlib
 import re
@@ -84,6 +101,9 @@ FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 NUMBER = r"(?<![\d.,])(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
 SUFFIX = r"(?P<suffix>(?: ?(?:%|×|x))?(?:[ \u00a0]?(?:TFLOP/s|GFLOP/s|TB/s|GB/s|ms|µs|us))?)"
 BEFORE_TAG = re.compile(NUMBER + SUFFIX + r"$")
+PLACEHOLDER = r"(?<![\w.,])(?P<number>X{1,3}(?:,XXX)+(?:\.X+)?|X+(?:\.X+)?)"
+PLACEHOLDER_BEFORE_TAG = re.compile(PLACEHOLDER + SUFFIX + r"$")
+TABLE_FILTER = re.compile(r"^(?P<column>[A-Za-z_]\w*)(?P<op><=|>=|<|>|=)(?P<value>.+)$")
 COLUMNS = {"pct": "pct", "tflops": "tflops", "gbps": "gbps", "ms": "median_ms", "min_ms": "min_ms",
            "rel_error": "rel_error"}
 BACKTICKS = re.compile(r"`+")
@@ -121,6 +141,13 @@ def code_spans(line: str) -> list[tuple[int, int]]:
 def tags(text: str):
     """Yields (line number, the text before the tag on its line, the query) for every tag of the page
     that is outside fenced blocks and inline code spans."""
+    for number, line, m in tag_matches(text):
+        yield number, line[:m.start()], m.group(1).strip()
+
+
+def tag_matches(text: str):
+    """Yields (line number, the line, the tag's match) for every tag outside fenced blocks and inline
+    code spans, in order."""
     fence = None
     for number, line in enumerate(text.splitlines(), start=1):
         f = FENCE.match(line)
@@ -135,11 +162,14 @@ def tags(text: str):
         for m in TAG.finditer(line):
             if any(a <= m.start() < b for a, b in spans):
                 continue
-            yield number, line[:m.start()], m.group(1).strip()
+            yield number, line, m
 
 
 def written_number(before: str) -> str:
     """The number as the page writes it, right before a tag; TagError when there is none."""
+    if PLACEHOLDER_BEFORE_TAG.search(before):
+        raise TagError(f"a placeholder ({PLACEHOLDER_BEFORE_TAG.search(before).group('number')}), not a number: "
+                       "once its CSV is committed, python3 tools/check_page_numbers.py --fill writes it")
     m = BEFORE_TAG.search(before)
     if not m:
         tail = before[-20:]
@@ -147,18 +177,36 @@ def written_number(before: str) -> str:
     return m.group("number")
 
 
+class Table:
+    """A CSV of another schema than the chapters' (see "Tables" above): its header and its rows."""
+
+    def __init__(self, path: str, columns: list[str], rows: list[dict[str, str]]):
+        self.path, self.columns, self.rows = path, columns, rows
+
+
 class Data:
-    """The CSVs under plots/data/, read once each: stem -> rows, duplicates resolved (the later wins)."""
+    """The CSVs under plots/data/, read once each: stem -> the chapters' rows, duplicates resolved (the
+    later wins), or a Table when the CSV is not of the chapters' schema (its first column not `chapter`)."""
 
     def __init__(self, root: pathlib.Path, gpu: str):
         self.data_dir, self.gpu, self.cache = root / "plots" / "data", gpu, {}
 
-    def rows(self, stem: str) -> list[results_data.Row]:
+    def load(self, stem: str) -> list[results_data.Row] | Table:
         if stem not in self.cache:
             rel = stem if "/" in stem else f"{self.gpu}/{stem}"
             path = self.data_dir / f"{rel}.csv"
+            shown = path.relative_to(self.data_dir.parent.parent).as_posix()
             if ".." in pathlib.PurePosixPath(rel).parts or not path.is_file():
-                raise TagError(f"no CSV {path.relative_to(self.data_dir.parent.parent).as_posix()} for stem '{stem}'")
+                raise TagError(f"no CSV {shown} for stem '{stem}'")
+            with open(path, newline="", encoding="utf-8") as f:
+                header = next(csv.reader(f), None) or []
+            if header[:1] != ["chapter"]:
+                with open(path, newline="", encoding="utf-8") as f:
+                    reader = csv.DictReader(f)
+                    self.cache[stem] = Table(shown, [c.strip() for c in reader.fieldnames or []],
+                                             [{k.strip(): (v or "").strip() for k, v in r.items() if k is not None}
+                                              for r in reader])
+                return self.cache[stem]
             try:
                 unique: dict[tuple, results_data.Row] = {}
                 for r in results_data.read_csv(path):
@@ -167,6 +215,14 @@ class Data:
                 raise TagError(str(e)) from None
             self.cache[stem] = list(unique.values())
         return self.cache[stem]
+
+    def rows(self, stem: str) -> list[results_data.Row]:
+        """The chapters' rows of `stem`; TagError when it is a table."""
+        loaded = self.load(stem)
+        if isinstance(loaded, Table):
+            raise TagError(f"{loaded.path} is a table (its first column is not 'chapter'): "
+                           "query it as STEM COLUMN=VALUE... COLUMN [AGG]")
+        return loaded
 
 
 def size_filter(size: str):
@@ -183,21 +239,44 @@ def size_filter(size: str):
     raise TagError(f"SIZE '{size}' is neither MxNxK, '*', nor one condition such as M<=64")
 
 
+def parse_agg(agg: str | None):
+    """AGG's condition for count<op>X, or None; TagError for an AGG that is none of the known ones."""
+    if agg is None or agg in ("min", "max", "mean", "geomean", "count"):
+        return None
+    m = COUNT_IF.match(agg)
+    if not m:
+        raise TagError(f"AGG '{agg}' is not min, max, mean, geomean, count or count<op>X")
+    return COMPARE[m.group(1)], float(m.group(2))
+
+
+def aggregate(values: list[float], agg: str | None, count_if) -> float:
+    """One value from the selected rows' values, as AGG says (a single row's value without AGG)."""
+    if count_if is not None:
+        op, x = count_if
+        return float(sum(1 for v in values if op(v, x)))
+    if agg is None or agg == "min":
+        return min(values) if agg else values[0]
+    if agg == "max":
+        return max(values)
+    if agg == "mean":
+        return sum(values) / len(values)
+    if any(v <= 0 for v in values):
+        raise TagError("geomean of a value <= 0")
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
 def evaluate(data: Data, query: str) -> float:
     """The value a query names (TagError when it is malformed or matches nothing)."""
     words = query.split()
+    if words and isinstance(data.load(words[0]), Table):
+        return evaluate_table(data.load(words[0]), words[1:])
     if len(words) not in (5, 6):
         raise TagError(f"a query has 5 or 6 words (STEM KERNEL LAYOUT SIZE COLUMN [AGG]), got {len(words)}")
     stem, kernel, layout, size, column = words[:5]
     agg = words[5] if len(words) == 6 else None
     if column not in COLUMNS:
         raise TagError(f"COLUMN '{column}' is not one of {', '.join(COLUMNS)}")
-    count_if = None
-    if agg is not None and agg not in ("min", "max", "mean", "geomean", "count"):
-        m = COUNT_IF.match(agg)
-        if not m:
-            raise TagError(f"AGG '{agg}' is not min, max, mean, geomean, count or count<op>X")
-        count_if = (COMPARE[m.group(1)], float(m.group(2)))
+    count_if = parse_agg(agg)
     kernel, _, dtype = kernel.partition("/")
     in_size = size_filter(size)
     rows = [r for r in data.rows(stem) if r.kernel == kernel and (not dtype or r.dtype == dtype)
@@ -217,18 +296,54 @@ def evaluate(data: Data, query: str) -> float:
         if v is None:
             raise TagError(f"the row {r.kernel} {r.dtype} {r.layout} {r.m}x{r.n}x{r.k} has no {COLUMNS[column]}")
         values.append(v)
-    if count_if is not None:
-        op, x = count_if
-        return float(sum(1 for v in values if op(v, x)))
-    if agg is None or agg == "min":
-        return min(values) if agg else values[0]
-    if agg == "max":
-        return max(values)
-    if agg == "mean":
-        return sum(values) / len(values)
-    if any(v <= 0 for v in values):
-        raise TagError("geomean of a value <= 0")
-    return math.exp(sum(math.log(v) for v in values) / len(values))
+    return aggregate(values, agg, count_if)
+
+
+def table_number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def evaluate_table(table: Table, words: list[str]) -> float:
+    """A query on a table: FILTER... COLUMN [AGG] (the words after the stem)."""
+    filters = []
+    while words and TABLE_FILTER.match(words[0]):
+        filters.append(TABLE_FILTER.match(words.pop(0)))
+    if len(words) not in (1, 2):
+        raise TagError("a query on a table is STEM COLUMN=VALUE... COLUMN [AGG] (filters, then one column, "
+                       f"then an optional AGG), got {len(words)} word(s) after the filters")
+    column, agg = words[0], (words[1] if len(words) == 2 else None)
+    for name in [f.group("column") for f in filters] + [column]:
+        if name not in table.columns:
+            raise TagError(f"{table.path} has no column '{name}' (it has {', '.join(table.columns)})")
+    count_if = parse_agg(agg)
+
+    def holds(f: re.Match, row: dict[str, str]) -> bool:
+        cell, op, want = row[f.group("column")], f.group("op"), f.group("value")
+        a, b = table_number(cell), table_number(want)
+        if op == "=":
+            return cell == want or (a is not None and b is not None and a == b)
+        if b is None:
+            raise TagError(f"'{f.group(0)}': {op} compares numbers, '{want}' is not one")
+        return a is not None and COMPARE[op](a, b)
+
+    rows = [r for r in table.rows if all(holds(f, r) for f in filters)]
+    if not rows:
+        raise TagError("matches no row")
+    if agg is None and len(rows) > 1:
+        raise TagError(f"matches {len(rows)} rows: add a filter, or an AGG")
+    if agg == "count":
+        return float(len(rows))
+    values = []
+    for r in rows:
+        v = table_number(r[column])
+        if v is None:
+            where = " ".join(f"{f.group('column')}={r[f.group('column')]}" for f in filters)
+            raise TagError(f"the row {where or '(unfiltered)'} has no number in {column} ('{r[column]}')")
+        values.append(v)
+    return aggregate(values, agg, count_if)
 
 
 def rounded(value: float, decimals: int) -> Decimal:
@@ -236,11 +351,43 @@ def rounded(value: float, decimals: int) -> Decimal:
     return Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
 
 
+def fill_placeholders(text: str, data: Data) -> tuple[str, int, list[str]]:
+    """The page with each placeholder right before a tag replaced by the tag's value, shown with the
+    placeholder's decimals (and thousands separator); how many were filled; a message for each that
+    could not be (line: why). Written numbers are left as they are."""
+    lines = text.splitlines(keepends=True)
+    by_line: dict[int, list[re.Match]] = {}
+    for number, _, m in tag_matches(text):
+        by_line.setdefault(number, []).append(m)
+    filled, problems = 0, []
+    for number, matches in by_line.items():
+        line = lines[number - 1]
+        for m in reversed(matches):  # right to left: a replacement does not move the tags before it
+            ph = PLACEHOLDER_BEFORE_TAG.search(line[:m.start()])
+            if not ph:
+                continue
+            query = m.group(1).strip()
+            try:
+                value = evaluate(data, query)
+            except TagError as e:
+                problems.append(f"{number}: {e} (<!-- n: {query} -->)")
+                continue
+            shape = ph.group("number")
+            decimals = len(shape.partition(".")[2])
+            shown = format(rounded(value, decimals), ("," if "," in shape else "") + f".{decimals}f")
+            line = line[:ph.start("number")] + shown + line[ph.end("number"):]
+            filled += 1
+        lines[number - 1] = line
+    return "".join(lines), filled, problems
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="Check every tagged number of the pages against the committed CSVs.")
     p.add_argument("--root", type=pathlib.Path, default=REPO, help="repository root (default: this repository)")
     p.add_argument("--gpu", default="h200", help="the directory under plots/data/ of a bare STEM (default: h200)")
     p.add_argument("--list", action="store_true", help="print every tagged number with its value")
+    p.add_argument("--fill", action="store_true",
+                   help="first write each placeholder's value (digits written as X: XX.X) from its CSV, then check")
     p.add_argument("pages", nargs="*", type=pathlib.Path,
                    help="pages to check (default: README.md, docs/*.md and chapters/*/README.md under --root)")
     args = p.parse_args(argv)
@@ -259,6 +406,13 @@ def main(argv=None) -> int:
             print(f"{name}: {e}")
             errors += 1
             continue
+        if args.fill:
+            text, filled, problems = fill_placeholders(text, data)
+            for problem in problems:
+                print(f"{name}:{problem}")
+            if filled:
+                page.write_text(text, encoding="utf-8")
+                print(f"{name}: filled {filled} placeholder(s)")
         for line, before, query in tags(text):
             count += 1
             try:

@@ -10,15 +10,23 @@ word between number and tag, a duplicated row whose later copy wins, and example
 code span and a fenced block that are not tags); wrong.md fails naming the number and the CSV's
 value; malformed.md (a query of four words), unknown_stem.md (no such CSV) and cannot_check.md (no
 row, several rows without AGG, no number before the tag, a kernel of two dtypes without /dtype) fail
-naming each tag. The checker runs in this process (its main()), which keeps the test well under a
-second. Standard library only.
+naming each tag. Tables (a CSV of another schema, lib_fx_model.csv in the example model's columns,
+queried by column name): table_in_sync.md passes (COLUMN=VALUE filters, a number filter written 64.0,
+batch>1, min, max, count, count<100, a value with a hyphen, a unit word, a placeholder in a code span);
+table_cannot_check.md fails on a wrong number, a placeholder, an unknown column, several rows without
+AGG, an empty cell and no row, naming each; --fill on a copy of table_placeholders.md writes its
+placeholders with the decimals and separators they show, and leaves a written number and a placeholder
+without a row as they were. The checker runs in this process (its main()), which keeps the test well
+under a second. Standard library only.
 """
 
 import contextlib
 import importlib.util
 import io
 import pathlib
+import shutil
 import sys
+import tempfile
 
 
 def load_checker(repo: pathlib.Path):
@@ -58,6 +66,31 @@ def main() -> int:
                 "cannot_check.md:5: no number right before the tag", "cannot_check.md:6: kernel 'fast' has rows of several dtypes"]
     if rc != 1 or any(e not in out for e in expected):
         problems.append("cannot_check.md: no row, several rows without AGG, no number, an ambiguous dtype must each fail")
+    rc, out = run(checker, fixtures, "table_in_sync.md")
+    if rc != 0 or "11 tagged numbers" not in out:
+        problems.append("table_in_sync.md: 11 correct tags on a table (filters, aggregates, rounding) should pass")
+    rc, out = run(checker, fixtures, "table_cannot_check.md")
+    expected = ["table_cannot_check.md:3: 99.0 written, 98.0 in lib_fx_model",
+                "table_cannot_check.md:4: a placeholder (XX.X), not a number",
+                "table_cannot_check.md:5: plots/data/h200/lib_fx_model.csv has no column 'pct_of_cublas'",
+                "table_cannot_check.md:6: matches 3 rows", "table_cannot_check.md:7: the row backend=ours_compile "
+                "phase=decode batch=64 has no number in pct_of_torch_compile", "table_cannot_check.md:8: matches no row"]
+    if rc != 1 or any(e not in out for e in expected):
+        problems.append("table_cannot_check.md: a wrong number, a placeholder, an unknown column, several rows, "
+                        "an empty cell and no row must each fail, named")
+    with tempfile.TemporaryDirectory() as tmp:
+        page = pathlib.Path(tmp) / "table_placeholders.md"
+        shutil.copy(fixtures / "table_placeholders.md", page)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = checker.main(["--root", str(fixtures), "--fill", str(page)])
+        print(f"--- --fill table_placeholders.md: exit {rc}\n{out.getvalue()}")
+        text = page.read_text(encoding="utf-8")
+        wanted = ["Prefill: 401,569<!--", "98.0%<!--", "\n103%<!--", ", 3<!--", "checked, not filled: 50.0%<!--",
+                  "fill from: XX.X<!--"]
+        if rc != 1 or any(w not in text for w in wanted) or "filled 4 placeholder(s)" not in out.getvalue():
+            problems.append("--fill: 4 placeholders written as shown (separators, decimals), a written number and "
+                            "a placeholder without a row left alone, and the check still fails on those two")
     for p in problems:
         print(f"FAIL: {p}")
     if not problems:

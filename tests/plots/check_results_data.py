@@ -38,7 +38,10 @@ def main() -> None:
         data = pathlib.Path(tmp)
         subprocess.run([sys.executable, str(pathlib.Path(__file__).with_name("make_synthetic_csv.py")), str(data)],
                        check=True)
+        # The example model's CSV, of another schema, sits beside the chapters' and is not read as one.
+        (data / "lib_model.csv").write_text("backend,phase,batch,tokens_per_s\ntorch_eager,decode,1,100\n", encoding="utf-8")
         rows = rd.load(data)
+        expect([f.name for f in rd.csv_files(data) if f.name.startswith("lib_")], [], "lib_*.csv are not chapters' CSVs")
 
     def row(chapter, kernel, dtype, layout, n):
         found = [r for r in rows if (r.chapter, r.kernel, r.dtype, r.layout, r.m) == (chapter, kernel, dtype, layout, n)]

@@ -1,0 +1,490 @@
+#!/usr/bin/env python3
+"""A decoder at Llama-3-8B's layer shapes whose every linear layer runs on the ladder's kernel.
+
+    cmake --preset default && cmake --build build --target gemm_ladder
+    PYTHONPATH=python python python/examples/llama_decoder.py --csv plots/data/h200/lib_model.csv
+
+The model is built here from seeded random weights (nothing is downloaded): hidden 4096, 32 query
+heads and 8 key/value heads of 128 (grouped-query attention), RMSNorm, RoPE (theta 500000), a SwiGLU
+MLP of 14336 with gate and up in one 28672×4096 weight, q, k and v in one 6144×4096 weight, a
+128256-token vocabulary, bf16, `--layers` layers (4 unless told; Llama-3-8B has 32). It has no MoE
+layer: the grouped GEMM it needs is not in the library yet. Attention is torch's
+`scaled_dot_product_attention` for every backend; only the linear layers change:
+
+    torch_eager         torch.nn.functional.linear (cuBLAS), eager
+    ours_eager          gemm_ladder.linear (chapter 11's every_shape), eager
+    torch_compile       torch.nn.functional.linear under torch.compile(fullgraph=True)
+    ours_compile        gemm_ladder.linear under torch.compile(fullgraph=True): a custom op, no graph break
+    torch_max_autotune  torch.compile(mode="max-autotune"): Triton's GEMM templates against cuBLAS per
+                        shape, and CUDA graphs (--skip-autotune leaves it out: it compiles for minutes)
+
+Measured with CUDA events, after warm-up, the median of --reps steps: prefill of --prefill-tokens
+tokens (4096) in one sequence, and decode steps at batch 1 and 64 (one new token per sequence, after
+--context tokens already in the KV cache: 512). Prefill computes the logits of the last position
+only, as a server does. Every backend's logits are compared with torch_eager's on the same weights,
+inputs and cache. Writes --csv (schema: CSV_COLUMNS below) and prints a table. Compiling takes most
+of the run: each compiled backend compiles once per step (prefill, each decode batch), and the CSV's
+compile_s has each first call's time; max-autotune's runs to minutes (--skip-autotune).
+
+Exit status 0; 1 when a backend's logits are outside the bf16 tolerance (the CSV is written first);
+2 with one line when it cannot run: no torch, no CUDA GPU, gemm_ladder not importable or refusing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import datetime
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+
+try:
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+except ImportError as e:  # the one line of the docstring's promise; the test imports this file too
+    if __name__ == "__main__":
+        print(f"llama_decoder: cannot import torch ({e}): install PyTorch 2.5 or newer", file=sys.stderr)
+        sys.exit(2)
+    raise
+
+
+# --- The model --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Config:
+    hidden: int = 4096
+    heads: int = 32
+    kv_heads: int = 8
+    head_dim: int = 128
+    ffn: int = 14336
+    vocab: int = 128256
+    layers: int = 4
+    rope_theta: float = 500000.0
+    norm_eps: float = 1e-5
+    max_positions: int = 8192
+
+    @property
+    def qkv(self) -> int:
+        """Rows of the fused q, k, v weight: 32·128 + 2·8·128 = 6144."""
+        return (self.heads + 2 * self.kv_heads) * self.head_dim
+
+
+LLAMA3_8B = Config()
+# Small enough for a CPU in a test; every GEMM dimension still a multiple of 64.
+TINY = Config(hidden=256, heads=4, kv_heads=2, head_dim=64, ffn=512, vocab=1024, layers=2, max_positions=1024)
+
+
+def torch_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """x (..., K) @ weight (N, K).T -> (..., N): nn.Linear without bias, on cuBLAS."""
+    return F.linear(x, weight)
+
+
+class KVCache:
+    """Every layer's keys and values for `batch` sequences of up to `length` positions."""
+
+    def __init__(self, cfg: Config, batch: int, length: int, device, dtype=torch.bfloat16):
+        shape = (cfg.layers, batch, cfg.kv_heads, length, cfg.head_dim)
+        self.k = torch.zeros(shape, device=device, dtype=dtype)  # (layers, B, KVH, length, D)
+        self.v = torch.zeros(shape, device=device, dtype=dtype)  # (layers, B, KVH, length, D)
+        if hasattr(torch, "_dynamo"):  # one buffer for the whole run: CUDA graphs may keep its address
+            torch._dynamo.mark_static_address(self.k)
+            torch._dynamo.mark_static_address(self.v)
+
+
+def rope_tables(cfg: Config, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of every position's rotation angles, (max_positions, head_dim) each, fp32."""
+    inv_freq = cfg.rope_theta ** (-torch.arange(0, cfg.head_dim, 2, dtype=torch.float32, device=device) / cfg.head_dim)
+    angles = torch.outer(torch.arange(cfg.max_positions, dtype=torch.float32, device=device), inv_freq)
+    angles = torch.cat([angles, angles], dim=-1)  # (positions, D): the two halves rotate together
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x (B, heads, T, D) rotated by position, in fp32 (cos, sin: (T, D)), as Llama's rotate_half."""
+    xf = x.float()
+    x1, x2 = xf.chunk(2, dim=-1)
+    return (xf * cos + torch.cat([-x2, x1], dim=-1) * sin).to(x.dtype)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, cfg: Config, device):
+        super().__init__()
+        self.eps = cfg.norm_eps
+        self.weight = nn.Parameter(torch.ones(cfg.hidden, device=device, dtype=torch.bfloat16), requires_grad=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
+
+
+def random_weight(n: int, k: int, device, generator) -> nn.Parameter:
+    """An (N, K) bf16 weight, nn.Linear's layout, with variance 1/K: activations keep their scale."""
+    w = torch.empty(n, k, device=device, dtype=torch.bfloat16).normal_(0.0, k ** -0.5, generator=generator)
+    return nn.Parameter(w, requires_grad=False)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: Config, device, generator):
+        super().__init__()
+        self.cfg = cfg
+        self.wqkv = random_weight(cfg.qkv, cfg.hidden, device, generator)               # (6144, 4096)
+        self.wo = random_weight(cfg.hidden, cfg.heads * cfg.head_dim, device, generator)  # (4096, 4096)
+
+    def forward(self, x, k_cache, v_cache, pos: int, cos, sin, linear):
+        cfg, (B, T, _) = self.cfg, x.shape
+        H, KVH, D = cfg.heads, cfg.kv_heads, cfg.head_dim
+        q, k, v = linear(x, self.wqkv).split([H * D, KVH * D, KVH * D], dim=-1)
+        q = apply_rope(q.view(B, T, H, D).transpose(1, 2), cos, sin)    # (B, H, T, D)
+        k = apply_rope(k.view(B, T, KVH, D).transpose(1, 2), cos, sin)  # (B, KVH, T, D)
+        v = v.view(B, T, KVH, D).transpose(1, 2)                        # (B, KVH, T, D)
+        k_cache[:, :, pos:pos + T] = k                                  # (B, KVH, length, D)
+        v_cache[:, :, pos:pos + T] = v
+        if pos == 0:  # prefill: the tokens attend to each other, causally
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        else:         # decode: one new token attends to every position so far, its own included
+            assert T == 1, "after position 0 the model takes one token per sequence (no chunked prefill)"
+            o = F.scaled_dot_product_attention(q, k_cache[:, :, :pos + 1], v_cache[:, :, :pos + 1], enable_gqa=True)
+        return linear(o.transpose(1, 2).reshape(B, T, H * D), self.wo)  # (B, T, hidden)
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: Config, device, generator):
+        super().__init__()
+        self.w_gate_up = random_weight(2 * cfg.ffn, cfg.hidden, device, generator)  # (28672, 4096)
+        self.w_down = random_weight(cfg.hidden, cfg.ffn, device, generator)          # (4096, 14336)
+
+    def forward(self, x, linear):
+        gate, up = linear(x, self.w_gate_up).chunk(2, dim=-1)  # (B, T, ffn) each
+        return linear(F.silu(gate) * up, self.w_down)          # (B, T, hidden)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: Config, device, generator):
+        super().__init__()
+        self.attn_norm, self.attn = RMSNorm(cfg, device), Attention(cfg, device, generator)
+        self.mlp_norm, self.mlp = RMSNorm(cfg, device), MLP(cfg, device, generator)
+
+    def forward(self, x, k_cache, v_cache, pos, cos, sin, linear):
+        x = x + self.attn(self.attn_norm(x), k_cache, v_cache, pos, cos, sin, linear)
+        return x + self.mlp(self.mlp_norm(x), linear)
+
+
+class Decoder(nn.Module):
+    """tokens (B, T) at positions pos .. pos+T-1 -> the last position's logits (B, vocab); writes
+    the tokens' keys and values into the cache. `linear(x, weight)` computes every linear layer."""
+
+    def __init__(self, cfg: Config, device, seed: int = 0, linear=torch_linear):
+        super().__init__()
+        g = torch.Generator(device=device).manual_seed(seed)
+        self.cfg, self.linear = cfg, linear
+        self.embed = nn.Parameter(torch.empty(cfg.vocab, cfg.hidden, device=device, dtype=torch.bfloat16)
+                                  .normal_(0.0, 1.0, generator=g), requires_grad=False)
+        self.blocks = nn.ModuleList(Block(cfg, device, g) for _ in range(cfg.layers))
+        self.norm = RMSNorm(cfg, device)
+        self.lm_head = random_weight(cfg.vocab, cfg.hidden, device, g)  # (128256, 4096)
+        cos, sin = rope_tables(cfg, device)
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
+
+    def forward(self, tokens: torch.Tensor, cache: KVCache, pos: int) -> torch.Tensor:
+        T = tokens.shape[1]
+        cos, sin = self.cos[pos:pos + T], self.sin[pos:pos + T]  # (T, D)
+        x = F.embedding(tokens, self.embed)                      # (B, T, hidden)
+        for i, block in enumerate(self.blocks):
+            x = block(x, cache.k[i], cache.v[i], pos, cos, sin, self.linear)
+        x = self.norm(x[:, -1:])                                 # (B, 1, hidden): the last position only
+        return self.linear(x, self.lm_head)[:, 0]                # (B, vocab)
+
+
+# --- The backends and the measurement ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    linear: str        # "torch" or "gemm_ladder"
+    compile_mode: str  # "eager", "default" or "max-autotune"
+
+
+BACKENDS = [Backend("torch_eager", "torch", "eager"), Backend("ours_eager", "gemm_ladder", "eager"),
+            Backend("torch_compile", "torch", "default"), Backend("ours_compile", "gemm_ladder", "default"),
+            Backend("torch_max_autotune", "torch", "max-autotune")]
+REFERENCE = "torch_eager"
+
+# One row per backend and phase. tokens: tokens per step (the prefill's length, or the decode batch);
+# context: tokens already in the KV cache; ms: a step's median; pct_of_*: tokens/s as % of that torch
+# backend's in the same phase and batch; max_abs_diff: the largest |logit - torch_eager's logit|,
+# max_rel_diff: that over the largest |torch_eager's logit|; compile_s: the first call's wall time
+# (tracing, compiling, autotuning) of a compiled backend.
+CSV_COLUMNS = ["backend", "linear", "compile_mode", "phase", "batch", "tokens", "context", "layers",
+               "median_ms", "min_ms", "tokens_per_s", "pct_of_torch_eager", "pct_of_torch_compile",
+               "max_abs_diff", "max_rel_diff", "tolerance_rel", "within_tolerance", "compile_s",
+               "gpu", "torch_version", "timestamp"]
+
+# bf16 keeps 8 significant bits: one rounding moves a value by up to 2^-8 of it. The logits pass
+# through 4·layers + 1 GEMMs, each rounded to bf16, whose K cuBLAS and every_shape may sum in other
+# orders: on a CPU, this model's 4 layers summed in two orders differ by 0.0098 of the largest logit.
+# 2^-5 (0.031) leaves three times that; a wrong tile or a lost K slice is far beyond it.
+TOLERANCE_REL = 2.0 ** -5
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str     # "prefill" or "decode"
+    batch: int
+    tokens: int   # per step
+    context: int  # already in the cache
+
+
+def phases_of(args) -> list[Phase]:
+    return ([Phase("prefill", 1, args.prefill_tokens, 0)]
+            + [Phase("decode", b, b, args.context) for b in args.decode_batches])
+
+
+class Workload:
+    """One phase's inputs and cache, the same for every backend: random tokens; for decode, a cache
+    filled once with the keys and values of `context` random tokens (by torch_eager's prefill)."""
+
+    def __init__(self, model: Decoder, phase: Phase, seed: int, device):
+        cfg, g = model.cfg, torch.Generator(device=device).manual_seed(seed + 1000 * phase.batch + phase.context)
+        self.phase = phase
+        if phase.name == "prefill":
+            self.cache = KVCache(cfg, 1, phase.tokens, device)
+            self.tokens = torch.randint(0, cfg.vocab, (1, phase.tokens), device=device, generator=g)
+            self.pos = 0
+        else:
+            self.cache = KVCache(cfg, phase.batch, phase.context + 1, device)
+            context = torch.randint(0, cfg.vocab, (phase.batch, phase.context), device=device, generator=g)
+            with torch.no_grad():
+                linear, model.linear = model.linear, torch_linear
+                model(context, self.cache, 0)
+                model.linear = linear
+            self.tokens = torch.randint(0, cfg.vocab, (phase.batch, 1), device=device, generator=g)
+            self.pos = phase.context  # every step writes and reads the same position: all steps alike
+
+    def step(self, fn) -> torch.Tensor:
+        return fn(self.tokens, self.cache, self.pos)
+
+
+def cuda_times_ms(step, warmup: int, reps: int) -> list[float]:
+    """Each of `reps` steps' time on the GPU's stream, after `warmup` steps. Steps are issued back to
+    back (no synchronization between them), so where the host cannot issue a step's kernels as fast
+    as the GPU runs them, the GPU's wait is part of the step's time, as in a serving loop."""
+    for _ in range(warmup):
+        step()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for start, end in events:
+        start.record()
+        step()
+        end.record()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) for start, end in events]
+
+
+def load_gemm_ladder():
+    """gemm_ladder's linear, checked once on a small product; SystemExit with one line if it cannot run."""
+    try:
+        import gemm_ladder
+    except Exception as e:  # ImportError, or OSError from loading the library
+        raise SystemExit(f"llama_decoder: cannot load gemm_ladder ({type(e).__name__}: {e}); build the library "
+                         "and run from the repository root with PYTHONPATH=python (docs/use_the_kernels.md)")
+    try:
+        x = torch.randn(16, 256, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(128, 256, device="cuda", dtype=torch.bfloat16)
+        ref = F.linear(x, w).float()
+        err = ((gemm_ladder.linear(x, w).float() - ref).abs().max() / ref.abs().max()).item()
+    except Exception as e:
+        raise SystemExit(f"llama_decoder: gemm_ladder.linear cannot run here ({type(e).__name__}: {e})")
+    if not err <= 2.0 ** -6:  # a few bf16 roundings of the largest value; NaN fails too
+        raise SystemExit(f"llama_decoder: gemm_ladder.linear differs from torch by {err:.3g} of the largest value "
+                         "on a 16×128×256 product")
+    return gemm_ladder.linear
+
+
+def make_runner(model: Decoder, backend: Backend, linears: dict):
+    """The callable that runs a step for `backend`: the model itself, or torch.compile of it."""
+    model.linear = linears[backend.linear]
+    if backend.compile_mode == "eager":
+        return model
+    torch._dynamo.reset()  # each compiled backend traces afresh: no cache entry of another backend's linear
+    mode = None if backend.compile_mode == "default" else backend.compile_mode
+    compiled = torch.compile(model, fullgraph=True, dynamic=False, mode=mode)
+
+    def run(tokens, cache, pos):
+        torch.compiler.cudagraph_mark_step_begin()  # a new step: outputs of the last may be reused
+        return compiled(tokens, cache, pos)
+    return run
+
+
+def add_comparisons(rows: list[dict]) -> None:
+    """Each row's tokens/s as % of torch_eager's and torch_compile's at the same phase and batch."""
+    for r in rows:
+        for peer in ("torch_eager", "torch_compile"):
+            base = next((b for b in rows if b["backend"] == peer and (b["phase"], b["batch"]) == (r["phase"], r["batch"])), None)
+            r[f"pct_of_{peer}"] = None if base is None else 100.0 * r["tokens_per_s"] / base["tokens_per_s"]
+
+
+def measure(args, cfg: Config, device, after_backend=lambda rows: None) -> list[dict]:
+    """Every backend at every phase: the CSV's rows. after_backend(rows) runs when a backend is done
+    (the script writes the CSV there, so that a run stopped during max-autotune keeps the rest)."""
+    linears = {"torch": torch_linear}
+    backends = [b for b in BACKENDS if b.name in args.backends]
+    if any(b.linear == "gemm_ladder" for b in backends):
+        linears["gemm_ladder"] = load_gemm_ladder()
+    t0 = time.perf_counter()
+    model = Decoder(cfg, device, seed=args.seed)
+    workloads = [Workload(model, p, args.seed, device) for p in phases_of(args)]
+    torch.cuda.synchronize()
+    log(f"model: {cfg.layers} layers at hidden {cfg.hidden}, "
+        f"{sum(p.numel() for p in model.parameters()) / 1e9:.2f} B parameters, built in {time.perf_counter() - t0:.1f} s")
+    gpu, version = torch.cuda.get_device_name(), torch.__version__
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rows, reference = [], {}
+    for backend in backends:
+        fn = make_runner(model, backend, linears)
+        for w in workloads:
+            p = w.phase
+            t = time.perf_counter()
+            logits = w.step(fn).float()  # the first call: compiles, for a compiled backend
+            torch.cuda.synchronize()
+            first_s = time.perf_counter() - t
+            key = (p.name, p.batch)
+            if backend.name == REFERENCE:
+                reference[key] = logits
+            ref = reference.get(key)
+            abs_diff = rel_diff = None
+            if ref is not None:
+                abs_diff = (logits - ref).abs().max().item()
+                rel_diff = abs_diff / ref.abs().max().item()
+            times = cuda_times_ms(lambda: w.step(fn), args.warmup, args.reps)
+            ms = statistics.median(times)
+            rows.append(dict(
+                backend=backend.name, linear=backend.linear, compile_mode=backend.compile_mode, phase=p.name,
+                batch=p.batch, tokens=p.tokens, context=p.context, layers=cfg.layers, median_ms=ms,
+                min_ms=min(times), tokens_per_s=p.tokens / (ms / 1e3), max_abs_diff=abs_diff,
+                max_rel_diff=rel_diff, tolerance_rel=TOLERANCE_REL,
+                within_tolerance=None if rel_diff is None else ("yes" if rel_diff <= TOLERANCE_REL else "no"),
+                compile_s=None if backend.compile_mode == "eager" else first_s,
+                gpu=gpu, torch_version=version, timestamp=stamp))
+            log(f"{backend.name:>18} {p.name:>7} batch {p.batch:>3}: {ms:8.3f} ms, "
+                f"{rows[-1]['tokens_per_s']:10.0f} tokens/s" + (f" (first call {first_s:.1f} s)" if backend.compile_mode != "eager" else ""))
+            del logits
+        add_comparisons(rows)
+        after_backend(rows)
+    model.linear = torch_linear
+    return rows
+
+
+# --- Output -----------------------------------------------------------------------------------------
+
+def log(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+def csv_value(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def write_csv(path: str, rows: list[dict]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(CSV_COLUMNS)
+        for r in rows:
+            out.writerow([csv_value(r.get(c)) for c in CSV_COLUMNS])
+
+
+def table(rows: list[dict]) -> str:
+    def pct(v):
+        return "–" if v is None else f"{v:.1f}%"
+    head = ["backend", "phase", "batch", "ms/step", "tokens/s", "% torch eager", "% torch compile",
+            "max |Δ logit|", "rel", "compile s"]
+    body = [[r["backend"], r["phase"], str(r["batch"]), f"{r['median_ms']:.3f}", f"{r['tokens_per_s']:,.0f}",
+             pct(r["pct_of_torch_eager"]), pct(r["pct_of_torch_compile"]),
+             "–" if r["max_abs_diff"] is None else f"{r['max_abs_diff']:.3g}",
+             "–" if r["max_rel_diff"] is None else f"{r['max_rel_diff']:.2g}",
+             "–" if r["compile_s"] is None else f"{r['compile_s']:.1f}"] for r in rows]
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    lines = ["  ".join(x.rjust(w) for x, w in zip(line, widths)) for line in [head] + body]
+    return "\n".join(lines)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description="A Llama-3-8B-shaped decoder on gemm_ladder's kernels against torch's "
+                                            "matmul: prefill and decode tokens/s, and the logits' difference.")
+    p.add_argument("--layers", type=int, help="decoder layers (default 4, 2 with --tiny; Llama-3-8B has 32)")
+    p.add_argument("--prefill-tokens", type=int, default=4096, help="tokens of the prefill, batch 1 (default 4096)")
+    p.add_argument("--decode-batches", type=lambda s: [int(x) for x in s.split(",")], default=[1, 64],
+                   help="decode batch sizes, comma-separated (default 1,64)")
+    p.add_argument("--context", type=int, default=512, help="tokens in the KV cache before a decode step (default 512)")
+    p.add_argument("--backends", type=lambda s: s.split(","), default=[b.name for b in BACKENDS],
+                   help="comma-separated subset of " + ", ".join(b.name for b in BACKENDS) + f" ({REFERENCE} always runs)")
+    p.add_argument("--skip-autotune", action="store_true", help="leave out torch_max_autotune (minutes of compiling)")
+    p.add_argument("--warmup", type=int, default=5, help="steps before timing (default 5)")
+    p.add_argument("--reps", type=int, default=30, help="timed steps, the median is reported (default 30)")
+    p.add_argument("--seed", type=int, default=0, help="weights' and tokens' seed (default 0)")
+    p.add_argument("--tiny", action="store_true", help="hidden 256, 2 layers, vocabulary 1024: a smoke run")
+    p.add_argument("--csv", help="write the rows here (columns: see CSV_COLUMNS in this file)")
+    args = p.parse_args(argv)
+    known = {b.name for b in BACKENDS}
+    unknown = [b for b in args.backends if b not in known]
+    if unknown:
+        p.error(f"--backends: unknown {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    if args.skip_autotune:
+        args.backends = [b for b in args.backends if b != "torch_max_autotune"]
+    if REFERENCE not in args.backends:
+        args.backends = [REFERENCE] + args.backends
+    for name in ("layers", "prefill_tokens", "context", "reps"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.warmup < 0 or any(b < 1 for b in args.decode_batches):
+        p.error("--warmup must be >= 0 and every --decode-batches entry >= 1")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    cfg = TINY if args.tiny else LLAMA3_8B
+    cfg = dataclasses.replace(cfg, layers=args.layers or cfg.layers)
+    if max(args.prefill_tokens, args.context + 1) > cfg.max_positions:
+        cfg = dataclasses.replace(cfg, max_positions=max(args.prefill_tokens, args.context + 1))
+    if not torch.cuda.is_available():
+        print("llama_decoder: no CUDA GPU visible to torch "
+              f"(torch {torch.__version__}, built for CUDA {torch.version.cuda}): it measures on a GPU", file=sys.stderr)
+        return 2
+    if args.csv:
+        try:
+            open(args.csv, "a", encoding="utf-8").close()
+        except OSError as e:
+            print(f"llama_decoder: --csv {args.csv} cannot be written ({e.strerror})", file=sys.stderr)
+            return 2
+    def checkpoint(rows):
+        if args.csv:
+            write_csv(args.csv, rows)
+    try:
+        with torch.no_grad():
+            rows = measure(args, cfg, torch.device("cuda"), checkpoint)
+    except SystemExit as e:
+        print(e.code, file=sys.stderr)
+        return 2
+    print()
+    print(table(rows))
+    if args.csv:
+        print(f"\nwrote {args.csv}")
+    outside = [r for r in rows if r["within_tolerance"] == "no"]
+    for r in outside:
+        print(f"llama_decoder: {r['backend']} {r['phase']} batch {r['batch']}: logits differ from {REFERENCE}'s by "
+              f"{r['max_rel_diff']:.3g} of the largest logit, more than the bf16 tolerance {TOLERANCE_REL:.3g}",
+              file=sys.stderr)
+    return 1 if outside else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

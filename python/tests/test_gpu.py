@@ -158,7 +158,7 @@ def test_opcheck(op):
     else:
         a8, w8, sa, sb, _, _ = fp8_operands(33, 264, 256, block=op == "mm_fp8_block")
         # opcheck copies its inputs (a padded scale_b becomes contiguous): the padded buffer itself
-        args = (a8, w8.t(), sa, sb.base if sb.base is not None else sb)
+        args = (a8, w8.t(), sa, sb._base if sb._base is not None else sb)
     target = {"mm_rrr": "mm", "mm_tf32": "mm", "mm_fp8_block": "mm_fp8"}.get(op, op)
     if op == "mm_rrr":
         run_or_skip_refusal(lambda: gemm_ladder.mm(*args), must_take=False)

@@ -1,8 +1,9 @@
 """The PyTorch custom operators: torch.ops.gemm_ladder.mm, .linear and .mm_fp8.
 
-Each is a ``torch.library.custom_op`` (functional: it returns a new tensor, mutates nothing) whose
-implementation is _core's (the library on ``torch.cuda.current_stream()`` of the inputs' device), with
-a ``register_fake`` that applies the same checks to shapes, dtypes and strides and returns an empty
+mm and linear are C++ kernels where _cpp_ops.py can build them (csrc/torch_ops.cpp: no Python per
+call); otherwise, and mm_fp8 always, each is a ``torch.library.custom_op`` (functional: it returns a new
+tensor, mutates nothing) whose implementation is _core's (the library on ``torch.cuda.current_stream()``
+of the inputs' device). Each has a ``register_fake`` that applies the same checks to shapes, dtypes and strides and returns an empty
 tensor of the result's shape, dtype and (row-major) strides: what torch.compile traces, and what
 ``torch.library.opcheck`` compares with the real thing. No autograd formula is registered: the ops
 are for inference (a backward through them raises).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from . import _core
+from . import _core, _cpp_ops
 
 _core._torch_module()  # _core reads torch tensors from now on (and dynamo sees no sys.modules lookup)
 
@@ -23,32 +24,39 @@ def _empty_result(a, m, n, dtype_name):
     return a.new_empty((m, n), dtype=getattr(torch, dtype_name))
 
 
-@torch.library.custom_op("gemm_ladder::mm", mutates_args=())
-def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a @ b (bf16, or float32 as tf32) with the library's kernel; see gemm_ladder.mm."""
-    return _core.mm_torch(a, b)
-
-
-@mm.register_fake
 def _mm_fake(a, b):
     _, _, m, n, _, _, c_dtype = _core.plan(_core.torch_dtype_name(a), _core.torch_dtype_name(b), a.shape, a.stride(),
                                           b.shape, b.stride())
     return _empty_result(a, m, n, c_dtype)
 
 
-@torch.library.custom_op("gemm_ladder::linear", mutates_args=())
-def linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """x @ weight.T for x (..., K), weight (N, K); see gemm_ladder.linear."""
-    return _core.linear_torch(x, weight)
-
-
-@linear.register_fake
 def _linear_fake(x, weight):
     x2, shape = _core.linear_rows(x, weight)
     wt = weight.t()
     _, _, _, _, _, _, c_dtype = _core.plan(_core.torch_dtype_name(x2), _core.torch_dtype_name(wt), x2.shape,
                                           x2.stride(), wt.shape, wt.stride())
     return x.new_empty(shape, dtype=getattr(torch, c_dtype))
+
+
+CPP_OPS = _cpp_ops.load()  # True: torch.ops.gemm_ladder.mm and .linear are csrc/torch_ops.cpp's kernels
+
+if CPP_OPS:
+    torch.library.register_fake("gemm_ladder::mm")(_mm_fake)
+    torch.library.register_fake("gemm_ladder::linear")(_linear_fake)
+else:
+    @torch.library.custom_op("gemm_ladder::mm", mutates_args=())
+    def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """a @ b (bf16, or float32 as tf32) with the library's kernel; see gemm_ladder.mm."""
+        return _core.mm_torch(a, b)
+
+    mm.register_fake(_mm_fake)
+
+    @torch.library.custom_op("gemm_ladder::linear", mutates_args=())
+    def linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        """x @ weight.T for x (..., K), weight (N, K); see gemm_ladder.linear."""
+        return _core.linear_torch(x, weight)
+
+    linear.register_fake(_linear_fake)
 
 
 @torch.library.custom_op("gemm_ladder::mm_fp8", mutates_args=())

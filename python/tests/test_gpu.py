@@ -41,8 +41,8 @@ def operands(m, n, k, dtype, layout, seed=0):
     return a, b
 
 
-# Sizes every kernel of the library takes today (K and N multiples of 16) and sizes no 16-byte rule
-# allows, which bf16 takes once every_shape takes every shape (until then: skipped with its refusal).
+# Sizes every kernel of the library takes (K and N multiples of 16) and sizes no 16-byte rule allows,
+# which bf16 takes since every_shape takes every shape (chapter 11's any_shape.cuh): it must.
 TAKEN = [(1, 4096, 4096), (5, 1000, 528), (33, 264, 80), (129, 136, 4112), (1000, 1000, 1040)]
 RAGGED = [(1, 1, 1), (31, 33, 17), (257, 129, 65), (100, 100, 30)]
 
@@ -61,7 +61,7 @@ def run_or_skip_refusal(fn, must_take):
 def test_bf16(mnk, layout):
     m, n, k = mnk
     a, b = operands(m, n, k, torch.bfloat16, layout)
-    c = run_or_skip_refusal(lambda: gemm_ladder.mm(a, b), mnk in TAKEN and layout == "RCR")
+    c = run_or_skip_refusal(lambda: gemm_ladder.mm(a, b), must_take=True)
     assert c.dtype == torch.bfloat16 and c.shape == (m, n)
     expect_close(c, a.double(), b.double(), "bf16", f"bf16 {layout} {mnk}")
 
@@ -105,6 +105,17 @@ def test_fp8(mnk, block):
     assert c.dtype == torch.bfloat16 and c.shape == (m, n)
     assert gemm_ladder.last_path() == ("fp8_block_scaled" if block else "fp8_per_tensor")
     expect_close(c, a64, b64, "fp8", f"fp8 {'block' if block else 'per tensor'} {mnk}")
+
+
+def test_cpp_operators_are_built():
+    # On a GPU machine with torch and a compiler the operators are csrc/torch_ops.cpp's (no Python per
+    # call): the model's compiled numbers depend on it, so a failed build fails here, not silently.
+    from gemm_ladder import _torch_ops
+    assert _torch_ops.CPP_OPS, "the C++ operators were not built (see the warning at import)"
+    x = torch.randn(3, 5, 64, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(40, 64, device="cuda", dtype=torch.bfloat16)
+    expect_close(torch.ops.gemm_ladder.linear(x, w).view(-1, 40), x.view(-1, 64).double(), w.t().double(), "bf16",
+                 "C++ linear")
 
 
 def test_linear_matches_torch_and_reads_the_weight_in_place():
@@ -161,7 +172,7 @@ def test_opcheck(op):
         args = (a8, w8.t(), sa, sb._base if sb._base is not None else sb)
     target = {"mm_rrr": "mm", "mm_tf32": "mm", "mm_fp8_block": "mm_fp8"}.get(op, op)
     if op == "mm_rrr":
-        run_or_skip_refusal(lambda: gemm_ladder.mm(*args), must_take=False)
+        run_or_skip_refusal(lambda: gemm_ladder.mm(*args), must_take=True)
     # test_schema checks for mutation by multiplying the inputs, which torch cannot do in fp8: the fp8
     # operator is checked for the rest (fake tensor, autograd registration, AOT dispatch with dynamic shapes)
     utils = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic") if target == "mm_fp8" else \

@@ -1,0 +1,127 @@
+// torch.ops.gemm_ladder.mm and .linear as C++ kernels: the dispatcher calls gl_gemm directly, with no
+// Python between a compiled graph (or an eager call of the op) and the library.
+//
+// Why: a torch.library.custom_op whose kernel is Python costs about 45-70 µs of host time per call
+// (plots/data/h200/lib_ops.csv, variant custom_op), where a decode GEMM runs for 10 µs; a model's decode
+// step at batch 1 makes 17 such calls, and a compiled step that takes 1.06 ms on torch's matmul took
+// 2.41 ms on the Python operator (plots/data/h200/lib_model.csv). Here a call is a few checks on the
+// tensors' sizes and strides, an empty result, and gl_gemm.
+//
+// The checks and their messages are _core.py's (plan, check_shapes, b_layout, linear_rows), in the
+// same order, so that an operator called directly refuses what the Python one refused with the same
+// line. The fake implementations (for torch.compile's tracing) stay in Python (_torch_ops.py).
+//
+// Built by torch.utils.cpp_extension when the package is imported with torch (_cpp_ops.py): the
+// kernels are registered for CUDA and CPU tensors (a CPU tensor is refused with a TypeError).
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <sstream>
+#include <string>
+
+#include "gemm_ladder.h"
+
+namespace {
+
+/// Python's tuple of these values: "(3, 4)", "(3,)".
+std::string tuple_of(c10::IntArrayRef values) {
+  std::ostringstream s;
+  s << "(";
+  for (size_t i = 0; i < values.size(); ++i) s << (i ? ", " : "") << values[i];
+  s << (values.size() == 1 ? ",)" : ")");
+  return s.str();
+}
+std::string dims(const at::Tensor& t) { return tuple_of(t.sizes()); }
+std::string strides(const at::Tensor& t) { return tuple_of(t.strides()); }
+
+std::string dtype_name(const at::Tensor& t) {
+  std::string name = c10::toString(t.scalar_type());  // "BFloat16", "Float", ...
+  switch (t.scalar_type()) {
+    case at::kBFloat16: return "bfloat16";
+    case at::kFloat: return "float32";
+    case at::kHalf: return "float16";
+    case at::kDouble: return "float64";
+    default: return name;
+  }
+}
+
+bool dense(int64_t rows, int64_t cols, const at::Tensor& t) {
+  return (rows == 1 || t.stride(0) == cols) && (cols == 1 || t.stride(1) == 1);
+}
+
+/// a (M×K) @ b (K×N) into a new row-major C on the current stream of a's device.
+at::Tensor mm_impl(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "a and b must be matrices (2-D): got shapes ", dims(a), " and ", dims(b));
+  const int64_t m = a.size(0), k = a.size(1), k2 = b.size(0), n = b.size(1);
+  TORCH_CHECK_VALUE(k == k2, "shape mismatch: a is ", m, "x", k, " and b is ", k2, "x", n, ": a's columns (", k,
+                    ") must equal b's rows (", k2, ")");
+  const bool bf16 = a.scalar_type() == at::kBFloat16, f32 = a.scalar_type() == at::kFloat;
+  TORCH_CHECK_TYPE(bf16 || f32, "dtype ", dtype_name(a), " is not supported: mm takes bfloat16 (a bf16 GEMM, bf16 C) or ",
+                   "float32 (tf32, fp32 C); fp8 goes through mm_fp8");
+  TORCH_CHECK_TYPE(b.scalar_type() == a.scalar_type(), "a is ", dtype_name(a), " but b is ", dtype_name(b),
+                   ": both must have the same dtype");
+  TORCH_CHECK_VALUE(dense(m, k, a), "a: strides ", strides(a), " for a ", m, "x", k, " matrix: gemm_ladder takes a row-major a ",
+                    "(strides (", k, ", 1)) and copies nothing; call .contiguous() on it");
+  gl_layout layout;
+  int64_t ldb;
+  if ((k == 1 || b.stride(0) == 1) && (n == 1 || b.stride(1) == k)) {
+    layout = GL_RCR, ldb = k;
+  } else if ((n == 1 || b.stride(1) == 1) && (k == 1 || b.stride(0) == n)) {
+    layout = GL_RRR, ldb = n;
+  } else {
+    TORCH_CHECK_VALUE(false, "b: strides ", strides(b), " for a ", k, "x", n, " matrix: gemm_ladder takes b row-major ",
+                      "(strides (", n, ", 1), RRR) or as the transpose of a row-major ", n, "x", k, " matrix (strides (1, ",
+                      k, "), RCR: weight.t()), and copies nothing; call .contiguous() on it");
+  }
+  TORCH_CHECK_TYPE(a.is_cuda(), "a is on ", a.device(), ": gemm_ladder runs on CUDA tensors");
+  TORCH_CHECK_TYPE(b.is_cuda(), "b is on ", b.device(), ": gemm_ladder runs on CUDA tensors");
+  TORCH_CHECK_TYPE(b.get_device() == a.get_device(), "b is on cuda:", b.get_device(), " but a is on cuda:", a.get_device(),
+                   ": all operands on one device");
+  at::Tensor c = at::empty({m, n}, a.options());
+  if (m == 0 || n == 0) return c;
+  if (k == 0) return c.zero_();
+  const c10::cuda::CUDAGuard guard(a.device());
+  const gl_status status = gl_gemm(bf16 ? GL_BF16 : GL_TF32, layout, m, n, k, a.data_ptr(), k, b.data_ptr(), ldb,
+                                   c.data_ptr(), n, nullptr, nullptr, c10::cuda::getCurrentCUDAStream(a.get_device()).stream());
+  TORCH_CHECK_VALUE(status != GL_INVALID_ARGUMENT && status != GL_UNSUPPORTED, gl_last_error());
+  TORCH_CHECK(status == GL_OK, gl_status_name(status), ": ", gl_last_error());
+  return c;
+}
+
+/// x (..., K) @ weight (N, K)ᵀ: x's rows as a view, the weight read in place (RCR).
+at::Tensor linear_impl(const at::Tensor& x, const at::Tensor& weight) {
+  TORCH_CHECK_VALUE(weight.dim() == 2, "weight must be a matrix (N, K): got shape ", dims(weight));
+  TORCH_CHECK_VALUE(x.dim() >= 1, "x must have at least one dimension (..., K)");
+  const int64_t n = weight.size(0), k = weight.size(1);
+  TORCH_CHECK_VALUE(x.size(-1) == k, "shape mismatch: x has ", x.size(-1), " features (its last dimension) but weight is ", n,
+                    "x", k);
+  at::Tensor rows;
+  try {
+    rows = x.view({-1, k});
+  } catch (const c10::Error&) {  // torch's "view size is not compatible with input tensor's size and stride"
+    TORCH_CHECK_VALUE(false, "x: shape ", dims(x), " with strides ", strides(x), " is not rows of ", k,
+                      " elements a view can flatten; gemm_ladder copies nothing: call .contiguous() on it");
+  }
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - 1);
+  shape.push_back(n);
+  return mm_impl(rows, weight.t()).view(shape);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(gemm_ladder, m) {
+  m.def("mm(Tensor a, Tensor b) -> Tensor");
+  m.def("linear(Tensor x, Tensor weight) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(gemm_ladder, CUDA, m) {
+  m.impl("mm", &mm_impl);
+  m.impl("linear", &linear_impl);
+}
+
+TORCH_LIBRARY_IMPL(gemm_ladder, CPU, m) {  // refused with the Python operator's TypeError ("a is on cpu: ...")
+  m.impl("mm", &mm_impl);
+  m.impl("linear", &linear_impl);
+}

@@ -16,7 +16,7 @@ import sys
 # flag -> the binaries that do not take it, and the words of the README that say so.
 EXCEPTIONS = {
     "--layout": ({"ch01_cpu_matmul", "ch02_naive_gpu", "ch03_tiled_shared_memory", "ch04_copy_and_transpose",
-                  "ch06_sizes", "ch11_every_shape"}, ["chapters 01–04", "`ch06_sizes`", "`ch11_every_shape`"]),
+                  "ch06_sizes"}, ["chapters 01–04", "`ch06_sizes`"]),
     "--k": ({"ch04_copy_and_transpose"}, ["chapter 04"]),
 }
 OWN_CLI = {"ch08_mma_ceiling", "ch12_wgmma_ceiling"}

@@ -222,14 +222,21 @@ def mm_torch(a, b, out=None, stream=None):
                                                    b.shape, b.stride())
     device_index = _check_torch_device((a, b), ("a", "b"))
     out = _torch_out(torch, out, m, n, c_dtype, device_index, a, b)
+    return _run_torch(torch, device_index, stream, gl_dtype, layout, m, n, k, a, b, ldb, out, None, None)
+
+
+def _run_torch(torch, device_index, stream, gl_dtype, layout, m, n, k, a, b, ldb, out, scale_a, scale_b):
+    """The checked problem to the library on the stream (torch's current one unless given): `out`, written;
+    an empty product needs no launch (zeros where K = 0)."""
     if m == 0 or n == 0:
         return out
     if k == 0:
         return out.zero_()
     handle = _torch_stream(torch, device_index, stream)
     lib = library()
+    sa, sb = (None, None) if scale_a is None else (scale_a.data_ptr(), scale_b.data_ptr())
     status = _call_on_device(torch, device_index, lambda: lib.gemm(gl_dtype, layout, m, n, k, a.data_ptr(), k, b.data_ptr(),
-                                                                   ldb, out.data_ptr(), n, None, None, handle))
+                                                                   ldb, out.data_ptr(), n, sa, sb, handle))
     if status:
         _raise_status(status)
     return out
@@ -277,18 +284,7 @@ def mm_fp8_torch(a, b, scale_a, scale_b, out=None, stream=None, block_scaled=Non
     _check_scales_torch((("scale_a", scale_a), ("scale_b", scale_b)), device_index)
     gl_dtype = fp8_mode(m, n, k, scale_a.shape, scale_a.stride(), scale_b.shape, scale_b.stride(), block_scaled)
     out = _torch_out(torch, out, m, n, c_dtype, device_index, a, b)
-    if m == 0 or n == 0:
-        return out
-    if k == 0:
-        return out.zero_()
-    handle = _torch_stream(torch, device_index, stream)
-    lib = library()
-    status = _call_on_device(torch, device_index, lambda: lib.gemm(gl_dtype, GL_RCR, m, n, k, a.data_ptr(), k, b.data_ptr(),
-                                                                   ldb, out.data_ptr(), n, scale_a.data_ptr(),
-                                                                   scale_b.data_ptr(), handle))
-    if status:
-        _raise_status(status)
-    return out
+    return _run_torch(torch, device_index, stream, gl_dtype, GL_RCR, m, n, k, a, b, ldb, out, scale_a, scale_b)
 
 
 # ---- any DLPack array ----

@@ -431,7 +431,19 @@ def plot_speedup(rows, colors, out_dir) -> bool:
     missing = [c for c in rd.gpu_gemm_chapters(rows) if c not in {g for g, _ in groups}]
     ax.set_ylabel(f"speedup over {best.kernel} (log scale)\nGFLOP/s ÷ {base:.3g} GFLOP/s")
     cpu_name = best.gpu or "the CPU"
-    title = (f"fp32 C = A·B at {size}×{size}×{size}, every bar the same problem\n"
+    # Each chapter multiplies in its own type and storage order (chapter 01-07 fp32 RRR, the tensor-core
+    # chapters bf16, chapter 11 RCR): the size is the same for every bar, the problem is the chapter's.
+    kinds: list[tuple[list[str], str]] = []
+    for chapter, mine in groups:
+        kind = ", ".join(sorted({f"{r.dtype} {r.layout}" for r in mine}))
+        number = chapter.split("_", 1)[0]
+        if kinds and kinds[-1][1] == kind:
+            kinds[-1][0].append(number)
+        else:
+            kinds.append(([number], kind))
+    span = lambda nums: nums[0] if len(nums) == 1 else f"{nums[0]}–{nums[-1]}"  # noqa: E731
+    title = (f"C = A·B at {size}×{size}×{size} in each chapter's own type and storage order: "
+             + "; ".join(f"{span(nums)} {kind}" for nums, kind in kinds) + "\n"
              f"baseline: chapter 01's fastest CPU kernel, {best.kernel} ({base:.3g} GFLOP/s on {cpu_name}),"
              f" not its naive loop")
     if missing:
@@ -493,8 +505,9 @@ def plot_best_vs_size(rows, headline, colors, out_dir) -> bool:
         ax.set_xlabel("problem M = N = K")
         ax.set_ylabel("TFLOP/s (median)")
         unit = "CUDA cores" if dtype == "fp32" else "tensor cores"
-        nums = f"{chapters[0].split('_')[0]}–{chapters[-1].split('_')[0]}" if len(chapters) > 1 else chapters[0].split("_")[0]
-        ax.set_title(f"{dtype} on the {unit}: chapters {nums}", fontsize=10)
+        nums = (f"chapters {chapters[0].split('_')[0]}–{chapters[-1].split('_')[0]}" if len(chapters) > 1
+                else f"chapter {chapters[0].split('_')[0]}")
+        ax.set_title(f"{dtype} on the {unit}: {nums}", fontsize=10)
         ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     fig.suptitle(f"Each chapter's best kernel (fastest at {headline}³) against the size, {gpu_name(rows)}",
                  fontsize=11)

@@ -77,9 +77,9 @@ inline AnyShapePlan plan_any_shape(const GemmProblem& p, const void* A, const vo
   const bool rrr = p.b == Order::row;
   const std::int64_t b_cols = rrr ? p.n : p.k;
   const bool pays = copies_to_aligned_rows(p);  // K % 16 != 0 and the problem is big enough
-  GemmProblem by_n = p;  // RRR's B: rows of N values
+  GemmProblem by_n = p;  // RRR's B: rows of N values, the same rule with N in K's place
   by_n.k = p.n;
-  const bool b_pays = rrr ? p.n % 16 != 0 && copies_to_aligned_rows(by_n) : pays;
+  const bool b_pays = rrr ? copies_to_aligned_rows(by_n) : pays;
   return {!tma_rows_ok(p.k, A) || pays, !tma_rows_ok(b_cols, B) || b_pays, !tma_rows_ok(p.n, C), rrr};
 }
 

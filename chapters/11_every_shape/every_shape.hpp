@@ -67,46 +67,47 @@ inline bool wide_decode(const GemmProblem& p, int sms, const void* C = kAligned)
          tile_shapes_rejects(p).empty() && launch::tma_pointer_rejects({{"C", C}}).empty();
 }
 
+/// swap_ab's choice for `p` (M <= 64): the tile with_swap_tile picks and the K slices it gets.
+inline Choice swap_choice(const GemmProblem& p, int sms) {
+  return with_swap_tile(p, sms, [&](auto cfg) {
+    using Cfg = decltype(cfg);
+    const SwapPlan plan = plan_swap<Cfg>(p, sms);
+    return Choice{Choice::swap_ab, Cfg::BM::value, Cfg::BN::value,
+                  SplitKTileScheduler::make({1, 1, 1}, plan.k_steps, plan.splits).splits};
+  });
+}
+
+/// The tile choose_tile_shape picks for `tile_problem` (`p`, or `p` with a staged operand's K) and the
+/// K slices choose_splits gives `p`'s tiles: split_k when K is split, else tile_shapes.
+inline Choice tile_choice(const GemmProblem& p, const GemmProblem& tile_problem, int sms) {
+  const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Tile128x256Cfg::BK::value)));  // every tile's BK
+  const TileShape s = kTileShapes[choose_tile_shape(tile_problem, sms)];
+  const std::int64_t tiles = launch::ceil_div(p.m, s.bm) * launch::ceil_div(p.n, s.bn);
+  const int splits = SplitKTileScheduler::make({1, 1, 1}, k_steps, choose_splits(tiles, k_steps, sms)).splits;
+  return {splits > 1 ? Choice::split_k : Choice::tile_shapes, s.bm, s.bn, splits};
+}
+
 /// The kernel, tile and K slices every_shape runs for `p` on a GPU of `sms` SMs, with A, B and C at
 /// the given addresses (only their alignment matters).
 inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, const void* B = kAligned,
                      const void* C = kAligned) {
-  if (!tma_kernels_take(p, A, B, C)) {
+  if (!tma_kernels_take(p, A, B, C)) {  // any_shape.cuh: swap_ab's or split_k's kernel (one slice or more)
     const AnyShapePlan plan = plan_any_shape(p, A, B, C);
-    if (p.m <= kSwapMaxM) {
-      return with_swap_tile(p, sms, [&](auto cfg) {
-        using Cfg = decltype(cfg);
-        const SwapPlan swap = plan_swap<Cfg>(p, sms);
-        return Choice{Choice::swap_ab, Cfg::BM::value, Cfg::BN::value,
-                      SplitKTileScheduler::make({1, 1, 1}, swap.k_steps, swap.splits).splits, false, true, plan};
-      });
-    }
-    GemmProblem aligned = p;
+    GemmProblem aligned = p;  // the tile model as if staged rows were 128-byte aligned
     if (plan.stage_a) aligned.k = staged_pitch(p.k);
-    const TileShape s = kTileShapes[choose_tile_shape(aligned, sms)];
-    const std::int64_t tiles = launch::ceil_div(p.m, s.bm) * launch::ceil_div(p.n, s.bn);
-    const int k_steps = int(launch::ceil_div(p.k, Tile128x256Cfg::BK::value));
-    const int splits = SplitKTileScheduler::make({1, 1, 1}, k_steps, choose_splits(tiles, k_steps, sms)).splits;
-    return {Choice::split_k, s.bm, s.bn, splits, false, true, plan};
+    Choice c = p.m <= kSwapMaxM ? swap_choice(p, sms) : tile_choice(p, aligned, sms);
+    if (c.kernel == Choice::tile_shapes) c.kernel = Choice::split_k;  // the any-shape tile kernel is split_k's
+    c.any_shape = true;
+    c.plan = plan;
+    return c;
   }
   if (wide_decode(p, sms, C)) return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
-  if (p.m <= kSwapMaxM) {
-    return with_swap_tile(p, sms, [&](auto cfg) {
-      using Cfg = decltype(cfg);
-      const SwapPlan plan = plan_swap<Cfg>(p, sms);
-      return Choice{Choice::swap_ab, Cfg::BM::value, Cfg::BN::value,
-                    SplitKTileScheduler::make({1, 1, 1}, plan.k_steps, plan.splits).splits};
-    });
-  }
+  if (p.m <= kSwapMaxM) return swap_choice(p, sms);
   if (copies_to_aligned_rows(p)) {
     const TileShape s = kTileShapes[aligned_rows_tile(p, sms)];
     return {Choice::tile_shapes, s.bm, s.bn, 1, true};
   }
-  const int k_steps = int(std::max<std::int64_t>(1, launch::ceil_div(p.k, Tile128x256Cfg::BK::value)));  // every tile's BK
-  const TileShape s = kTileShapes[choose_tile_shape(p, sms)];
-  const std::int64_t tiles = launch::ceil_div(p.m, s.bm) * launch::ceil_div(p.n, s.bn);
-  const int splits = SplitKTileScheduler::make({1, 1, 1}, k_steps, choose_splits(tiles, k_steps, sms)).splits;
-  return {splits > 1 ? Choice::split_k : Choice::tile_shapes, s.bm, s.bn, splits};
+  return tile_choice(p, p, sms);
 }
 
 /// every_shape's rule: any_shape's (RCR or RRR, M, N and K from 1 to below 2^31).

@@ -44,6 +44,15 @@ def _compiling() -> bool:
     return torch is not None and torch.compiler.is_compiling()
 
 
+def _functional_only(**not_taken) -> None:
+    """Under torch.compile the calls are the functional operators: TypeError if any of these was given."""
+    given = [name for name, value in not_taken.items() if value is not None]
+    if given:
+        names = [f"{n}=" for n in not_taken]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        raise TypeError(f"{listed} are not taken under torch.compile (the op is functional)")
+
+
 def mm(a, b, *, out=None, stream=None):
     """C = a @ b: bf16 a and b give a bf16 C (chapter 11's every_shape), float32 a float32 C (tf32).
 
@@ -53,8 +62,7 @@ def mm(a, b, *, out=None, stream=None):
     """
     if _core.is_torch_tensor(a) and _core.is_torch_tensor(b):
         if _compiling():
-            if out is not None or stream is not None:
-                raise TypeError("out= and stream= are not taken under torch.compile (the op is functional)")
+            _functional_only(out=out, stream=stream)
             return _core._torch.ops.gemm_ladder.mm(a, b)
         return _core.mm_torch(a, b, out, stream)
     return _core.mm_dlpack(a, b, out, stream)
@@ -68,8 +76,7 @@ def linear(x, weight, *, out=None, stream=None):
     """
     if _core.is_torch_tensor(x) and _core.is_torch_tensor(weight):
         if _compiling():
-            if out is not None or stream is not None:
-                raise TypeError("out= and stream= are not taken under torch.compile (the op is functional)")
+            _functional_only(out=out, stream=stream)
             return _core._torch.ops.gemm_ladder.linear(x, weight)
         return _core.linear_torch(x, weight, out, stream)
     raise TypeError("linear takes torch tensors (x and weight); for other arrays call mm(x2d, weight_transposed, out=...)")
@@ -86,8 +93,7 @@ def mm_fp8(a, b, scale_a, scale_b, *, out=None, stream=None, block_scaled=None):
     """
     if all(_core.is_torch_tensor(t) for t in (a, b, scale_a, scale_b)):
         if _compiling():
-            if out is not None or stream is not None or block_scaled is not None:
-                raise TypeError("out=, stream= and block_scaled= are not taken under torch.compile")
+            _functional_only(out=out, stream=stream, block_scaled=block_scaled)
             return _core._torch.ops.gemm_ladder.mm_fp8(a, b, scale_a, scale_b)
         return _core.mm_fp8_torch(a, b, scale_a, scale_b, out, stream, block_scaled)
     return _core.mm_fp8_dlpack(a, b, scale_a, scale_b, out, stream, block_scaled)

@@ -18,7 +18,10 @@
 // them, as DeepGEMM's two grouped kernels take them:
 //
 //   contiguous  offsets[0..E]: group g's rows are offsets[g] .. offsets[g+1] - 1 of A and C (prefill:
-//               the routed tokens sorted by expert, back to back)
+//               the routed tokens sorted by expert, back to back). With a row alignment (DeepGEMM's
+//               "psum" layout) offsets[g + 1] is where group g ends and it starts at
+//               align_up(offsets[g], alignment): each group's first row on a tile's edge, so that
+//               no tile holds two groups' rows (the rows between are padding the caller leaves)
 //   masked      counts[0..E-1] and a capacity: group g's rows are g·capacity .. g·capacity + counts[g] - 1
 //               (decode: a fixed buffer per expert, a count per expert)
 //
@@ -30,21 +33,27 @@
 #include <cstdint>
 
 #include "gemm/tile_scheduler.hpp"
+#include "gemm/tile_scheduler_sm90.hpp"  // WorkTileInfo, TileOrigin
 #include "layout/integer.hpp"
 
 namespace mm {
 
-/// A unit of a grouped schedule: a whole tile of one group.
-struct GroupWorkTileInfo {
-  bool valid = false;       ///< false past the block's last tile
-  int group = 0;            ///< the group (expert) the tile is in
-  TileCoord tile{};         ///< the tile within the group's own C (rows from the group's first)
-  std::int64_t row_begin;   ///< the tile's first row in A and C (the group's first row + tile.m · BM)
-  std::int64_t row_end;     ///< one past the group's last row in A and C (rows at or past it are not the group's)
-  std::int64_t tile_index;  ///< the tile's position in the list of all groups' tiles
-  /// True for a unit of work; false past the block's last.
-  MM_HD constexpr bool is_valid() const { return valid; }
+/// A unit of a grouped schedule: a whole tile of one group. WorkTileInfo's fields (the tile within the
+/// group's own C, its position in the list of all groups' tiles, K steps 0 .. k_steps), so that a
+/// kernel and its main loop take it as they take one GEMM's, and where the group's rows are.
+struct GroupWorkTileInfo : WorkTileInfo {
+  int group = 0;               ///< the group (expert) the tile is in
+  std::int64_t row_begin = 0;  ///< the tile's first row in A and C (the group's first row + tile.m · BM)
+  std::int64_t row_end = 0;    ///< one past the group's last row in A and C (rows at or past it are not the group's)
+  int b_tile_n = 0;            ///< the tile's column of tiles in the groups' stacked B: group · tiles_n + tile.n
 };
+
+/// Where a grouped tile is: its first row in A and C, its first column of C, and its first row of the
+/// groups' stacked B (E·N rows of K: group g's weight is rows g·N .. g·N + N - 1, with N = tiles_n·BN).
+template <class Cfg>
+MM_HD TileOrigin tile_origin(const GroupWorkTileInfo& w) {
+  return {int(w.row_begin), w.tile.n * Cfg::BN::value, w.b_tile_n * Cfg::BN::value};
+}
 
 /// Whole tiles of every group of a grouped GEMM, in one persistent launch (see the file comment).
 struct PersistentGroupTileScheduler {
@@ -57,7 +66,10 @@ struct PersistentGroupTileScheduler {
     int tiles_n;                   ///< tiles along N (every group's)
     int bm;                        ///< rows of a tile
     int group_m;                   ///< GroupedTileScheduler's rows of tiles walked before the next column
+    int k_steps;                   ///< K steps of every tile
+    int alignment;                 ///< contiguous: group g starts at align_up(offsets[g], alignment) (1: at offsets[g])
   };
+  using WorkTileInfo = GroupWorkTileInfo;  ///< what get_current_work hands out
   Params params;            ///< the schedule
   std::int64_t current;     ///< the block's current tile in the list of all groups' tiles
   std::int64_t stride;      ///< blocks of the grid
@@ -69,21 +81,33 @@ struct PersistentGroupTileScheduler {
 
   /// Contiguous groups: `offsets` (E + 1 of them, in the memory the kernel reads), tiles of bm rows,
   /// `tiles_n` tiles along N.
-  static Params contiguous(int groups, const std::int64_t* offsets, int bm, int tiles_n, int group_m = 8) {
-    return {groups, offsets, nullptr, 0, tiles_n, bm, group_m};
+  /// `alignment`: each group starts on a multiple of it (see the file comment); `k_steps`: K steps of a tile.
+  static Params contiguous(int groups, const std::int64_t* offsets, int bm, int tiles_n, int group_m = 8, int k_steps = 1,
+                           int alignment = 1) {
+    return {groups, offsets, nullptr, 0, tiles_n, bm, group_m, k_steps, alignment};
   }
   /// Masked groups: `counts` (E of them) of at most `capacity` rows each, group g from row g·capacity.
-  static Params masked(int groups, const int* counts, std::int64_t capacity, int bm, int tiles_n, int group_m = 8) {
-    return {groups, nullptr, counts, capacity, tiles_n, bm, group_m};
+  static Params masked(int groups, const int* counts, std::int64_t capacity, int bm, int tiles_n, int group_m = 8,
+                       int k_steps = 1) {
+    return {groups, nullptr, counts, capacity, tiles_n, bm, group_m, k_steps, 1};
   }
+  /// Units of work the grid can share: unknown on the host (the counts are the device's), so as many
+  /// blocks as the GPU holds.
+  static std::int64_t units(const Params&) { return INT64_MAX; }
 
   /// Group g's first row in A and C.
   MM_HD std::int64_t first_row(int g) const {
-    return params.offsets ? params.offsets[g] : std::int64_t(g) * params.capacity;
+    if (params.offsets == nullptr) return std::int64_t(g) * params.capacity;
+    const std::int64_t a = params.alignment;
+    return (params.offsets[g] + a - 1) / a * a;
   }
-  /// Group g's rows.
+  /// Group g's rows. Counts the host could not check (the device's) are clamped: a negative count or
+  /// end reads as an empty group, a masked count above the capacity as the capacity, so that a bad
+  /// router makes wrong rows, never a read or write outside the group's buffer.
   MM_HD std::int64_t rows(int g) const {
-    return params.offsets ? params.offsets[g + 1] - params.offsets[g] : std::int64_t(params.counts[g]);
+    const std::int64_t r = params.offsets ? params.offsets[g + 1] - first_row(g) : std::int64_t(params.counts[g]);
+    if (r < 0) return 0;
+    return params.offsets == nullptr && r > params.capacity ? params.capacity : r;
   }
   /// Group g's tiles.
   MM_HD std::int64_t tiles(int g) const { return (rows(g) + params.bm - 1) / params.bm * params.tiles_n; }
@@ -104,6 +128,10 @@ struct PersistentGroupTileScheduler {
     w.row_begin = first_row(group) + std::int64_t(w.tile.m) * params.bm;
     w.row_end = first_row(group) + rows(group);
     w.tile_index = current;
+    w.b_tile_n = group * params.tiles_n + w.tile.n;
+    w.split = 0;
+    w.k_begin = 0;
+    w.k_end = params.k_steps;
     return w;
   }
   /// The next unit `count` steps on.
@@ -112,6 +140,12 @@ struct PersistentGroupTileScheduler {
     return get_current_work();
   }
 
+  /// Whole tiles leave no partial sums: nothing to fix up.
+  template <int NAcc>
+  MM_HD void fixup(const GroupWorkTileInfo&, float (&)[NAcc], int, int, WatchdogState&) const {}
+  /// Every unit stores its tile.
+  MM_HD constexpr bool compute_epilogue(const GroupWorkTileInfo&) const { return true; }
+
   /// Empty when `p` describes groups a kernel can walk: E >= 1, offsets that start at 0 and never
   /// decrease (contiguous), counts from 0 to the capacity (masked); otherwise one line saying which is
   /// wrong. The host checks what it can see (a test, a library with host copies of the counts); a kernel
@@ -119,11 +153,15 @@ struct PersistentGroupTileScheduler {
   static const char* rejects(const Params& p) {
     if (p.groups < 1) return "needs at least one group";
     if (p.bm < 1 || p.tiles_n < 0) return "needs a tile of at least one row";
+    if (p.alignment < 1) return "needs an alignment of at least one row";
     if ((p.offsets == nullptr) == (p.counts == nullptr)) return "needs either offsets (contiguous) or counts (masked)";
     if (p.offsets) {
       if (p.offsets[0] != 0) return "offsets[0] must be 0";
+      const std::int64_t a = p.alignment;
       for (int g = 0; g < p.groups; ++g)
-        if (p.offsets[g + 1] < p.offsets[g]) return "offsets must not decrease (a group of negative rows)";
+        if (p.offsets[g + 1] < (p.offsets[g] + a - 1) / a * a)
+          return a == 1 ? "offsets must not decrease (a group of negative rows)"
+                        : "a group's end must not come before its aligned start (offsets[g + 1] < align_up(offsets[g]))";
     } else {
       for (int g = 0; g < p.groups; ++g)
         if (p.counts[g] < 0 || p.counts[g] > p.capacity) return "every count must be from 0 to the capacity";

@@ -37,6 +37,9 @@ std::map<std::tuple<int, int, int>, int> walk(const PersistentGroupTileScheduler
       EXPECT_EQ(w.row_end, first[g] + rows[g]);
       EXPECT_LT(w.row_begin, w.row_end) << "a tile with no row of its group";
       EXPECT_LT(w.tile.n, p.tiles_n);
+      EXPECT_EQ(w.b_tile_n, g * p.tiles_n + w.tile.n) << "the tile's column of the stacked weights";
+      EXPECT_EQ(w.k_begin, 0);
+      EXPECT_EQ(w.k_end, p.k_steps) << "whole tiles: every K step";
       ++seen[{g, w.tile.m, w.tile.n}];
     }
   }
@@ -119,6 +122,65 @@ TEST(GroupTileScheduler, OneGroupIsThePersistentSchedulersOrder) {
   }
 }
 
+TEST(GroupTileScheduler, AlignedGroupsStartOnATileEdge) {
+  // DeepGEMM's psum layout: offsets[g + 1] is where group g ends, and it starts at align_up(offsets[g], 128).
+  const std::vector<std::int64_t> rows = {1, 0, 127, 128, 129, 0, 300, 5};
+  std::vector<std::int64_t> offsets{0}, first;
+  for (auto r : rows) {
+    const std::int64_t start = (offsets.back() + kBM - 1) / kBM * kBM;
+    first.push_back(start);
+    offsets.push_back(start + r);
+  }
+  for (int blocks : {1, 3, 132}) {
+    const auto p = PersistentGroupTileScheduler::contiguous(int(rows.size()), offsets.data(), kBM, 2, 8, 7, kBM);
+    ASSERT_STREQ(PersistentGroupTileScheduler::rejects(p), "");
+    expect_each_tile_once(walk(p, blocks, first, rows), rows, 2, "aligned, " + std::to_string(blocks) + " blocks");
+    PersistentGroupTileScheduler s(p, 0, blocks);
+    for (GroupWorkTileInfo w = s.get_current_work(); w.is_valid(); w = s.advance_to_next_work())
+      EXPECT_EQ(w.row_begin % kBM, 0) << "a tile that starts off a tile edge holds two groups' rows";
+  }
+  // The same ends read unaligned are other groups: the alignment is part of the layout.
+  const auto unaligned = PersistentGroupTileScheduler::contiguous(int(rows.size()), offsets.data(), kBM, 2);
+  EXPECT_STREQ(PersistentGroupTileScheduler::rejects(unaligned), "");
+  const auto aligned = PersistentGroupTileScheduler::contiguous(int(rows.size()), offsets.data(), kBM, 2, 8, 1, kBM);
+  EXPECT_EQ(PersistentGroupTileScheduler(aligned, 0, 1).rows(1), 0);
+  EXPECT_EQ(PersistentGroupTileScheduler(unaligned, 0, 1).rows(1), 127) << "expert 0's padding read as expert 1's rows";
+}
+
+TEST(GroupTileScheduler, TheTileOriginIsTheGroupsRowsAndWeight) {
+  struct Cfg { using BM = Int<128>; using BN = Int<256>; };
+  const std::int64_t offsets[] = {0, 300, 300, 900};
+  const auto p = PersistentGroupTileScheduler::contiguous(3, offsets, 128, 4, 8, 1);
+  PersistentGroupTileScheduler s(p, 0, 1);
+  for (GroupWorkTileInfo w = s.get_current_work(); w.is_valid(); w = s.advance_to_next_work()) {
+    const TileOrigin o = tile_origin<Cfg>(w);
+    EXPECT_EQ(o.m0, offsets[w.group] + w.tile.m * 128);
+    EXPECT_EQ(o.n0, w.tile.n * 256) << "C's columns are the group's own";
+    EXPECT_EQ(o.b0, (w.group * 4 + w.tile.n) * 256) << "B's rows: group g's weight is rows g·N ..";
+  }
+  // One GEMM's: the corner, B's rows C's columns.
+  WorkTileInfo one;
+  one.tile = {3, 2};
+  const TileOrigin o = tile_origin<Cfg>(one);
+  EXPECT_EQ(o.m0, 384);
+  EXPECT_EQ(o.n0, 512);
+  EXPECT_EQ(o.b0, 512);
+}
+
+TEST(GroupTileScheduler, CountsTheHostCouldNotCheckAreClamped) {
+  // A router's bad counts (on the device, unseen by rejects) never send a tile outside a group's buffer.
+  const int counts[] = {-5, 300, 7};
+  const auto p = PersistentGroupTileScheduler::masked(3, counts, 256, kBM, 1);
+  PersistentGroupTileScheduler s(p, 0, 1);
+  EXPECT_EQ(s.rows(0), 0);
+  EXPECT_EQ(s.rows(1), 256);
+  EXPECT_EQ(s.rows(2), 7);
+  for (GroupWorkTileInfo w = s.get_current_work(); w.is_valid(); w = s.advance_to_next_work())
+    EXPECT_LE(w.row_end, (w.group + 1) * 256);
+  const std::int64_t decreasing[] = {0, 10, 5};
+  EXPECT_EQ(PersistentGroupTileScheduler(PersistentGroupTileScheduler::contiguous(2, decreasing, kBM, 1), 0, 1).rows(1), 0);
+}
+
 TEST(GroupTileScheduler, RefusesGroupsNoKernelCanWalk) {
   const std::int64_t decreasing[] = {0, 10, 5};
   const std::int64_t late_start[] = {3, 10};
@@ -129,6 +191,9 @@ TEST(GroupTileScheduler, RefusesGroupsNoKernelCanWalk) {
   EXPECT_STRNE(PersistentGroupTileScheduler::rejects(PersistentGroupTileScheduler::masked(2, negative, 256, kBM, 1)), "");
   EXPECT_STRNE(PersistentGroupTileScheduler::rejects(PersistentGroupTileScheduler::masked(2, over, 256, kBM, 1)), "");
   EXPECT_STRNE(PersistentGroupTileScheduler::rejects(PersistentGroupTileScheduler::contiguous(0, late_start, kBM, 1)), "");
+  const std::int64_t before_aligned_start[] = {0, 5, 100};  // group 1 would start at 128, after its end
+  EXPECT_STRNE(PersistentGroupTileScheduler::rejects(PersistentGroupTileScheduler::contiguous(2, before_aligned_start, kBM, 1, 8, 1, 128)), "");
+  EXPECT_STREQ(PersistentGroupTileScheduler::rejects(PersistentGroupTileScheduler::contiguous(2, before_aligned_start, kBM, 1)), "");
 }
 
 }  // namespace

@@ -49,9 +49,13 @@ using bf16 = __nv_bfloat16;
 /// Chapter 11's 128×256 tile: K steps of 64, 4 stages, two consumer warpgroups.
 struct GroupedCfg : KernelConfig<128, 256, 64, 4> {};
 
+/// Decode's tile (step 2): 64 rows, one consumer warpgroup, 5 stages (chapter 11's Tile64x256Cfg).
+/// At decode an expert holds a few rows; a 128-row tile multiplies 124 rows of padding and reads them.
+struct GroupedCfg64 : KernelConfig<64, 256, 64, 5> {};
+
 /// grouped_contiguous's kernel: chapter 11's tile_shapes with the grouped scheduler.
-using GroupedKernel =
-    GemmKernelCooperative<GroupedCfg, CollectiveMma<GroupedCfg, bf16>, CollectiveEpilogueTma<GroupedCfg, bf16>, PersistentGroupTileScheduler>;
+template <class Cfg = GroupedCfg>
+using GroupedKernel = GemmKernelCooperative<Cfg, CollectiveMma<Cfg, bf16>, CollectiveEpilogueTma<Cfg, bf16>, PersistentGroupTileScheduler>;
 
 /// A grouped GEMM as the kernel takes it: E experts sharing N and K, A and C of `rows` rows (every
 /// expert's, with their padding), B the experts' N×K weights one after the other (K-major, rows K
@@ -106,13 +110,13 @@ inline ContiguousLayout contiguous_layout(const std::vector<std::int64_t>& rows_
   return l;
 }
 
-/// grouped_contiguous (or masked, by g's form): the blocks' arguments, then the adapter (a grid of the
-/// blocks the GPU holds at once, at most `max_blocks` when above 0). A: g.rows × K, B: (E·N) × K, C:
-/// g.rows × N, all row-major. Throws std::invalid_argument for a problem it refuses.
-inline PreparedGemm prepare_grouped(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+/// grouped_contiguous (or masked, by g's form) with the tile of `Cfg`: the blocks' arguments, then the
+/// adapter (a grid of the blocks the GPU holds at once, at most `max_blocks` when above 0). A: g.rows ×
+/// K, B: (E·N) × K, C: g.rows × N, all row-major. Throws std::invalid_argument for a problem it refuses.
+template <class Cfg = GroupedCfg>
+PreparedGemm prepare_grouped(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   if (std::string why = grouped_rejects(g); !why.empty()) throw std::invalid_argument("grouped_contiguous: " + why);
-  using Kernel = GroupedKernel;
-  using Cfg = GroupedCfg;
+  using Kernel = GroupedKernel<Cfg>;
   typename GemmAdapter<Kernel>::Arguments args{};
   args.mainloop = Kernel::Mainloop::to_underlying_arguments(A, B, int(g.rows), g.groups * g.n, g.k, g.k, g.k);
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(g.rows), g.n, g.n);
@@ -124,7 +128,8 @@ inline PreparedGemm prepare_grouped(const GroupedProblem& g, const bf16* A, cons
   args.max_blocks = max_blocks;
   GemmAdapter<Kernel> gemm;
   gemm.initialize(args);
-  return gemm.prepared(g.offsets ? "grouped_contiguous 128x256" : "grouped_masked 128x256");
+  const std::string tile = std::to_string(Cfg::BM::value) + "x" + std::to_string(Cfg::BN::value);
+  return gemm.prepared((g.offsets ? "grouped_contiguous " : "grouped_masked ") + tile);
 }
 
 }  // namespace mm::ch13

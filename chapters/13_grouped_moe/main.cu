@@ -25,6 +25,7 @@
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -218,7 +219,9 @@ int main(int argc, char** argv) {
   app.add_option("--tokens", tokens_arg, "comma-separated tokens per batch (default 16384,4096,256,64)")->type_name("INTS");
   app.add_option("--routing", routing_arg, "comma-separated: balanced, skewed (default both)")->type_name("NAMES");
   app.add_option("--projection", projection_arg, "comma-separated: gate_up, down (default both)")->type_name("NAMES");
-  app.add_option("--kernel", kernel_arg, "comma-separated: grouped_contiguous, grouped_masked (default all; the cuBLAS ways always run)")
+  app.add_option("--kernel", kernel_arg,
+                 "comma-separated: grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64 (default all; "
+                 "the masked and 64-row ones at 256 tokens or fewer; the cuBLAS ways always run)")
       ->type_name("NAMES");
   app.add_option("--reps", reps_arg, "timed repetitions (default 10)")->type_name("INT");
   app.add_option("--warmup", warmup_arg, "untimed warm-up runs (default 3)")->type_name("INT");
@@ -256,12 +259,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> proj_names = split(projection_arg);
   for (const std::string& p : proj_names)
     if (p != "gate_up" && p != "down") bad("--projection", "'" + p + "' is not gate_up or down");
-  bool run_contiguous = false, run_masked = false;
+  const std::vector<std::string> kernel_names = {"grouped_contiguous", "grouped_masked", "grouped_contiguous_64", "grouped_masked_64"};
+  std::set<std::string> selected;
   for (const std::string& kname : split(kernel_arg)) {
-    if (kname == "all") run_contiguous = run_masked = true;
-    else if (kname == "grouped_contiguous") run_contiguous = true;
-    else if (kname == "grouped_masked") run_masked = true;
-    else bad("--kernel", "'" + kname + "' is not grouped_contiguous, grouped_masked or all");
+    if (kname == "all") selected.insert(kernel_names.begin(), kernel_names.end());
+    else if (std::find(kernel_names.begin(), kernel_names.end(), kname) != kernel_names.end()) selected.insert(kname);
+    else bad("--kernel", "'" + kname + "' is not grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64 or all");
   }
   TimingOptions timing;
   timing.reps = int(parse_int(reps_arg, "--reps", 1));
@@ -346,8 +349,10 @@ int main(int argc, char** argv) {
           grouped.kernel = "cublas_grouped";
           const double best_ms = std::min(loop.median_ms, grouped.median_ms);
           std::vector<Row> rows_here = {loop, grouped};
-          auto run_ours = [&](const std::string& name, const GroupedProblem& g, bf16* a, bf16* c, const std::vector<std::int64_t>& first) {
-            const PreparedGemm gemm = prepare_grouped_gemm(g, a, B.data(), c);
+          auto run_ours = [&](const std::string& name, int tile_rows, const GroupedProblem& g, bf16* a, bf16* c,
+                              const std::vector<std::int64_t>& first) {
+            if (!selected.count(name)) return;
+            const PreparedGemm gemm = prepare_grouped_gemm(g, a, B.data(), c, 0, tile_rows);
             Row r = base;
             r.kernel = name;
             r.path = gemm.path;
@@ -367,12 +372,14 @@ int main(int argc, char** argv) {
             r = finish(r, time_on_gpu([&](cudaStream_t s) { gemm.run(s); }, timing));
             rows_here.push_back(r);
           };
-          if (run_contiguous) {
+          const bool decode = tokens <= 256;
+          {
             GroupedProblem g;
             g.groups = E, g.n = n, g.k = k, g.rows = layout.rows, g.offsets = offsets.data();
-            run_ours("grouped_contiguous", g, A.data(), C.data(), layout.first);
+            run_ours("grouped_contiguous", 128, g, A.data(), C.data(), layout.first);
+            if (decode) run_ours("grouped_contiguous_64", 64, g, A.data(), C.data(), layout.first);
           }
-          if (run_masked && tokens <= 256) {
+          if (decode && (selected.count("grouped_masked") || selected.count("grouped_masked_64"))) {
             // Decode: a buffer of `capacity` rows per expert (every token could pick it), a count each.
             const std::int64_t capacity = (std::int64_t(tokens) + kGroupAlignment - 1) / kGroupAlignment * kGroupAlignment;
             DeviceBuffer<bf16> Am(std::size_t(E) * capacity * k), Cm(std::size_t(E) * capacity * n);
@@ -383,7 +390,8 @@ int main(int argc, char** argv) {
             for (int e = 0; e < E; ++e) first[e] = std::int64_t(e) * capacity;
             GroupedProblem g;
             g.groups = E, g.n = n, g.k = k, g.rows = std::int64_t(E) * capacity, g.counts = d_counts.data(), g.capacity = capacity;
-            run_ours("grouped_masked", g, Am.data(), Cm.data(), first);
+            run_ours("grouped_masked", 128, g, Am.data(), Cm.data(), first);
+            run_ours("grouped_masked_64", 64, g, Am.data(), Cm.data(), first);
           }
           for (Row& r : rows_here) {
             r.pct_of_loop = 100.0 * loop.median_ms / r.median_ms;

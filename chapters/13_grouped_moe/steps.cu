@@ -10,8 +10,11 @@
 
 namespace mm::ch13 {
 
-PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks) {
-  return prepare_grouped(g, A, B, C, max_blocks);
+PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks,
+                                  int tile_rows) {
+  if (tile_rows == 128) return prepare_grouped<GroupedCfg>(g, A, B, C, max_blocks);
+  if (tile_rows == 64) return prepare_grouped<GroupedCfg64>(g, A, B, C, max_blocks);
+  throw std::invalid_argument("grouped_contiguous: tiles of 128 or 64 rows, not " + std::to_string(tile_rows));
 }
 
 Routed route(int tokens, int experts, int topk, Routing routing, std::uint64_t seed) {

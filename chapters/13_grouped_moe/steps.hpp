@@ -14,7 +14,9 @@
 namespace mm::ch13 {
 
 /// grouped_contiguous's kernel (or its masked form, by g's), ready to run: see grouped_contiguous.cuh.
-PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0);
+/// `tile_rows`: 128 (GroupedCfg) or 64 (GroupedCfg64, decode's); std::invalid_argument otherwise.
+PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
+                                  int tile_rows = 128);
 
 /// What the router made on the device (routing.cuh): each token's k experts and weights, and the
 /// rows per expert (copied to the host).

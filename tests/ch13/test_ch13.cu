@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,6 +81,9 @@ struct Case {
   std::vector<std::int64_t> rows;
   int n, k;
 };
+
+/// gtest prints a case by its name (not its bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 std::vector<Case> cases() {
   std::vector<std::int64_t> many(37);

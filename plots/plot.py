@@ -826,6 +826,82 @@ def plot_ch11_suite(all_rows, out_dir) -> bool:
     return True
 
 
+# Chapter 13's tables: step 2's decode run first, so that a decode shape's rows (cuBLAS's and ours) all
+# come from that one run; the other shapes from step 1's run.
+CH13_CSVS = ("ch13_grouped_moe_decode.csv", "ch13_grouped_moe.csv")
+CH13_MODELS = {"deepseek-v3": "DeepSeek-V3", "mixtral-8x7b": "Mixtral-8×7B", "qwen3-30b-a3b": "Qwen3-30B-A3B"}
+
+
+def ch13_table(data_dir: pathlib.Path) -> list[dict[str, str]]:
+    """Chapter 13's rows (a schema of its own: one row per model, projection, tokens, routing and kernel),
+    from every CH13_CSVS file under data_dir; a configuration measured in several files: the first."""
+    import csv
+    rows, seen = [], set()
+    for name in CH13_CSVS:
+        for path in sorted(data_dir.rglob(name)):
+            with open(path, newline="", encoding="utf-8") as f:
+                for r in csv.DictReader(f):
+                    key = (r["kernel"], r["model"], r["projection"], r["tokens"], r["routing"])
+                    if key not in seen:
+                        seen.add(key)
+                        rows.append(r)
+    return rows
+
+
+def plot_ch13_grouped(data_dir: pathlib.Path, out_dir) -> bool:
+    """Chapter 13's figure: % of each shape's roofline of the two cuBLAS ways and of the grouped kernel
+    (the faster of its tiles and layouts at decode), for every model, projection, token count and routing."""
+    name = "ch13_grouped"
+    rows = ch13_table(data_dir)
+    if not rows:
+        skip(name, "no chapter 13 CSV", out_dir)
+        return False
+    configs = []
+    for r in rows:
+        c = (r["model"], r["projection"], int(r["tokens"]), r["routing"])
+        if c not in configs:
+            configs.append(c)
+    order = list(CH13_MODELS)
+    configs.sort(key=lambda c: (order.index(c[0]) if c[0] in order else 9, c[1] != "gate_up", -c[2], c[3]))
+    pct = {}
+    for r in rows:
+        if r["pct_of_roof"]:
+            c = (r["model"], r["projection"], int(r["tokens"]), r["routing"])
+            kind = "ours" if r["kernel"].startswith("grouped_") else r["kernel"]
+            pct[(kind, c)] = max(pct.get((kind, c), 0.0), float(r["pct_of_roof"]))
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.2 * len(configs) + 2.5), 5.0))
+    series = [("cublas_loop", "cuBLAS: one GEMM per expert", "#9e9e9e", "s"),
+              ("cublas_grouped", "cuBLAS: cublasGemmGroupedBatchedEx", "#ef6c00", "^"),
+              ("ours", "grouped kernel (best of its tiles and layouts)", "#1565c0", "o")]
+    for kind, label, color, marker in series:
+        xs = [j for j, c in enumerate(configs) if (kind, c) in pct]
+        ax.plot(xs, [pct[(kind, configs[j])] for j in xs], marker=marker, markersize=4.5, linestyle="none", color=color,
+                label=label)
+    ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="roofline (dense cuBLAS or cudaMemcpy)")
+    ax.axhline(85, color="#bdbdbd", linestyle=":", linewidth=1.0)
+    start = 0
+    for j in range(1, len(configs) + 1):
+        if j == len(configs) or configs[j][:2] != configs[start][:2]:
+            model, proj = configs[start][:2]
+            ax.text((start + j - 1) / 2, 1.01, f"{CH13_MODELS.get(model, model)}\n{proj}", transform=ax.get_xaxis_transform(),
+                    ha="center", va="bottom", fontsize=7.5)
+            if j < len(configs):
+                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
+            start = j
+    ax.set_xticks(range(len(configs)))
+    ax.set_xticklabels([f"{c[2]} {c[3][0]}" for c in configs], rotation=90, fontsize=7)
+    ax.set_xlim(-0.7, len(configs) - 0.3)
+    ax.set_ylim(0, 115)
+    ax.set_ylabel("% of the shape's roofline")
+    ax.set_xlabel("tokens per batch, routing (b balanced, s skewed); bf16, C_g = A_g·B_gᵀ per expert")
+    gpus = " / ".join(sorted({r["gpu"] for r in rows} - {""})) or "GPU"
+    ax.set_title(f"Chapter 13: one projection of every expert, against its roofline ({gpus})", pad=26)
+    ax.legend(fontsize=8, frameon=True, framealpha=0.9, loc="lower left", ncol=2)
+    fig.tight_layout()
+    save(fig, out_dir, name)
+    return True
+
+
 def plot_ch11_which_kernel(all_rows, out_dir) -> bool:
     """Chapter 11's "which kernel wins where": % of cuBLAS of each step at each problem of the suite,
     one row per problem, the fastest of the kernels (CH11_KERNELS) outlined."""
@@ -1097,7 +1173,7 @@ def main(argv=None) -> int:
              plot_copy(rows, colors, args.out), plot_vs_cublas_sizes(all_rows, args.out),
              plot_fp32_sizes(all_rows, args.out), plot_predictions(all_rows, colors, args.out),
              plot_ch11_suite(all_rows, args.out), plot_ch11_which_kernel(all_rows, args.out),
-             plot_ch12_datatypes(all_rows, args.out)]
+             plot_ch12_datatypes(all_rows, args.out), plot_ch13_grouped(args.data, args.out)]
     drawn += [plot_chapter_ladder(all_rows, chapter, args.out) for chapter in rd.chapters(all_rows)]
     if not any(drawn):
         print(f"error: --data: nothing to plot in {args.data}", file=sys.stderr)

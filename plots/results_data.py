@@ -150,15 +150,26 @@ def read_csv(path: pathlib.Path) -> list[Row]:
     return rows
 
 
-# lib_*.csv: the library's and the example model's measurements (python/examples/llama_decoder.py
-# writes lib_model.csv), each in a schema of its own; not a chapter's results, so not read here
+# CSVs of a schema of their own (tables of named columns): lib_*.csv, the library's and the example
+# model's measurements (python/examples/llama_decoder.py writes lib_model.csv), and any CSV without the
+# chapters' `pct_of_cublas` column (chapter 13's, one row per model, projection, tokens and routing,
+# with its percentages of two cuBLAS ways and of a roofline). Not a chapter's rows, so not read here
 # (tools/check_page_numbers.py reads them as tables, plots/update_tables.py's block results:lib_model).
 OTHER_SCHEMA_PREFIX = "lib_"
 
 
+def is_table(path: pathlib.Path) -> bool:
+    """True for a CSV of a schema of its own (see above): lib_*.csv, or a header without pct_of_cublas."""
+    if path.name.startswith(OTHER_SCHEMA_PREFIX):
+        return True
+    with open(path, newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f), None) or []
+    return "pct_of_cublas" not in [c.strip() for c in header]
+
+
 def csv_files(data_dir: pathlib.Path) -> list[pathlib.Path]:
-    """The chapters' CSVs under data_dir (recursively): every *.csv but the lib_*.csv of other schemas."""
-    return sorted(p for p in data_dir.rglob("*.csv") if p.is_file() and not p.name.startswith(OTHER_SCHEMA_PREFIX))
+    """The chapters' CSVs under data_dir (recursively): every *.csv but the tables of other schemas."""
+    return sorted(p for p in data_dir.rglob("*.csv") if p.is_file() and not is_table(p))
 
 
 def load(data_dir: pathlib.Path, require: bool = True) -> list[Row]:

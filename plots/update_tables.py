@@ -187,6 +187,7 @@ IDEAS = {
     "10": "warp specialization, persistent blocks, a TMA-store epilogue, clusters",
     "11": "one kernel per shape: tile shapes, split-K (and stream-K, measured), A and B swapped for skinny M",
     "12": "tf32 and fp8 on wgmma: per-tensor and block scales, promotion",
+    "13": "grouped GEMM: every expert of a mixture-of-experts layer in one persistent launch",
 }
 
 
@@ -299,6 +300,11 @@ def summary_table(rows: list[rd.Row], headline: int | None, data_dir: str, root:
             pct = "–" if vs is None else f"{fmt_small_pct(vs[0])} of cuBLAS SGEMM at {best.size_text}"
         out.append([chapter_cell(chapter, root, page_dir), IDEAS.get(chapter[:2], "–"), best.kernel,
                     problem_text(best), rate, pct])
+    grouped = grouped_summary(root, data_dir)
+    if grouped:
+        kernel, rate, pct = grouped
+        out.append([chapter_cell(GROUPED_CHAPTER, root, page_dir), IDEAS.get(GROUPED_CHAPTER[:2], "–"), kernel,
+                    "bf16, RCR", rate, pct])
     text = md_table(header, out, right={4, 5})
     apis = "cuBLASLt" if any(baseline_name(rows, r).startswith("cuBLASLt") for r in shown) else ""
     return text + ("\n\n_From `" + data_dir + "/*.csv` by `plots/update_tables.py`. Each chapter on its own problem: "
@@ -359,6 +365,12 @@ def gpus_table(gpus: list[tuple[pathlib.Path, str, list[rd.Row]]], root: pathlib
                 else:
                     line += [kernel, f"{rate} ({pct})"]
         out.append(line)
+    if any(grouped_rows(root, d) for d, _, _, _ in per_gpu):
+        line = [chapter_cell(GROUPED_CHAPTER, root, page_dir)]
+        for d, _, _, _ in per_gpu:
+            entry = grouped_summary(root, d)
+            line += ["–", "–"] if entry is None else [entry[0], f"{entry[1]} ({entry[2]})"]
+        out.append(line)
     text = md_table(header, out, right=set(range(2, len(header), 2)))
     sources = []
     for d, label, canon, _ in per_gpu:
@@ -410,6 +422,111 @@ def ladder_size(rows: list[rd.Row], chapter: str, headline: int | None) -> tuple
     return best.m, best.n, best.k
 
 
+# Chapter 13's tables (a schema of their own: one row per model, projection, tokens, routing and kernel;
+# plots/results_data.is_table): its steps join the ladder and the limits as geometric means over the
+# shapes they ran, against the faster of the two cuBLAS ways measured beside them. Step 2's decode run
+# first, so that a decode shape's rows come from that one run (as plots/plot.py draws them).
+GROUPED_CHAPTER = "13_grouped_moe"
+GROUPED_CSVS = ("ch13_grouped_moe_decode.csv", "ch13_grouped_moe.csv")
+GROUPED_BASELINE = "the faster of cuBLAS's loop and grouped call"
+
+
+def grouped_rows(root: pathlib.Path, data_dir: str | pathlib.Path) -> list[dict[str, str]]:
+    """Chapter 13's rows under data_dir (relative to root, or a path); a (kernel, model, projection, tokens,
+    routing) in several files: the first. Each row's `_file` is the stem of its CSV."""
+    out, seen = [], set()
+    for name in GROUPED_CSVS:
+        path = pathlib.Path(data_dir) / name if pathlib.Path(data_dir).is_absolute() else root / data_dir / name
+        if not path.is_file():
+            continue
+        with open(path, newline="", encoding="utf-8") as f:
+            for r in csv.DictReader(f):
+                key = (r["kernel"], r["model"], r["projection"], r["tokens"], r["routing"])
+                if key not in seen and r.get("pct_of_best_cublas"):
+                    seen.add(key)
+                    out.append({**r, "_file": name[:-4]})
+    return out
+
+
+def grouped_summary(root: pathlib.Path, data_dir: str | pathlib.Path) -> tuple[str, str, str] | None:
+    """(step, rate, % of the baseline) of chapter 13 for the summaries: its first step at prefill (4096 tokens
+    and more), geometric means over those shapes; None without its CSVs."""
+    steps = grouped_steps(grouped_rows(root, data_dir))
+    if not steps:
+        return None
+    kernel, mine = steps[0]
+    mine = [r for r in mine if int(r["tokens"]) >= 4096] or mine
+    return (kernel, f"{fmt_rate(geomean([float(r['tflops']) for r in mine]))} (geometric mean of {len(mine)} expert shapes)",
+            f"{fmt_pct(geomean([float(r['pct_of_best_cublas']) for r in mine]))} of {GROUPED_BASELINE}")
+
+
+def grouped_shape(r: dict[str, str]) -> str:
+    return f"{r['model']} {r['projection']} {r['tokens']} {r['routing']}"
+
+
+def grouped_steps(rows: list[dict[str, str]]) -> list[tuple[str, list[dict[str, str]]]]:
+    """[(kernel, its rows)] of chapter 13's own kernels, in the order of its runs."""
+    kernels: list[str] = []
+    for r in rows:
+        if r["kernel"].startswith("grouped_") and r["kernel"] not in kernels:
+            kernels.append(r["kernel"])
+    order = {"grouped_contiguous": 0, "grouped_masked": 1, "grouped_contiguous_64": 2, "grouped_masked_64": 3}
+    kernels.sort(key=lambda k: order.get(k, 9))
+    return [(k, [r for r in rows if r["kernel"] == k]) for k in kernels]
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def grouped_ladder_rows(root: pathlib.Path, data_dir: str, page_dir: str) -> list[list[str]]:
+    """The ladder's rows of chapter 13: per step and phase it ran (prefill: 4096 tokens and more; decode: 256
+    and fewer), geometric means over those shapes: TFLOP/s at prefill, the weights' GB/s at decode, and the %
+    of the faster cuBLAS way."""
+    out = []
+    for kernel, rows in grouped_steps(grouped_rows(root, data_dir)):
+        for phase, mine in (("prefill", [r for r in rows if int(r["tokens"]) >= 4096]),
+                            ("decode", [r for r in rows if int(r["tokens"]) <= 256])):
+            if not mine:
+                continue
+            tokens = sorted({int(r["tokens"]) for r in mine}, reverse=True)
+            where = f"{len(mine)} expert shapes, {phase}: {', '.join(map(str, tokens))} tokens (geometric mean)"
+            rate = (fmt_rate(geomean([float(r["tflops"]) for r in mine])) if phase == "prefill"
+                    else f"{fmt_rate(geomean([float(r['weight_gbps']) for r in mine]))} GB/s of weights")
+            out.append(["" if out else chapter_cell(GROUPED_CHAPTER, root, page_dir), kernel, "bf16", "RCR", where, rate,
+                        fmt_pct(geomean([float(r["pct_of_best_cublas"]) for r in mine])), GROUPED_BASELINE])
+    return out
+
+
+def grouped_losses_rows(root: pathlib.Path, data_dir: str, page_dir: str) -> list[list[str]]:
+    """The limits' second table for chapter 13: its prefill step (grouped_contiguous at 4096 tokens and
+    more) and its decode step (its last kernel, at 256 tokens and fewer), shape by shape."""
+    steps = grouped_steps(grouped_rows(root, data_dir))
+    if not steps:
+        return []
+    picks = [(steps[0][0], [r for r in steps[0][1] if int(r["tokens"]) >= 4096])]
+    picks.append((steps[-1][0], [r for r in steps[-1][1] if int(r["tokens"]) <= 256]))
+    out = []
+    for i, (kernel, mine) in enumerate(p for p in picks if p[1]):
+        pct = [float(r["pct_of_best_cublas"]) for r in mine]
+        n = len(mine)
+        low = sorted((r for r in mine if float(r["pct_of_best_cublas"]) < LISTED_BELOW), key=lambda r: float(r["pct_of_best_cublas"]))
+        if not low:
+            low_text = "none"
+        elif len(low) <= LIST_AT_MOST:
+            low_text = ", ".join(f"{grouped_shape(r)}: {fmt_pct(float(r['pct_of_best_cublas']))}" for r in low)
+        else:
+            low_text = f"{len(low)} of {n}"
+        worst = min(mine, key=lambda r: float(r["pct_of_best_cublas"]))
+        tokens = sorted({int(r["tokens"]) for r in mine})
+        files = [f for f in (name[:-4] for name in reversed(GROUPED_CSVS)) if any(r["_file"] == f for r in mine)]
+        out.append([chapter_cell(GROUPED_CHAPTER, root, page_dir) if i == 0 else "", kernel, "bf16", GROUPED_BASELINE,
+                    f"{n}: expert shapes at {', '.join(map(str, tokens))} tokens ({', '.join(f'`{f}`' for f in files)})",
+                    pct_range(pct), f"{sum(v < 100.0 for v in pct)} of {n}", low_text,
+                    f"{grouped_shape(worst)}: {fmt_pct(float(worst['pct_of_best_cublas']))}"])
+    return out
+
+
 def ladder_block(all_rows: list[rd.Row], headline: int | None, data_dir: str, root: pathlib.Path,
                  page_dir: str = "") -> str:
     """One row per step of every chapter's main run (ladder_steps), at the chapter's ladder_size, in its own
@@ -450,6 +567,8 @@ def ladder_block(all_rows: list[rd.Row], headline: int | None, data_dir: str, ro
                 pct = "–" if vs is None else fmt_small_pct(vs[0])
                 name = f"cuBLAS SGEMM at {r.size_text} (GPU chapters' runs)"
             out.append([cell, kernel, r.dtype, r.layout, r.size_text, rate, pct, name])
+    grouped = grouped_ladder_rows(root, data_dir, page_dir)
+    out += grouped
     where = [f"GPU GEMMs at {headline}³ (else at their chapter's largest square)" if headline else
              "GPU GEMMs at their chapter's largest square"]
     if rd.COPY_BASELINE in kinds:
@@ -457,6 +576,9 @@ def ladder_block(all_rows: list[rd.Row], headline: int | None, data_dir: str, ro
     if None in kinds:
         where.append("the CPU's steps (no baseline of their own) at the naive loop's largest size, against cuBLAS "
                      "SGEMM at that size on the GPU (the median of the GPU chapters' runs)")
+    if grouped:
+        where.append("chapter 13's steps as geometric means over the expert shapes they ran, against "
+                     + GROUPED_BASELINE + " on each shape")
     how = baselines_note(rows, shown)
     return md_table(header, out, right={5, 6}) + (
         "\n\n_Every step of each chapter's main run, in the order of that run: not the steps of its appendix "
@@ -628,6 +750,7 @@ def limits_block(all_rows: list[rd.Row], headline: int | None, data_dir: str, ro
         cell = chapter_cell(chapter, root, page_dir) if chapter != last_chapter else ""
         last_chapter = chapter
         out2.append([cell, best.kernel, best.dtype, baseline_name(rows, best), *cells])
+    out2 += grouped_losses_rows(root, data_dir, page_dir)
     how = baselines_note(rows, [s for _, s in steps])
     text += ("\n\nWhere they lose, every GPU chapter's result steps (the copy chapter's best copy too) over every "
              "problem each was measured on: in its chapter's run, the size sweeps, and later chapters' runs that "

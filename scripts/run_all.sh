@@ -34,7 +34,7 @@ done
 CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_transpose
           ch05_layout_matmul ch06_tiled_copy_mma ch06_sizes ch07_pipelined_simt ch08_tensor_cores ch08_mma_ceiling
           ch09_hopper_wgmma_tma ch10_hopper_persistent ch10_sizes ch11_every_shape ch12_hopper_datatypes
-          ch12_wgmma_ceiling)
+          ch12_wgmma_ceiling ch13_grouped_moe)
 
 # Rough times measured on a 2-core machine (seconds; mm_minutes scales the build to this machine's cores):
 CONFIGURE_S=25         # cmake --preset default, fresh

@@ -55,7 +55,8 @@ The contract between the page writers and this tool, as written (the reference):
   not tagged.
 
 Tables: CSVs of another schema. A CSV whose first column is not `chapter` (the library's and the example
-model's measurements, plots/data/h200/lib_*.csv) is a table of named columns, queried by name:
+model's measurements, plots/data/h200/lib_*.csv), or that has no `pct_of_cublas` column (chapter 13's, one
+row per model, projection, tokens and routing), is a table of named columns, queried by name:
 
   Query: `<!-- n: STEM FILTER... COLUMN [AGG] -->`
   - FILTER: COLUMN=VALUE (the cell as written, or the same number: batch=64 matches 64 and 64.0), or
@@ -186,7 +187,8 @@ class Table:
 
 class Data:
     """The CSVs under plots/data/, read once each: stem -> the chapters' rows, duplicates resolved (the
-    later wins), or a Table when the CSV is not of the chapters' schema (its first column not `chapter`)."""
+    later wins), or a Table when the CSV is not of the chapters' schema (its first column not `chapter`, or no
+    `pct_of_cublas` column)."""
 
     def __init__(self, root: pathlib.Path, gpu: str):
         self.data_dir, self.gpu, self.cache = root / "plots" / "data", gpu, {}
@@ -200,7 +202,7 @@ class Data:
                 raise TagError(f"no CSV {shown} for stem '{stem}'")
             with open(path, newline="", encoding="utf-8") as f:
                 header = next(csv.reader(f), None) or []
-            if header[:1] != ["chapter"]:
+            if header[:1] != ["chapter"] or "pct_of_cublas" not in [c.strip() for c in header]:
                 with open(path, newline="", encoding="utf-8") as f:
                     reader = csv.DictReader(f)
                     self.cache[stem] = Table(shown, [c.strip() for c in reader.fieldnames or []],
@@ -220,7 +222,7 @@ class Data:
         """The chapters' rows of `stem`; TagError when it is a table."""
         loaded = self.load(stem)
         if isinstance(loaded, Table):
-            raise TagError(f"{loaded.path} is a table (its first column is not 'chapter'): "
+            raise TagError(f"{loaded.path} is a table (not the chapters' schema): "
                            "query it as STEM COLUMN=VALUE... COLUMN [AGG]")
         return loaded
 

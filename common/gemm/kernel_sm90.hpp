@@ -116,8 +116,6 @@ struct GemmKernelCooperative {
 
   /// The kernel, in every thread of a block: `smem` is its dynamic shared memory (1024-byte aligned).
   __device__ void operator()(const Params& params, std::uint8_t* smem) const {
-    using BM = typename Cfg::BM;
-    using BN = typename Cfg::BN;
     SharedStorage& shared = *reinterpret_cast<SharedStorage*>(smem);
     const int wg = int(threadIdx.x) / 128, t = int(threadIdx.x) % 128;
     typename Pipeline::Params pipe_params;
@@ -138,9 +136,10 @@ struct GemmKernelCooperative {
       warpgroup_reg_dealloc<Cfg::kProducerRegs>();
       if (t == 0) {
         auto write = make_producer_start_state<Pipeline>();
-        for (WorkTileInfo work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work())
-          Mainloop::load(params.mainloop, pipeline, write, shared.tensors.mainloop, work.tile.m * BM::value,
-                         work.tile.n * BN::value, work.k_begin, work.k_end);
+        for (auto work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
+          const TileOrigin o = tile_origin<Cfg>(work);
+          Mainloop::load(params.mainloop, pipeline, write, shared.tensors.mainloop, o.m0, o.b0, work.k_begin, work.k_end);
+        }
       }
     } else {
       // ---- Consumers: warpgroup 1 multiplies rows 0-63 of each tile, warpgroup 2 rows 64-127.
@@ -150,11 +149,12 @@ struct GemmKernelCooperative {
       typename Mainloop::State release;  // the oldest stage not yet released
       float acc[1][Mainloop::kAccumulators];  // this thread's values of the warpgroup's 64×BN tile
       typename Epilogue::Consumer epilogue(params.epilogue, shared.epilogue(), cw, t);
-      for (WorkTileInfo work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
+      for (auto work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
         Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, acc, cw, work);
         scheduler.fixup(work, acc[0], cw, t, pipeline.watchdog());
         if (!scheduler.compute_epilogue(work)) continue;
-        epilogue.store(acc[0], work.tile.m * BM::value + Cfg::kWgmmaM * cw, work.tile.n * BN::value);
+        const TileOrigin o = tile_origin<Cfg>(work);
+        epilogue.store(acc[0], o.m0 + Cfg::kWgmmaM * cw, o.n0);
       }
       epilogue.store_tail();
     }
@@ -209,9 +209,10 @@ struct GemmKernelPingpong {
       warpgroup_reg_dealloc<Cfg::kProducerRegs>();
       if (t == 0) {
         auto write = make_producer_start_state<Pipeline>();
-        for (WorkTileInfo work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work())
-          Mainloop::load(params.mainloop, pipeline, write, shared.tensors.mainloop, work.tile.m * BM::value,
-                         work.tile.n * BN::value, work.k_begin, work.k_end);
+        for (auto work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
+          const TileOrigin o = tile_origin<Cfg>(work);
+          Mainloop::load(params.mainloop, pipeline, write, shared.tensors.mainloop, o.m0, o.b0, work.k_begin, work.k_end);
+        }
       }
     } else {
       // ---- Consumers: consumer c takes the block's units c, c + 2, c + 4, ...
@@ -219,7 +220,7 @@ struct GemmKernelPingpong {
       const int cw = wg - 1;
       typename Mainloop::State read;
       typename Mainloop::State release;
-      WorkTileInfo work = scheduler.get_current_work();
+      auto work = scheduler.get_current_work();
       if (cw == 1) {  // the block's first unit, hence its first stages, are consumer 0's
         const auto skipped = std::uint32_t(work.k_end - work.k_begin);
         read.advance(skipped);
@@ -235,7 +236,7 @@ struct GemmKernelPingpong {
         my_turn = false;
         Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, acc, 0, work);
         // The other consumer's unit, whose stages are not ours; its turn when it has one.
-        const WorkTileInfo other = scheduler.advance_to_next_work();
+        const auto other = scheduler.advance_to_next_work();
         if (other.is_valid()) {
           named_barrier_arrive(kTurnBarrier + (1 - cw), 256);
           const auto skipped = std::uint32_t(other.k_end - other.k_begin);
@@ -245,8 +246,10 @@ struct GemmKernelPingpong {
         MM_UNROLL
         for (int h = 0; h < kRows; ++h) {
           scheduler.fixup(work, acc[h], cw, t, pipeline.watchdog());
-          if (scheduler.compute_epilogue(work))
-            epilogue.store(acc[h], work.tile.m * BM::value + Cfg::kWgmmaM * h, work.tile.n * BN::value);
+          if (scheduler.compute_epilogue(work)) {
+            const TileOrigin o = tile_origin<Cfg>(work);
+            epilogue.store(acc[h], o.m0 + Cfg::kWgmmaM * h, o.n0);
+          }
         }
         work = scheduler.advance_to_next_work();
       }

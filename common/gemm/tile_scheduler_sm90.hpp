@@ -50,6 +50,21 @@ struct WorkTileInfo : WorkUnit {
   MM_HD constexpr bool is_valid() const { return valid; }
 };
 
+/// Where a unit's tile is, as the main loop and the epilogue take it: its first row of A and C, its
+/// first column of C, and its first row of B (N×K as the main loop reads it). One GEMM's are the tile's
+/// corner; a grouped GEMM's (gemm/tile_scheduler_group_sm90.hpp) are its group's rows and weight.
+struct TileOrigin {
+  int m0;  ///< first row of A and C
+  int n0;  ///< first column of C
+  int b0;  ///< first row of B (N×K): n0 for one GEMM
+};
+
+/// One GEMM's tile origin: the tile's corner, B's rows the same as C's columns.
+template <class Cfg>
+MM_HD TileOrigin tile_origin(const WorkTileInfo& w) {
+  return {w.tile.m * Cfg::BM::value, w.tile.n * Cfg::BN::value, w.tile.n * Cfg::BN::value};
+}
+
 /// Whole tiles in the grouped order (no fixup): what tile_shapes and chapter 12's kernels run.
 struct PersistentTileScheduler {
   /// The tiles and their K steps.

@@ -1,0 +1,415 @@
+// Chapter 13: grouped GEMM for mixture-of-experts layers. For each model's expert shapes, token count
+// and routing (made on the device from a seed), one projection of every expert is timed three ways in
+// the same process, on the same A, B and C:
+//
+//   cublas_loop         one cublasGemmEx per expert that got tokens (the loop a framework runs)
+//   cublas_grouped      one cublasGemmGroupedBatchedEx over those experts
+//   grouped_contiguous  this chapter's kernel: every expert's tiles in one persistent launch
+//   grouped_masked      the same kernel reading each expert's rows from a fixed-capacity buffer (decode)
+//
+// and against a roofline per shape: the useful flops at the dense GEMM's speed (cuBLAS, 8192 rows of
+// the same N and K, measured here) or the bytes that must move (the active experts' weights, A and C)
+// at cudaMemcpy's speed (measured here), whichever takes longer. C = A·Bᵀ per expert, bf16, RCR.
+//
+// Build: cmake --build build --target ch13_grouped_moe
+// Run:   build/bin/ch13_grouped_moe [--model qwen3] [--tokens 4096,64] [--csv results.csv]   (--help for all flags)
+#include <CLI/CLI.hpp>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "13_grouped_moe/steps.hpp"
+#include "harness/arch_check.hpp"
+#include "harness/chapter_run.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/device_info.hpp"
+#include "harness/gemm_runner.hpp"  // gemm_tolerance
+#include "harness/random.hpp"
+#include "harness/reference.hpp"
+#include "harness/results.hpp"  // utc_timestamp, csv_unwritable
+#include "harness/timing.hpp"
+
+namespace {
+
+using namespace mm;
+using namespace mm::ch13;
+
+/// A model's mixture-of-experts layer: E experts, top-k, and the two projections' N and K.
+struct Model {
+  std::string name;
+  int experts, topk, hidden, width;
+};
+const std::vector<Model> kModels = {
+    {"deepseek-v3", 256, 8, 7168, 2048},
+    {"mixtral-8x7b", 8, 2, 4096, 14336},
+    {"qwen3-30b-a3b", 128, 8, 2048, 768},
+};
+
+/// A projection of the layer: gate and up fused (N = 2·width, K = hidden), or down (N = hidden, K = width).
+struct Projection {
+  std::string name;
+  int n, k;
+};
+std::vector<Projection> projections(const Model& m) { return {{"gate_up", 2 * m.width, m.hidden}, {"down", m.hidden, m.width}}; }
+
+/// One measured row of the chapter's CSV (a schema of its own: see kHeader).
+struct Row {
+  std::string kernel, model, projection, routing, path;
+  int tokens = 0, topk = 0, experts = 0, active = 0, n = 0, k = 0;
+  std::int64_t rows = 0, max_rows = 0, buffer_rows = 0;
+  double median_ms = 0, min_ms = 0, tflops = 0, weight_gbps = 0, roof_ms = 0, pct_of_roof = 0, pct_of_loop = 0,
+         pct_of_grouped = 0, pct_of_best_cublas = 0, rel_error = not_measured;
+};
+const char* kHeader =
+    "chapter,kernel,dtype,layout,model,projection,tokens,experts,topk,routing,active_experts,rows,max_rows,buffer_rows,N,K,"
+    "median_ms,min_ms,tflops,weight_gbps,roof_ms,pct_of_roof,pct_of_loop,pct_of_grouped,pct_of_best_cublas,rel_error,gpu,"
+    "cuda_version,timestamp,path";
+
+std::string num(double v) {
+  if (std::isnan(v)) return "";
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+void write_rows(const std::string& path, const std::vector<Row>& rows) {
+  std::ofstream f(path);
+  f << kHeader << '\n';
+  const DeviceInfo& dev = device_info();
+  const std::string when = utc_timestamp(), cuda = cuda_version_string();
+  for (const Row& r : rows)
+    f << "13_grouped_moe," << r.kernel << ",bf16,RCR," << r.model << ',' << r.projection << ',' << r.tokens << ',' << r.experts
+      << ',' << r.topk << ',' << r.routing << ',' << r.active << ',' << r.rows << ',' << r.max_rows << ',' << r.buffer_rows << ','
+      << r.n << ',' << r.k << ',' << num(r.median_ms) << ',' << num(r.min_ms) << ',' << num(r.tflops) << ','
+      << num(r.weight_gbps) << ',' << num(r.roof_ms) << ',' << num(r.pct_of_roof) << ',' << num(r.pct_of_loop) << ','
+      << num(r.pct_of_grouped) << ',' << num(r.pct_of_best_cublas) << ',' << num(r.rel_error) << ',' << dev.name << ','
+      << cuda << ',' << when << ',' << r.path << '\n';
+  if (!f) {
+    std::cerr << "ch13_grouped_moe: error: --csv: cannot write '" << path << "'\n";
+    std::exit(2);
+  }
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');) out.push_back(x);
+  return out;
+}
+
+[[noreturn]] void bad(const std::string& flag, const std::string& why) {
+  std::cerr << "ch13_grouped_moe: error: " << flag << ": " << why << '\n';
+  std::exit(2);
+}
+
+/// cuBLAS's two ways over the same operands: one GEMM per active expert, or one grouped call.
+struct CublasWays {
+  cublasHandle_t handle = nullptr;
+  std::vector<int> active;  // experts with rows
+  std::vector<int> m_arr, n_arr, k_arr, ld_k, ld_n;
+  std::vector<float> alpha, beta;
+  std::vector<cublasOperation_t> ta, tb;
+  DeviceBuffer<const void*> a_ptrs, b_ptrs;
+  DeviceBuffer<void*> c_ptrs;
+  std::vector<int> group_size;
+  const bf16 *A = nullptr, *B = nullptr;
+  bf16* C = nullptr;
+  std::vector<std::int64_t> first, rows;
+  int n = 0, k = 0;
+
+  CublasWays(cublasHandle_t h, const bf16* A_, const bf16* B_, bf16* C_, const std::vector<std::int64_t>& first_,
+             const std::vector<std::int64_t>& rows_, int n_, int k_)
+      : handle(h), A(A_), B(B_), C(C_), first(first_), rows(rows_), n(n_), k(k_) {
+    std::vector<const void*> pa, pb;
+    std::vector<void*> pc;
+    for (int g = 0; g < int(rows.size()); ++g) {
+      if (rows[g] == 0) continue;
+      active.push_back(g);
+      // Column-major cuBLAS: Cᵀ (N × M_g) = B_g (N×K row-major = K×N col-major, op T) · A_gᵀ.
+      ta.push_back(CUBLAS_OP_T), tb.push_back(CUBLAS_OP_N);
+      m_arr.push_back(n), n_arr.push_back(int(rows[g])), k_arr.push_back(k);
+      ld_k.push_back(k), ld_n.push_back(n);
+      alpha.push_back(1.0f), beta.push_back(0.0f), group_size.push_back(1);
+      pa.push_back(B + std::int64_t(g) * n * k);
+      pb.push_back(A + first[g] * k);
+      pc.push_back(C + first[g] * n);
+    }
+    a_ptrs = DeviceBuffer<const void*>(pa);
+    b_ptrs = DeviceBuffer<const void*>(pb);
+    c_ptrs = DeviceBuffer<void*>(pc);
+  }
+  void loop(cudaStream_t s) const {
+    MM_CUBLAS_CHECK(cublasSetStream(handle, s));
+    const float one = 1.0f, zero = 0.0f;
+    for (int g : active)
+      MM_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, int(rows[g]), k, &one, B + std::int64_t(g) * n * k,
+                                   CUDA_R_16BF, k, A + first[g] * k, CUDA_R_16BF, k, &zero, C + first[g] * n, CUDA_R_16BF, n,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+  void grouped(cudaStream_t s) const {
+    if (active.empty()) return;
+    MM_CUBLAS_CHECK(cublasSetStream(handle, s));
+    MM_CUBLAS_CHECK(cublasGemmGroupedBatchedEx(handle, ta.data(), tb.data(), m_arr.data(), n_arr.data(), k_arr.data(),
+                                               alpha.data(), a_ptrs.data(), CUDA_R_16BF, ld_k.data(), b_ptrs.data(),
+                                               CUDA_R_16BF, ld_k.data(), beta.data(), c_ptrs.data(), CUDA_R_16BF,
+                                               ld_n.data(), int(active.size()), group_size.data(), CUBLAS_COMPUTE_32F));
+  }
+};
+
+/// Our C against the fp64 reference on some rows of some experts: the first rows and the last rows
+/// (its partial last tile) of the first active expert and of the busiest one. C was poisoned first.
+CheckResult check_some_experts(const bf16* A, const bf16* B, const bf16* C, const std::vector<std::int64_t>& first,
+                               const std::vector<std::int64_t>& rows, int n, int k) {
+  std::vector<int> experts;
+  for (int g = 0; g < int(rows.size()); ++g)
+    if (rows[g] > 0) {
+      experts.push_back(g);
+      break;
+    }
+  experts.push_back(int(std::max_element(rows.begin(), rows.end()) - rows.begin()));
+  CheckResult worst;  // the largest error, or the first failure
+  worst.ok = true;
+  for (int g : experts) {
+    if (rows[g] == 0) continue;
+    for (std::int64_t r0 : {std::int64_t(0), std::max<std::int64_t>(0, rows[g] - 160)}) {
+      const std::int64_t m = std::min<std::int64_t>(rows[g] - r0, 160);
+      GemmProblem p;
+      p.m = m, p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
+      const Reference ref = reference_gemm_device(p, A + (first[g] + r0) * k, B + std::int64_t(g) * n * k);
+      std::vector<bf16> out(std::size_t(m) * n);
+      MM_CUDA_CHECK(cudaMemcpy(out.data(), C + (first[g] + r0) * n, out.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+      const CheckResult c = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
+      if (!worst.ok) continue;
+      if (!c.ok) {
+        worst = c;
+        worst.summary = "expert " + std::to_string(g) + " rows " + std::to_string(r0) + "..: " + c.summary;
+      } else if (c.rel_frobenius >= worst.rel_frobenius) {
+        worst = c;
+      }
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_arg = "all", tokens_arg = "16384,4096,256,64", routing_arg = "balanced,skewed",
+              projection_arg = "gate_up,down", kernel_arg = "all", csv, reps_arg = "10", warmup_arg = "3", seed_arg = "42";
+  bool no_check = false, no_roof = false;
+  CLI::App app{"Chapter 13: grouped GEMM for mixture-of-experts layers (bf16, RCR), next to a loop of cuBLAS GEMMs and "
+               "cuBLAS's grouped GEMM, and a roofline per shape",
+               "ch13_grouped_moe"};
+  app.add_option("--model", model_arg, "comma-separated: deepseek-v3, mixtral-8x7b, qwen3-30b-a3b or all (default all)")
+      ->type_name("NAMES");
+  app.add_option("--tokens", tokens_arg, "comma-separated tokens per batch (default 16384,4096,256,64)")->type_name("INTS");
+  app.add_option("--routing", routing_arg, "comma-separated: balanced, skewed (default both)")->type_name("NAMES");
+  app.add_option("--projection", projection_arg, "comma-separated: gate_up, down (default both)")->type_name("NAMES");
+  app.add_option("--kernel", kernel_arg,
+                 "comma-separated: grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64 (default all; "
+                 "the masked and 64-row ones at 256 tokens or fewer; the cuBLAS ways always run)")
+      ->type_name("NAMES");
+  app.add_option("--reps", reps_arg, "timed repetitions (default 10)")->type_name("INT");
+  app.add_option("--warmup", warmup_arg, "untimed warm-up runs (default 3)")->type_name("INT");
+  app.add_option("--csv", csv, "write the results to this CSV file (checked before the run)")->type_name("FILE");
+  app.add_flag("--no-check", no_check, "skip the comparison with the fp64 reference");
+  app.add_flag("--no-roof", no_roof,
+               "skip measuring the roofline (cuBLAS dense and cudaMemcpy; for the sanitizers): roof_ms and pct_of_roof left empty");
+  app.add_option("--seed", seed_arg, "seed of the routing and the inputs (default 42)")->type_name("INT");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::cerr << "ch13_grouped_moe: error: " << what << '\n';
+    return 2;
+  }
+  std::vector<Model> models;
+  for (const std::string& name : split(model_arg)) {
+    bool found = false;
+    for (const Model& m : kModels)
+      if (name == "all" || name == m.name) models.push_back(m), found = true;
+    if (!found) bad("--model", "'" + name + "' is not one of deepseek-v3, mixtral-8x7b, qwen3-30b-a3b, all");
+  }
+  std::vector<int> token_counts;
+  for (const std::string& t : split(tokens_arg)) token_counts.push_back(int(parse_int(t, "--tokens", 1)));
+  std::vector<Routing> routings;
+  for (const std::string& r : split(routing_arg)) {
+    if (r == "balanced") routings.push_back(Routing::balanced);
+    else if (r == "skewed") routings.push_back(Routing::skewed);
+    else bad("--routing", "'" + r + "' is not balanced or skewed");
+  }
+  std::vector<std::string> proj_names = split(projection_arg);
+  for (const std::string& p : proj_names)
+    if (p != "gate_up" && p != "down") bad("--projection", "'" + p + "' is not gate_up or down");
+  const std::vector<std::string> kernel_names = {"grouped_contiguous", "grouped_masked", "grouped_contiguous_64", "grouped_masked_64"};
+  std::set<std::string> selected;
+  for (const std::string& kname : split(kernel_arg)) {
+    if (kname == "all") selected.insert(kernel_names.begin(), kernel_names.end());
+    else if (std::find(kernel_names.begin(), kernel_names.end(), kname) != kernel_names.end()) selected.insert(kname);
+    else bad("--kernel", "'" + kname + "' is not grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64 or all");
+  }
+  TimingOptions timing;
+  timing.reps = int(parse_int(reps_arg, "--reps", 1));
+  timing.warmup = int(parse_int(warmup_arg, "--warmup", 0));
+  const std::uint64_t seed = std::uint64_t(parse_int(seed_arg, "--seed", 0));
+  if (!csv.empty())
+    if (std::string why = csv_unwritable(csv); !why.empty()) bad("--csv", "cannot write '" + csv + "': " + why);
+  if (skipped_on_this_gpu("ch13_grouped_moe", arch::sm90a)) return 0;
+  const DeviceInfo& dev = device_info();
+  std::cout << "13_grouped_moe on " << dev.name << " (" << dev.sm_count << " SMs), " << cuda_version_string() << "\n";
+
+  cublasHandle_t handle;
+  MM_CUBLAS_CHECK(cublasCreate(&handle));
+  // The bandwidth roof: cudaMemcpy of 2 GiB device to device, bytes read and written per second.
+  double copy_gbps = not_measured;
+  if (!no_roof) {
+    const std::size_t bytes = std::size_t(2) << 30;
+    DeviceBuffer<char> src(bytes), dst(bytes);
+    MM_CUDA_CHECK(cudaMemset(src.data(), 1, bytes));
+    const Timing t = time_on_gpu([&](cudaStream_t s) { MM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s)); },
+                                 timing);
+    copy_gbps = 2.0 * double(bytes) / (t.median_ms * 1e-3) / 1e9;
+    std::cout << "cudaMemcpy roof: " << copy_gbps << " GB/s\n";
+  }
+
+  std::vector<Row> out;
+  int failures = 0;
+  std::map<std::pair<int, int>, double> dense_tflops;  // (N, K) -> cuBLAS dense TFLOP/s at 8192 rows
+  for (const Model& model : models) {
+    for (const Projection& proj : projections(model)) {
+      if (std::find(proj_names.begin(), proj_names.end(), proj.name) == proj_names.end()) continue;
+      const int n = proj.n, k = proj.k, E = model.experts;
+      DeviceBuffer<bf16> B(std::size_t(E) * n * k);
+      fill_random(B, seed + 1);
+      if (no_roof) {
+        dense_tflops[{n, k}] = not_measured;
+      } else if (!dense_tflops.count({n, k})) {  // the flop roof: cuBLAS dense, 8192 rows of this N and K
+        const int m = 8192;
+        DeviceBuffer<bf16> a(std::size_t(m) * k), c(std::size_t(m) * n);
+        fill_random(a, seed + 2);
+        const float one = 1.0f, zero = 0.0f;
+        const Timing t = time_on_gpu(
+            [&](cudaStream_t s) {
+              MM_CUBLAS_CHECK(cublasSetStream(handle, s));
+              MM_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, B.data(), CUDA_R_16BF, k, a.data(),
+                                           CUDA_R_16BF, k, &zero, c.data(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            },
+            timing);
+        dense_tflops[{n, k}] = 2.0 * m * n * double(k) / (t.median_ms * 1e-3) / 1e12;
+      }
+      const double dense = dense_tflops[{n, k}];
+      for (int tokens : token_counts) {
+        for (Routing routing : routings) {
+          const Routed routed = route(tokens, E, model.topk, routing, seed + 7);
+          const std::vector<std::int64_t>& rows = routed.rows;
+          const std::int64_t total = std::accumulate(rows.begin(), rows.end(), std::int64_t(0));
+          const std::int64_t max_rows = *std::max_element(rows.begin(), rows.end());
+          const int active = int(std::count_if(rows.begin(), rows.end(), [](std::int64_t r) { return r > 0; }));
+          const ContiguousLayout layout = contiguous_layout(rows);
+          DeviceBuffer<bf16> A(std::size_t(layout.rows) * k), C(std::size_t(layout.rows) * n);
+          fill_random(A, seed + 3);
+          DeviceBuffer<std::int64_t> offsets(layout.offsets);
+          const double flops = 2.0 * double(total) * n * double(k);
+          const double weight_bytes = 2.0 * double(active) * n * double(k);
+          const double bytes = weight_bytes + 2.0 * double(total) * (n + double(k));
+          const double roof_ms = no_roof ? not_measured : std::max(flops / (dense * 1e12), bytes / (copy_gbps * 1e9)) * 1e3;
+          Row base;
+          base.model = model.name, base.projection = proj.name, base.routing = routing_name(routing);
+          base.tokens = tokens, base.topk = model.topk, base.experts = E, base.active = active, base.n = n, base.k = k;
+          base.rows = total, base.max_rows = max_rows, base.buffer_rows = layout.rows, base.roof_ms = roof_ms;
+          auto finish = [&](Row r, const Timing& t) {
+            r.median_ms = t.median_ms, r.min_ms = t.min_ms;
+            r.tflops = flops / (t.median_ms * 1e-3) / 1e12;
+            r.weight_gbps = weight_bytes / (t.median_ms * 1e-3) / 1e9;
+            r.pct_of_roof = 100.0 * roof_ms / t.median_ms;
+            return r;
+          };
+          const CublasWays cublas(handle, A.data(), B.data(), C.data(), layout.first, rows, n, k);
+          Row loop = finish(base, time_on_gpu([&](cudaStream_t s) { cublas.loop(s); }, timing));
+          loop.kernel = "cublas_loop";
+          Row grouped = finish(base, time_on_gpu([&](cudaStream_t s) { cublas.grouped(s); }, timing));
+          grouped.kernel = "cublas_grouped";
+          const double best_ms = std::min(loop.median_ms, grouped.median_ms);
+          std::vector<Row> rows_here = {loop, grouped};
+          auto run_ours = [&](const std::string& name, int tile_rows, const GroupedProblem& g, bf16* a, bf16* c,
+                              const std::vector<std::int64_t>& first) {
+            if (!selected.count(name)) return;
+            const PreparedGemm gemm = prepare_grouped_gemm(g, a, B.data(), c, 0, tile_rows);
+            Row r = base;
+            r.kernel = name;
+            r.path = gemm.path;
+            r.buffer_rows = g.rows;
+            if (!no_check) {
+              MM_CUDA_CHECK(cudaMemset(c, 0xff, std::size_t(g.rows) * n * sizeof(bf16)));  // NaN: an unwritten element fails
+              gemm.run(nullptr);
+              MM_CUDA_CHECK(cudaDeviceSynchronize());
+              const CheckResult check = check_some_experts(a, B.data(), c, first, rows, n, k);
+              r.rel_error = check.rel_frobenius;
+              if (!check.ok) {
+                ++failures;
+                std::cout << "  " << name << " " << model.name << " " << proj.name << " " << tokens << " "
+                          << routing_name(routing) << ": " << check.summary << '\n';
+              }
+            }
+            r = finish(r, time_on_gpu([&](cudaStream_t s) { gemm.run(s); }, timing));
+            rows_here.push_back(r);
+          };
+          const bool decode = tokens <= 256;
+          {
+            GroupedProblem g;
+            g.groups = E, g.n = n, g.k = k, g.rows = layout.rows, g.offsets = offsets.data();
+            run_ours("grouped_contiguous", 128, g, A.data(), C.data(), layout.first);
+            if (decode) run_ours("grouped_contiguous_64", 64, g, A.data(), C.data(), layout.first);
+          }
+          if (decode && (selected.count("grouped_masked") || selected.count("grouped_masked_64"))) {
+            // Decode: a buffer of `capacity` rows per expert (every token could pick it), a count each.
+            const std::int64_t capacity = (std::int64_t(tokens) + kGroupAlignment - 1) / kGroupAlignment * kGroupAlignment;
+            DeviceBuffer<bf16> Am(std::size_t(E) * capacity * k), Cm(std::size_t(E) * capacity * n);
+            fill_random(Am, seed + 3);
+            std::vector<int> counts(rows.begin(), rows.end());
+            DeviceBuffer<int> d_counts(counts);
+            std::vector<std::int64_t> first(E);
+            for (int e = 0; e < E; ++e) first[e] = std::int64_t(e) * capacity;
+            GroupedProblem g;
+            g.groups = E, g.n = n, g.k = k, g.rows = std::int64_t(E) * capacity, g.counts = d_counts.data(), g.capacity = capacity;
+            run_ours("grouped_masked", 128, g, Am.data(), Cm.data(), first);
+            run_ours("grouped_masked_64", 64, g, Am.data(), Cm.data(), first);
+          }
+          for (Row& r : rows_here) {
+            r.pct_of_loop = 100.0 * loop.median_ms / r.median_ms;
+            r.pct_of_grouped = 100.0 * grouped.median_ms / r.median_ms;
+            r.pct_of_best_cublas = 100.0 * best_ms / r.median_ms;
+            std::printf("%-18s %-13s %-7s %6d %-8s rows %7lld max %6lld  %8.3f ms %7.1f TFLOP/s %7.0f GB/s  roof %5.1f%%  best cuBLAS %6.1f%%\n",
+                        r.kernel.c_str(), r.model.c_str(), r.projection.c_str(), r.tokens, r.routing.c_str(),
+                        (long long)r.rows, (long long)r.max_rows, r.median_ms, r.tflops, r.weight_gbps, r.pct_of_roof,
+                        r.pct_of_best_cublas);
+            out.push_back(r);
+          }
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  MM_CUBLAS_CHECK(cublasDestroy(handle));
+  if (!csv.empty()) write_rows(csv, out);
+  if (failures > 0) std::cout << failures << " check(s) failed\n";
+  return failures > 0 ? 1 : 0;
+}

@@ -1,0 +1,173 @@
+// The tile scheduler of a grouped GEMM (CUTLASS's PersistentTileSchedulerSm90Group): the tiles of every
+// group in one persistent launch, each group's found from prefix sums on the device. For a
+// mixture-of-experts layer: group g is an expert, its M_g rows of A (the tokens routed to it, sorted by
+// expert) times its own weight, all groups sharing N and K.
+//
+//   group 0: M_0 rows   tiles 0 .. T_0 - 1            T_g = ceil(M_g / BM) · ceil(N / BN)
+//   group 1: M_1 rows   tiles T_0 .. T_0 + T_1 - 1    (an empty group has no tiles)
+//   ...
+//
+// Block b of a grid of G takes tiles b, b + G, b + 2G, ... of that list, as PersistentTileScheduler
+// does for one GEMM; within a group, tiles follow GroupedTileScheduler's order. The group of tile t
+// is the g with T_0 + .. + T_{g-1} <= t < T_0 + .. + T_g: the block keeps a cursor (the group it is in
+// and that group's first tile) that only moves forward, since its tiles only grow, so it reads each
+// group's row count once over the whole launch (CUTLASS keeps the same cursor).
+//
+// The row counts live on the device and are read by the kernel: the host launches without knowing
+// them (the router wrote them), which is what lets a CUDA graph replay the layer. Two ways to give
+// them, as DeepGEMM's two grouped kernels take them:
+//
+//   contiguous  offsets[0..E]: group g's rows are offsets[g] .. offsets[g+1] - 1 of A and C (prefill:
+//               the routed tokens sorted by expert, back to back). With a row alignment (DeepGEMM's
+//               "psum" layout) offsets[g + 1] is where group g ends and it starts at
+//               align_up(offsets[g], alignment): each group's first row on a tile's edge, so that
+//               no tile holds two groups' rows (the rows between are padding the caller leaves)
+//   masked      counts[0..E-1] and a capacity: group g's rows are g·capacity .. g·capacity + counts[g] - 1
+//               (decode: a fixed buffer per expert, a count per expert)
+//
+// What a unit tells the kernel beyond PersistentTileScheduler's: the group (whose weight B_g to read),
+// the first row of the tile in A and C, and the group's last row (so that neither the main loop's
+// loads nor the epilogue's stores cross into the next group's rows).
+#pragma once
+
+#include <cstdint>
+
+#include "gemm/tile_scheduler.hpp"
+#include "gemm/tile_scheduler_sm90.hpp"  // WorkTileInfo, TileOrigin
+#include "layout/integer.hpp"
+
+namespace mm {
+
+/// A unit of a grouped schedule: a whole tile of one group. WorkTileInfo's fields (the tile within the
+/// group's own C, its position in the list of all groups' tiles, K steps 0 .. k_steps), so that a
+/// kernel and its main loop take it as they take one GEMM's, and where the group's rows are.
+struct GroupWorkTileInfo : WorkTileInfo {
+  int group = 0;               ///< the group (expert) the tile is in
+  std::int64_t row_begin = 0;  ///< the tile's first row in A and C (the group's first row + tile.m · BM)
+  std::int64_t row_end = 0;    ///< one past the group's last row in A and C (rows at or past it are not the group's)
+  int b_tile_n = 0;            ///< the tile's column of tiles in the groups' stacked B: group · tiles_n + tile.n
+};
+
+/// Where a grouped tile is: its first row in A and C, its first column of C, and its first row of the
+/// groups' stacked B (E·N rows of K: group g's weight is rows g·N .. g·N + N - 1, with N = tiles_n·BN).
+template <class Cfg>
+MM_HD TileOrigin tile_origin(const GroupWorkTileInfo& w) {
+  return {int(w.row_begin), w.tile.n * Cfg::BN::value, w.b_tile_n * Cfg::BN::value};
+}
+
+/// Whole tiles of every group of a grouped GEMM, in one persistent launch (see the file comment).
+struct PersistentGroupTileScheduler {
+  /// Where the groups' rows are, and the tile.
+  struct Params {
+    int groups;                    ///< E: the number of groups (experts)
+    const std::int64_t* offsets;   ///< contiguous: E + 1 row offsets (offsets[0] = 0, not decreasing); else null
+    const int* counts;             ///< masked: E row counts, each at most `capacity`; else null
+    std::int64_t capacity;         ///< masked: rows between the starts of two groups
+    int tiles_n;                   ///< tiles along N (every group's)
+    int bm;                        ///< rows of a tile
+    int group_m;                   ///< GroupedTileScheduler's rows of tiles walked before the next column
+    int k_steps;                   ///< K steps of every tile
+    int alignment;                 ///< contiguous: group g starts at align_up(offsets[g], alignment) (1: at offsets[g])
+  };
+  using WorkTileInfo = GroupWorkTileInfo;  ///< what get_current_work hands out
+  Params params;            ///< the schedule
+  std::int64_t current;     ///< the block's current tile in the list of all groups' tiles
+  std::int64_t stride;      ///< blocks of the grid
+  int group = 0;            ///< the cursor: the group `current` was last found in
+  std::int64_t group_first = 0;  ///< the cursor: the list position of that group's first tile
+
+  /// Block `block` of a grid of `blocks` (blockIdx.x and gridDim.x in a kernel).
+  MM_HD PersistentGroupTileScheduler(const Params& p, int block, int blocks) : params(p), current(block), stride(blocks) {}
+
+  /// Contiguous groups: `offsets` (E + 1 of them, in the memory the kernel reads), tiles of bm rows,
+  /// `tiles_n` tiles along N.
+  /// `alignment`: each group starts on a multiple of it (see the file comment); `k_steps`: K steps of a tile.
+  static Params contiguous(int groups, const std::int64_t* offsets, int bm, int tiles_n, int group_m = 8, int k_steps = 1,
+                           int alignment = 1) {
+    return {groups, offsets, nullptr, 0, tiles_n, bm, group_m, k_steps, alignment};
+  }
+  /// Masked groups: `counts` (E of them) of at most `capacity` rows each, group g from row g·capacity.
+  static Params masked(int groups, const int* counts, std::int64_t capacity, int bm, int tiles_n, int group_m = 8,
+                       int k_steps = 1) {
+    return {groups, nullptr, counts, capacity, tiles_n, bm, group_m, k_steps, 1};
+  }
+  /// Units of work the grid can share: unknown on the host (the counts are the device's), so as many
+  /// blocks as the GPU holds.
+  static std::int64_t units(const Params&) { return INT64_MAX; }
+
+  /// Group g's first row in A and C.
+  MM_HD std::int64_t first_row(int g) const {
+    if (params.offsets == nullptr) return std::int64_t(g) * params.capacity;
+    const std::int64_t a = params.alignment;
+    return (params.offsets[g] + a - 1) / a * a;
+  }
+  /// Group g's rows. Counts the host could not check (the device's) are clamped: a negative count or
+  /// end reads as an empty group, a masked count above the capacity as the capacity, so that a bad
+  /// router makes wrong rows, never a read or write outside the group's buffer.
+  MM_HD std::int64_t rows(int g) const {
+    const std::int64_t r = params.offsets ? params.offsets[g + 1] - first_row(g) : std::int64_t(params.counts[g]);
+    if (r < 0) return 0;
+    return params.offsets == nullptr && r > params.capacity ? params.capacity : r;
+  }
+  /// Group g's tiles.
+  MM_HD std::int64_t tiles(int g) const { return (rows(g) + params.bm - 1) / params.bm * params.tiles_n; }
+
+  /// The block's current unit: moves the cursor forward to the group of `current`, then that group's tile.
+  MM_HD GroupWorkTileInfo get_current_work() {
+    GroupWorkTileInfo w;
+    while (group < params.groups && current >= group_first + tiles(group)) {
+      group_first += tiles(group);
+      ++group;
+    }
+    w.valid = group < params.groups;
+    if (!w.valid) return w;
+    const int tiles_m = int((rows(group) + params.bm - 1) / params.bm);
+    const GroupedTileScheduler order{tiles_m, params.tiles_n, params.group_m < tiles_m ? params.group_m : tiles_m};
+    w.group = group;
+    w.tile = order.tile(current - group_first);
+    w.row_begin = first_row(group) + std::int64_t(w.tile.m) * params.bm;
+    w.row_end = first_row(group) + rows(group);
+    w.tile_index = current;
+    w.b_tile_n = group * params.tiles_n + w.tile.n;
+    w.split = 0;
+    w.k_begin = 0;
+    w.k_end = params.k_steps;
+    return w;
+  }
+  /// The next unit `count` steps on.
+  MM_HD GroupWorkTileInfo advance_to_next_work(int count = 1) {
+    current += stride * count;
+    return get_current_work();
+  }
+
+  /// Whole tiles leave no partial sums: nothing to fix up.
+  template <int NAcc>
+  MM_HD void fixup(const GroupWorkTileInfo&, float (&)[NAcc], int, int, WatchdogState&) const {}
+  /// Every unit stores its tile.
+  MM_HD constexpr bool compute_epilogue(const GroupWorkTileInfo&) const { return true; }
+
+  /// Empty when `p` describes groups a kernel can walk: E >= 1, offsets that start at 0 and never
+  /// decrease (contiguous), counts from 0 to the capacity (masked); otherwise one line saying which is
+  /// wrong. The host checks what it can see (a test, a library with host copies of the counts); a kernel
+  /// reading device counts trusts the router that wrote them.
+  static const char* rejects(const Params& p) {
+    if (p.groups < 1) return "needs at least one group";
+    if (p.bm < 1 || p.tiles_n < 0) return "needs a tile of at least one row";
+    if (p.alignment < 1) return "needs an alignment of at least one row";
+    if ((p.offsets == nullptr) == (p.counts == nullptr)) return "needs either offsets (contiguous) or counts (masked)";
+    if (p.offsets) {
+      if (p.offsets[0] != 0) return "offsets[0] must be 0";
+      const std::int64_t a = p.alignment;
+      for (int g = 0; g < p.groups; ++g)
+        if (p.offsets[g + 1] < (p.offsets[g] + a - 1) / a * a)
+          return a == 1 ? "offsets must not decrease (a group of negative rows)"
+                        : "a group's end must not come before its aligned start (offsets[g + 1] < align_up(offsets[g]))";
+    } else {
+      for (int g = 0; g < p.groups; ++g)
+        if (p.counts[g] < 0 || p.counts[g] > p.capacity) return "every count must be from 0 to the capacity";
+    }
+    return "";
+  }
+};
+
+}  // namespace mm

@@ -1,0 +1,180 @@
+// Chapter 13: grouped_contiguous and grouped_masked against the fp64 reference, expert by expert.
+#include <gtest/gtest.h>
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "13_grouped_moe/steps.hpp"
+#include "gpu_test.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/random.hpp"
+#include "harness/reference.hpp"
+
+using namespace mm;
+using namespace mm::ch13;
+
+namespace {
+
+constexpr int kGuardRows = 130;  // rows of C past the buffer the kernel is given: must stay poisoned
+
+/// Each expert's rows of C (poisoned before the launch) against the fp64 reference of its rows of A
+/// times its weight; the pad rows between experts are not checked, the guard rows past the buffer
+/// must be untouched.
+void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k, bool masked, int max_blocks, int tile_rows) {
+  const int E = int(rows.size());
+  std::vector<std::int64_t> first(E);
+  std::int64_t buffer_rows = 0, capacity = 0;
+  ContiguousLayout layout;
+  if (masked) {
+    capacity = std::max<std::int64_t>(kGroupAlignment, (*std::max_element(rows.begin(), rows.end()) + 127) / 128 * 128);
+    for (int e = 0; e < E; ++e) first[e] = e * capacity;
+    buffer_rows = E * capacity;
+  } else {
+    layout = contiguous_layout(rows);
+    first = layout.first;
+    buffer_rows = layout.rows;
+  }
+  DeviceBuffer<bf16> A(std::size_t(buffer_rows) * k), B(std::size_t(E) * n * k), C(std::size_t(buffer_rows + kGuardRows) * n);
+  fill_random(A, 11);
+  fill_random(B, 12);
+  MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
+  DeviceBuffer<std::int64_t> offsets(masked ? std::vector<std::int64_t>{0} : layout.offsets);
+  std::vector<int> counts(rows.begin(), rows.end());
+  DeviceBuffer<int> d_counts(counts);
+  GroupedProblem g;
+  g.groups = E, g.n = n, g.k = k, g.rows = buffer_rows;
+  if (masked) g.counts = d_counts.data(), g.capacity = capacity;
+  else g.offsets = offsets.data();
+  ASSERT_EQ(grouped_rejects(g), "");
+  const PreparedGemm gemm = prepare_grouped_gemm(g, A.data(), B.data(), C.data(), max_blocks, tile_rows);
+  gemm.run(nullptr);
+  MM_CUDA_CHECK(cudaGetLastError());
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<bf16> c = C.download();
+  for (int e = 0; e < E; ++e) {
+    if (rows[e] == 0) continue;
+    GemmProblem p;
+    p.m = rows[e], p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
+    const Reference ref = reference_gemm_device(p, A.data() + first[e] * k, B.data() + std::int64_t(e) * n * k);
+    const std::vector<bf16> out(c.begin() + first[e] * n, c.begin() + (first[e] + rows[e]) * n);
+    const CheckResult r = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
+    EXPECT_TRUE(r.ok) << "expert " << e << " of " << E << " (" << rows[e] << " rows, N " << n << ", K " << k
+                      << (masked ? ", masked" : ", contiguous") << ", " << tile_rows << "-row tiles, " << max_blocks
+                      << " blocks at most): " << r.summary;
+  }
+  for (std::int64_t i = buffer_rows * n; i < std::int64_t(c.size()); ++i) {
+    const float v = __bfloat162float(c[i]);
+    ASSERT_TRUE(v != v) << "an element past the buffer was written, row " << i / n;
+  }
+}
+
+struct Case {
+  std::string name;
+  std::vector<std::int64_t> rows;
+  int n, k;
+};
+
+/// gtest prints a case by its name (not its bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::vector<Case> cases() {
+  std::vector<std::int64_t> many(37);
+  for (int e = 0; e < 37; ++e) many[e] = (e * 7919) % 23;  // many small groups, some empty
+  return {
+      {"OneExpertOneRow", {1}, 256, 64},
+      {"OneExpertIsAPlainGemm", {300}, 512, 136},
+      {"EmptyExpertsAroundOne", {0, 0, 257, 0}, 256, 64},
+      {"TileEdges", {1, 127, 128, 129, 0, 255, 256}, 256, 72},
+      {"AllEmptyButTheLast", {0, 0, 0, 5}, 768, 200},
+      {"ManySmallGroups", many, 256, 8},
+      {"NoRowsAtAll", {0, 0}, 256, 64},
+  };
+}
+
+class Grouped : public ::testing::TestWithParam<std::tuple<Case, bool>> {};
+
+TEST_P(Grouped, EveryExpertMatchesTheReference) {
+  MM_REQUIRE_ARCH(arch::sm90a);
+  const auto& [c, masked] = GetParam();
+  for (int tile_rows : {128, 64})
+    for (int max_blocks : {0, 3}) expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, tile_rows);
+}
+
+INSTANTIATE_TEST_SUITE_P(ch13, Grouped, ::testing::Combine(::testing::ValuesIn(cases()), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::get<0>(info.param).name + (std::get<1>(info.param) ? "_masked" : "_contiguous");
+                         });
+
+TEST(Router, EachTokenPicksDistinctExpertsAndTheCountsAddUp) {
+  MM_REQUIRE_GPU();
+  for (Routing routing : {Routing::balanced, Routing::skewed}) {
+    const int tokens = 4096, E = 64, k = 8;
+    const Routed r = route(tokens, E, k, routing, 42);
+    ASSERT_EQ(int(r.rows.size()), E);
+    EXPECT_EQ(std::accumulate(r.rows.begin(), r.rows.end(), std::int64_t(0)), std::int64_t(tokens) * k);
+    std::vector<std::int64_t> counted(E, 0);
+    for (int t = 0; t < tokens; ++t) {
+      std::set<int> seen;
+      float sum = 0;
+      for (int j = 0; j < k; ++j) {
+        const int id = r.ids[t * k + j];
+        ASSERT_GE(id, 0);
+        ASSERT_LT(id, E);
+        EXPECT_TRUE(seen.insert(id).second) << "token " << t << " picked expert " << id << " twice";
+        ++counted[id];
+        sum += r.weights[t * k + j];
+      }
+      EXPECT_NEAR(sum, 1.0f, 1e-5f);
+    }
+    EXPECT_EQ(counted, r.rows);
+    const double mean = double(tokens) * k / E;
+    if (routing == Routing::skewed) {
+      for (int e = E - E / 8; e < E; ++e) EXPECT_EQ(r.rows[e], 0) << "the last E/8 experts get nothing";
+      EXPECT_EQ(std::max_element(r.rows.begin(), r.rows.end()) - r.rows.begin(), 0) << "expert 0 is the busiest";
+      EXPECT_GT(double(r.rows[0]), 3.0 * mean);
+      EXPECT_LT(double(r.rows[0]), 6.0 * mean);
+    } else {
+      for (int e = 0; e < E; ++e) EXPECT_LT(std::abs(double(r.rows[e]) - mean), 0.2 * mean) << "expert " << e;
+    }
+  }
+}
+
+TEST(GroupedRejects, ProblemsTheKernelCannotTake) {
+  const std::int64_t offsets[2] = {0, 1};
+  const int counts[1] = {1};
+  GroupedProblem g;
+  g.groups = 1, g.n = 256, g.k = 64, g.rows = 128, g.offsets = offsets;
+  EXPECT_EQ(grouped_rejects(g), "");
+  GroupedProblem bad = g;
+  bad.n = 300;
+  EXPECT_NE(grouped_rejects(bad).find("N % 256"), std::string::npos);
+  bad = g, bad.k = 20;
+  EXPECT_NE(grouped_rejects(bad).find("K % 8"), std::string::npos);
+  bad = g, bad.groups = 0;
+  EXPECT_NE(grouped_rejects(bad), "");
+  bad = g, bad.counts = counts;
+  EXPECT_NE(grouped_rejects(bad).find("either"), std::string::npos);
+  bad = g, bad.offsets = nullptr, bad.counts = counts, bad.capacity = 100;
+  EXPECT_NE(grouped_rejects(bad).find("capacity"), std::string::npos);
+  EXPECT_THROW(contiguous_layout({3, -1}), std::invalid_argument);
+  EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, 96), std::invalid_argument);
+  EXPECT_THROW(route(10, 8, 9, Routing::balanced, 1), std::invalid_argument);
+  EXPECT_THROW(route(10, 8, 8, Routing::skewed, 1), std::invalid_argument);  // skewed leaves 7 experts
+}
+
+TEST(GroupedLayout, EachExpertStartsOnATileEdge) {
+  const ContiguousLayout l = contiguous_layout({1, 0, 128, 129, 3});
+  EXPECT_EQ(l.first, (std::vector<std::int64_t>{0, 128, 128, 256, 512}));
+  EXPECT_EQ(l.offsets, (std::vector<std::int64_t>{0, 1, 128, 256, 385, 515}));
+  EXPECT_EQ(l.rows, 640);
+}
+
+}  // namespace

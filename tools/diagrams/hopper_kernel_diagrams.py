@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The pictures of chapters 10-12's composed Hopper kernels, as plain SVG.
+"""The pictures of chapters 10-13's composed Hopper kernels, as plain SVG.
 
     python3 tools/diagrams/hopper_kernel_diagrams.py [--out docs/images] [--facts FACTS]
     python3 tools/diagrams/hopper_kernel_diagrams.py --check-dump DUMP   # DUMP: what hopper_kernel_dump printed
@@ -21,6 +21,9 @@ asks the library itself) or from a schematic model where it says so:
                                    each value (CollectiveEpilogueStrided's store, run on the host)
   hopper_wgmma_accumulators.svg    wgmma's 64×16 accumulators (MMA_Traits<...>::CLayout) and the stmatrix
                                    stores of one 64×64 chunk (StsmAccumulatorMap, stmatrix emulated)
+  hopper_grouped.svg               chapter 13: six experts' tiles on six blocks, a launch per expert
+                                   (PersistentTileScheduler per expert) against one grouped launch
+                                   (PersistentGroupTileScheduler), each tile one unit of time
 
 Only the standard library is used (and the drawing class of hopper_diagrams.py). The facts are checked
 for consistency before anything is drawn (every K step of every tile in one unit, one finisher per tile;
@@ -87,6 +90,9 @@ class Facts:
         self.stsm_addr: dict[tuple[int, int, int], tuple[int, int]] = {}
         self.stsm_elem: dict[tuple[int, int], tuple[int, int]] = {}
         self.swap: dict | None = None
+        self.grouped: dict | None = None
+        self.gunits: list[dict] = []
+        self.lunits: list[dict] = []
         self.swap_store: dict[tuple[int, int], list[int]] = {}
         for n, line in enumerate(text.splitlines(), 1):
             f = line.split()
@@ -150,6 +156,15 @@ class Facts:
             self.swap = dict(M=m, N=n, BM=bm, BN=bn, row_stride=rs, col_stride=cs)
         elif k == "swap_store":
             self.swap_store[(int(f[1]), int(f[2]))] = [int(x) for x in f[3:]]
+        elif k == "grouped":
+            e, tn, bm, blocks = map(int, f[1:5])
+            self.grouped = dict(experts=e, tiles_n=tn, bm=bm, blocks=blocks, rows=[int(x) for x in f[5:]])
+        elif k == "gunit":
+            b, j, idx, g, m, n, r0, r1 = map(int, f[1:9])
+            self.gunits.append(dict(block=b, j=j, tile=idx, g=g, m=m, n=n, row_begin=r0, row_end=r1))
+        elif k == "lunit":
+            g, b, j, m, n = map(int, f[1:6])
+            self.lunits.append(dict(g=g, block=b, j=j, m=m, n=n))
         else:
             raise ValueError(f"unknown fact {k!r}")
 
@@ -798,12 +813,104 @@ def draw_accumulators(F: Facts) -> Svg:
     return s
 
 
+EXPERT_TINTS = ["#9fc5e8", "#f9cb9c", "#b6d7a8", "#d5a6bd", "#ffe599", "#a2c4c9"]  # experts 0-5 of chapter 13
+
+
+def draw_grouped(F: Facts) -> Svg:
+    """Chapter 13: the tiles of a few experts on a few blocks, one launch per expert (the loop) against one
+    grouped launch (PersistentGroupTileScheduler), each tile one unit of time (every tile has the same K)."""
+    G = F.grouped
+    if G is None or not F.gunits or not F.lunits:
+        raise BadFacts("no grouped schedule")
+    E, tn, bm, blocks, rows = G["experts"], G["tiles_n"], G["bm"], G["blocks"], G["rows"]
+    tiles = [-(-r // bm) * tn for r in rows]
+    # Every tile of every expert once in the grouped launch, and once in the loop.
+    want = {(g, m, n) for g in range(E) for m in range(-(-rows[g] // bm)) for n in range(tn)}
+    if sorted((u["g"], u["m"], u["n"]) for u in F.gunits) != sorted(want):
+        raise BadFacts("grouped: the units are not every tile of every expert once")
+    if sorted((u["g"], u["m"], u["n"]) for u in F.lunits) != sorted(want):
+        raise BadFacts("loop: the launches' units are not every tile of every expert once")
+    width, lane_h, cell = 880, 24, 44
+    gap = 26  # between two launches of the loop: the launch, and the drain before it
+    s = Svg("hopper_grouped", width, 2000)
+    s.text(20, 24, f"{E} experts, one projection, {blocks} persistent blocks: a launch per expert against one grouped launch",
+           14, weight="bold")
+    y = s.para(20, 44, f"Expert g has M_g rows of tokens and {tn} column tiles; a tile is {bm} rows, so expert g has "
+               f"ceil(M_g / {bm}) · {tn} tiles. Each cell is one tile, one unit of time (every tile has the same K); "
+               "its colour is its expert.", 11, width=width - 40, gap=1.35)
+    # The experts.
+    y += 10
+    x = 20
+    for g in range(E):
+        label = f"expert {g}: {rows[g]} rows, {tiles[g]} tiles"
+        w = 14 + len(label) * 6.4
+        s.rect(x, y, 12, 12, fill=EXPERT_TINTS[g % len(EXPERT_TINTS)], stroke=DARK, sw=0.8)
+        s.text(x + 16, y + 10, label, 10.5)
+        x += w + 10
+        if x > width - 160 and g + 1 < E:
+            x, y = 20, y + 18
+    y += 34
+
+    def lanes(top: float, title: str, note: str) -> float:
+        s.text(20, top, title, 13, weight="bold")
+        yy = s.para(20, top + 16, note, 11, width=width - 40, gap=1.35) + 6
+        for b in range(blocks):
+            s.text(58, yy + b * lane_h + 16, f"b{b}", 11, anchor="end")
+        return yy
+
+    # The loop: launch after launch, each on min(blocks, its tiles) blocks.
+    launches = [g for g in range(E) if tiles[g] > 0]
+    rounds = {g: 1 + max(u["j"] for u in F.lunits if u["g"] == g) for g in launches}
+    total_loop = sum(rounds.values())
+    top = lanes(y, f"A loop of GEMMs: {len(launches)} launches, {total_loop} rounds of tiles",
+                "Each launch runs one expert's tiles; when they are fewer than the blocks, or not a multiple of them, "
+                "blocks wait for the launch to end (grey). Expert 1 has no rows: no launch.")
+    x0 = 64
+    x = x0
+    for i, g in enumerate(launches):
+        for b in range(blocks):
+            for j in range(rounds[g]):
+                u = [u for u in F.lunits if u["g"] == g and u["block"] == b and u["j"] == j]
+                xc, yc = x + j * cell, top + b * lane_h
+                if u:
+                    s.rect(xc, yc, cell, lane_h - 4, fill=EXPERT_TINTS[g % len(EXPERT_TINTS)], stroke="#ffffff", sw=1)
+                    cell_text(s, xc, yc + 14, cell, f"e{g} {u[0]['m']},{u[0]['n']}", 9)
+                else:
+                    s.rect(xc, yc, cell, lane_h - 4, fill="#eeeeee", stroke="#ffffff", sw=1)
+        x += rounds[g] * cell
+        if i + 1 < len(launches):
+            s.line(x + gap / 2, top - 4, x + gap / 2, top + blocks * lane_h, stroke=GREY, sw=1, dash="3,3")
+            x += gap
+    loop_end = x
+    s.text(loop_end + 8, top + blocks * lane_h / 2 + 4, f"{total_loop} rounds + {len(launches) - 1} launch gaps", 11,
+           fill=RED, weight="bold")
+    y = top + blocks * lane_h + 30
+    # The grouped launch.
+    grounds = 1 + max(u["j"] for u in F.gunits)
+    top = lanes(y, f"One grouped launch: {grounds} rounds of tiles",
+                f"The scheduler lists every expert's tiles one after the other ({sum(tiles)} tiles) and block b takes "
+                f"tiles b, b + {blocks}, b + {2 * blocks}, ...: one expert's last round is filled by the next expert's "
+                "tiles. Cell: expert, tile row, tile column (gemm/tile_scheduler_group_sm90.hpp).")
+    for u in F.gunits:
+        xc, yc = x0 + u["j"] * cell, top + u["block"] * lane_h
+        s.rect(xc, yc, cell, lane_h - 4, fill=EXPERT_TINTS[u["g"] % len(EXPERT_TINTS)], stroke="#ffffff", sw=1)
+        cell_text(s, xc, yc + 14, cell, f"e{u['g']} {u['m']},{u['n']}", 9)
+    s.text(x0 + grounds * cell + 8, top + blocks * lane_h / 2 + 4, f"{grounds} rounds", 11, fill=RED, weight="bold")
+    y = top + blocks * lane_h + 24
+    s.text(20, y, "every cell is a unit PersistentGroupTileScheduler (below) or PersistentTileScheduler (above) hands "
+                  "out,", 10, fill=GREY)
+    s.text(20, y + 14, "walked for each block on the host (tools/diagrams/hopper_kernel_dump)", 10, fill=GREY)
+    s.height = int(y + 26)
+    return s
+
+
 PICTURES = {
     "hopper_schedules": draw_schedules,
     "hopper_pingpong": lambda F: draw_pingpong(),
     "hopper_multicast": draw_multicast,
     "hopper_swap_ab": draw_swap_ab,
     "hopper_wgmma_accumulators": draw_accumulators,
+    "hopper_grouped": draw_grouped,
 }
 
 

@@ -27,6 +27,11 @@
 //                                     value i each column of the row holds (rows 0-15, warp 0's)
 //   swap <M> <N> <BM> <BN> <row stride> <col stride>   swap-AB: C (M×N) as the kernel's rows × cols
 //   swap_store <warpgroup> <t> <offset> x NAcc   tile (0,0) of Cᵀ: where in C each value of thread t goes
+//   grouped <experts> <tiles_n> <bm> <blocks> <rows of expert 0> ...   chapter 13's example
+//   gunit <block> <j> <tile index> <expert> <m> <n> <row_begin> <row_end>   PersistentGroupTileScheduler's
+//        unit j of `block` (contiguous experts, each aligned to bm rows)
+//   lunit <expert> <block> <j> <m> <n>   the loop of one GEMM per expert: launch `expert`'s
+//        PersistentTileScheduler on min(blocks, its tiles) blocks
 #include <cuda_bf16.h>
 
 #include <array>
@@ -40,6 +45,7 @@
 #include "gemm/epilogue_sm90.hpp"
 #include "gemm/pipeline.hpp"
 #include "gemm/smem_layout_sm90.hpp"
+#include "gemm/tile_scheduler_group_sm90.hpp"
 #include "gemm/tile_scheduler_sm90.hpp"
 #include "layout/all.hpp"
 #include "layout/copy_traits_sm90_tma.hpp"
@@ -270,6 +276,38 @@ void print_swap() {
     }
 }
 
+// ---- Chapter 13: the tiles of every expert in one launch, against a launch per expert ----
+
+void print_grouped() {
+  constexpr int kBM = 128, kTilesNG = 2, kGroupBlocks = 6;
+  const std::vector<std::int64_t> rows = {300, 0, 130, 40, 520, 90};
+  std::vector<std::int64_t> offsets{0};
+  for (std::int64_t r : rows) offsets.push_back((offsets.back() + kBM - 1) / kBM * kBM + r);
+  std::printf("grouped %zu %d %d %d", rows.size(), kTilesNG, kBM, kGroupBlocks);
+  for (std::int64_t r : rows) std::printf(" %lld", static_cast<long long>(r));
+  std::printf("\n");
+  const auto params = PersistentGroupTileScheduler::contiguous(int(rows.size()), offsets.data(), kBM, kTilesNG, 8, 1, kBM);
+  for (int b = 0; b < kGroupBlocks; ++b) {
+    PersistentGroupTileScheduler s(params, b, kGroupBlocks);
+    int j = 0;
+    for (GroupWorkTileInfo w = s.get_current_work(); w.is_valid(); w = s.advance_to_next_work())
+      std::printf("gunit %d %d %lld %d %d %d %lld %lld\n", b, j++, static_cast<long long>(w.tile_index), w.group, w.tile.m,
+                  w.tile.n, static_cast<long long>(w.row_begin), static_cast<long long>(w.row_end));
+  }
+  for (std::size_t g = 0; g < rows.size(); ++g) {
+    const int tiles_m = int((rows[g] + kBM - 1) / kBM);
+    if (tiles_m == 0) continue;
+    const GroupedTileScheduler order{tiles_m, kTilesNG, 8 < tiles_m ? 8 : tiles_m};
+    const int blocks = int(order.size() < kGroupBlocks ? order.size() : kGroupBlocks);
+    for (int b = 0; b < blocks; ++b) {
+      PersistentTileScheduler s(PersistentTileScheduler::to_underlying_arguments(order, 1), b, blocks);
+      int j = 0;
+      for (WorkTileInfo w = s.get_current_work(); w.is_valid(); w = s.advance_to_next_work())
+        std::printf("lunit %zu %d %d %d %d\n", g, b, j++, w.tile.m, w.tile.n);
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -280,5 +318,6 @@ int main() {
   print_accumulators<16>();
   print_stmatrix();
   print_swap();
+  print_grouped();
   return 0;
 }

@@ -126,7 +126,12 @@ struct CollectiveMmaBlockScaledBase : CollectiveMma<Cfg, e4m3> {
 
 /// fp8_block_scaled's main loop: each K step in two halves of 128 columns (one of B's scale blocks
 /// each), each half's products into `partial` from zero, waited for, then promoted.
-template <class Cfg>
+///
+/// kEarlyScales (the appendix step fp8_block_scaled_early_scales; DeepGEMM's order): both halves'
+/// scale products are formed from shared memory before the step's first wgmma is issued, not after
+/// each half's wait, where the warpgroup_wait's memory clobber pins the load and the promotion's
+/// FMULs wait for it on the critical path (the SASS: LDS after WARPGROUP.DEPBAR). Four more registers.
+template <class Cfg, bool kEarlyScales = false>
 struct CollectiveMmaBlockScaled : CollectiveMmaBlockScaledBase<Cfg> {
   using Self = CollectiveMmaBlockScaledBase<Cfg>;
   using Base = typename Self::Base;
@@ -154,6 +159,14 @@ struct CollectiveMmaBlockScaled : CollectiveMmaBlockScaledBase<Cfg> {
       if (kt % Cfg::kScaleChunk == 0) Self::stage_scales_b(params, storage, cw, t, kt, work.tile.n * kHalves);
       pipeline.consumer_wait(read);
       auto a_tile = local_tile(sA(_, _, read.index()), make_shape(Int<Cfg::kWgmmaM>{}, BK{}), make_coord(cw, 0));
+      float early0[kHalves], early1[kHalves];  // kEarlyScales: each half's two scale products, read before any wgmma
+      if constexpr (kEarlyScales) {
+        MM_UNROLL
+        for (int h = 0; h < kHalves; ++h) {
+          const float b = storage.scale_b[cw][h][kt % Cfg::kScaleChunk];
+          early0[h] = scales.a0 * b, early1[h] = scales.a1 * b;
+        }
+      }
       typename Self::Scales next{};
       MM_UNROLL
       for (int h = 0; h < kHalves; ++h) {
@@ -168,8 +181,13 @@ struct CollectiveMmaBlockScaled : CollectiveMmaBlockScaledBase<Cfg> {
         }
         // Promotion: this half's K block, with its scales, into the fp32 accumulators. Values 64h.. of
         // the 64×256 layout are the half's 64 values, in the same order.
-        const float b = storage.scale_b[cw][h][kt % Cfg::kScaleChunk];
-        const float s0 = scales.a0 * b, s1 = scales.a1 * b;
+        float s0, s1;
+        if constexpr (kEarlyScales) {
+          s0 = early0[h], s1 = early1[h];
+        } else {
+          const float b = storage.scale_b[cw][h][kt % Cfg::kScaleChunk];
+          s0 = scales.a0 * b, s1 = scales.a1 * b;
+        }
         MM_UNROLL
         for (int v = 0; v < HalfN::value / 2; ++v) acc[HalfN::value / 2 * h + v] += partial[v] * ((v / 2) % 2 ? s1 : s0);
       }

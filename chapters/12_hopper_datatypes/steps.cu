@@ -79,6 +79,13 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
             return prepare_fp8_block_scaled<Fp8BlockCfg, Kernel>(p, a, b, c, max_blocks, "fp8_block_scaled_early_scales");
           },
           fp8_block_scaled_rejects, arch::sm90a),
+      // fp8_block_scaled.cuh with kTmaScales: A's scales by TMA with the stage, B's in registers (issue 35's step 2)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_tma_scales", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_block_scaled_tma_scales(p, a, b, c, max_blocks);
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
 #endif
   };
 }

@@ -168,9 +168,13 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
   static constexpr std::uint32_t kTransactionBytes = Base::kTransactionBytes + TmaScaleA::kTransactionBytes;
 
   /// Empty when TMA can read scale_a as an (M, Kb) matrix of floats with boxes of BM × 1; otherwise
-  /// the rule it breaks (tma_2d_rejects: a 16-byte aligned base and, for Kb > 1, a row pitch of M
-  /// floats that is a multiple of 16 bytes, M % 4 == 0).
+  /// the rule it breaks: a row pitch of M floats that is a multiple of 16 bytes (M % 4 == 0, asked
+  /// even of one K block: the map still carries the pitch, and the driver checks it), then
+  /// tma_2d_rejects' (a 16-byte aligned base).
   static std::string tma_scales_rejects(const GemmProblem& p) {
+    if (p.m % 4 != 0)
+      return "TMA needs a row pitch that is a multiple of 16 bytes: scale_a's rows are M = " + std::to_string(p.m) +
+             " floats";
     return tma_2d_rejects(int(sizeof(float)), p.scale_a, p.m, launch::ceil_div(p.k, kScaleBlock), p.m, BM::value, 1,
                           TmaSwizzle::none);
   }
@@ -180,6 +184,7 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
     Params params{};
     static_cast<typename Base::Params&>(params) = Base::to_underlying_arguments(A, B, int(p.m), int(p.n), int(p.k), p.k, p.k);
     const int m = int(p.m), kb = int(launch::ceil_div(p.k, kScaleBlock));
+    if (std::string why = tma_scales_rejects(p); !why.empty()) throw std::invalid_argument("A's scales by TMA: " + why);
     params.tma_scale_a =
         make_tma_copy(SM90_TMA_LOAD_2D{}, make_tensor(p.scale_a, make_layout(make_shape(m, kb), make_stride(_1{}, m))), ScaleStage{});
     params.scale_b = p.scale_b;

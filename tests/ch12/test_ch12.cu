@@ -211,7 +211,9 @@ TEST(ch12_Launch, TmaScalesTakeWhatTmaReadsAndLeaveTheRestToTheLdgPath) {
   EXPECT_EQ(Tma::tma_scales_rejects(p), "");
   p.m = 67;  // a pitch of 268 bytes
   EXPECT_NE(Tma::tma_scales_rejects(p).find("multiple of 16 bytes"), std::string::npos) << Tma::tma_scales_rejects(p);
-  p.k = 128;  // one K block: no pitch, any M
+  p.k = 128;  // one K block: the map still carries the pitch, which the driver checks
+  EXPECT_NE(Tma::tma_scales_rejects(p).find("multiple of 16 bytes"), std::string::npos) << Tma::tma_scales_rejects(p);
+  p.m = 4;
   EXPECT_EQ(Tma::tma_scales_rejects(p), "");
   p = problem({68, 256, 512}, "RCR");
   p.scale_a = reinterpret_cast<const float*>(std::uintptr_t(0x10004));

@@ -125,6 +125,21 @@ struct CollectiveMmaBlockScaledBase : CollectiveMma<Cfg, e4m3> {
   }
 };
 
+/// K blocks of B's scales a warp holds in registers (kBScalesInRegisters): one per lane.
+inline constexpr int kScaleBLanes = 32;
+
+/// kBScalesInRegisters: B's scales of K blocks kb0 + lane for the tile's column blocks first_nb..
+/// (blocks past N or K read 0), from the Params of either base (scale_b, kb_pitch, column_blocks, k_tiles).
+template <int Halves, class Params>
+MM_HD void load_scales_b_lanes(const Params& params, float (&b)[Halves], int kb0, int first_nb, int lane) {
+  const int kb = kb0 + lane;
+  MM_UNROLL
+  for (int h = 0; h < Halves; ++h) {
+    const int nb = first_nb + h;
+    b[h] = nb < params.column_blocks && kb < params.k_tiles ? params.scale_b[std::int64_t(nb) * params.kb_pitch + kb] : 0.0f;
+  }
+}
+
 /// Issue 35's step 2 (the appendix step fp8_block_scaled_tma_scales; DeepGEMM's sm90_fp8_gemm_1d2d):
 /// A's scales come with the stage. The producer's third TMA copy brings the tile's BM scales of K
 /// block kt (scale_a is (m, kb) at kb·M + m: a box of BM × 1 of the (M, Kb) matrix of floats) into a
@@ -150,7 +165,6 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
   /// One K block's scales of the tile's rows in shared memory: (BM,1), contiguous.
   using ScaleStage = Layout<Shape<BM, _1>, Stride<_1, BM>>;
   using TmaScaleA = TmaCopy<SM90_TMA_LOAD_2D, float, ScaleStage>;  ///< a box of BM × 1 of (M, Kb)
-  static constexpr int kBChunk = 32;  ///< K blocks of B's scales a warp holds in registers: one per lane
 
   /// The rings, and A's scales of each stage's K block.
   struct TensorStorage : Base::TensorStorage {
@@ -219,15 +233,6 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
     float a0, a1;
   };
   MM_HD static Scales load_scales(const Params&, int, int, int) { return {}; }
-  /// B's scales of K blocks kb0 + lane for the tile's column blocks first_nb.. (blocks past N or K read 0).
-  MM_HD static void load_scales_b(const Params& params, float (&b)[Halves], int kb0, int first_nb, int lane) {
-    const int kb = kb0 + lane;
-    MM_UNROLL
-    for (int h = 0; h < Halves; ++h) {
-      const int nb = first_nb + h;
-      b[h] = nb < params.column_blocks && kb < params.k_tiles ? params.scale_b[std::int64_t(nb) * params.kb_pitch + kb] : 0.0f;
-    }
-  }
 };
 
 /// fp8_block_scaled's main loop: each K step in two halves of 128 columns (one of B's scale blocks
@@ -242,12 +247,18 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
 /// stage, where the producer's TMA put them, B's from registers by shuffle
 /// (CollectiveMmaBlockScaledTmaBase). No load from global memory in the K loop but B's, one per 32 K
 /// blocks.
-template <class Cfg, bool kEarlyScales = false, bool kTmaScales = false>
+///
+/// kBScalesInRegisters (kTmaScales' B half alone, with kEarlyScales; the appendix step
+/// fp8_block_scaled_register_b_scales, an ablation): B's scales by shuffle from registers, A's still by
+/// LDG a step ahead. It says how much of step 2 is the registers and no staging barriers.
+template <class Cfg, bool kEarlyScales = false, bool kTmaScales = false, bool kBScalesInRegisters = kTmaScales>
 struct CollectiveMmaBlockScaled
     : std::conditional_t<kTmaScales, CollectiveMmaBlockScaledTmaBase<Cfg>, CollectiveMmaBlockScaledBase<Cfg>> {
   // The slot of A's scales is refilled once the stage is released, after the last half's wait: they
   // must be in registers before, as kEarlyScales has them.
   static_assert(kEarlyScales || !kTmaScales, "kTmaScales reads A's scales before the stage is released: with kEarlyScales");
+  static_assert(kBScalesInRegisters || !kTmaScales, "kTmaScales leaves no shared memory for B's staged scales");
+  static_assert(kEarlyScales || !kBScalesInRegisters, "B's scales from registers are read before the wgmma: with kEarlyScales");
   using Self = std::conditional_t<kTmaScales, CollectiveMmaBlockScaledTmaBase<Cfg>, CollectiveMmaBlockScaledBase<Cfg>>;
   using Base = typename Self::Base;
   using HalfN = typename Cfg::HalfN;
@@ -268,21 +279,21 @@ struct CollectiveMmaBlockScaled
     // are on the first, 4i + 2, 3 on the second.
     const int row0 = work.tile.m * Cfg::BM::value + Cfg::kWgmmaM * cw + 16 * (t / 32) + (t % 32) / 4, row1 = row0 + 8;
     typename Self::Scales scales = Self::load_scales(params, work.k_begin, row0, row1);  // kTmaScales: none
-    [[maybe_unused]] float b_chunk[kHalves], b_next[kHalves];  // kTmaScales: B's scales of 32 K blocks, one per lane
-    if constexpr (kTmaScales) {
-      Self::load_scales_b(params, b_chunk, work.k_begin, work.tile.n * kHalves, t % 32);
-      Self::load_scales_b(params, b_next, work.k_begin + Self::kBChunk, work.tile.n * kHalves, t % 32);
+    [[maybe_unused]] float b_chunk[kHalves], b_next[kHalves];  // kBScalesInRegisters: B's scales of 32 K blocks, one per lane
+    if constexpr (kBScalesInRegisters) {
+      load_scales_b_lanes(params, b_chunk, work.k_begin, work.tile.n * kHalves, t % 32);
+      load_scales_b_lanes(params, b_next, work.k_begin + kScaleBLanes, work.tile.n * kHalves, t % 32);
     }
     MM_UNROLL
     for (int v = 0; v < Base::kAccumulators; ++v) acc[v] = 0.0f;
     for (int kt = work.k_begin; kt < work.k_end; ++kt) {
-      [[maybe_unused]] int lane_kb = 0;  // kTmaScales: the lane that holds K block kt's scales of B
-      if constexpr (kTmaScales) {
-        lane_kb = (kt - work.k_begin) % Self::kBChunk;
+      [[maybe_unused]] int lane_kb = 0;  // kBScalesInRegisters: the lane that holds K block kt's scales of B
+      if constexpr (kBScalesInRegisters) {
+        lane_kb = (kt - work.k_begin) % kScaleBLanes;
         if (lane_kb == 0 && kt != work.k_begin) {  // the next 32 K blocks, loaded 32 steps ago; load the ones after
           MM_UNROLL
           for (int h = 0; h < kHalves; ++h) b_chunk[h] = b_next[h];
-          Self::load_scales_b(params, b_next, kt + Self::kBChunk, work.tile.n * kHalves, t % 32);
+          load_scales_b_lanes(params, b_next, kt + kScaleBLanes, work.tile.n * kHalves, t % 32);
         }
       } else {
         if (kt % Cfg::kScaleChunk == 0) Self::stage_scales_b(params, storage, cw, t, kt, work.tile.n * kHalves);
@@ -290,10 +301,14 @@ struct CollectiveMmaBlockScaled
       pipeline.consumer_wait(read);
       auto a_tile = local_tile(sA(_, _, read.index()), make_shape(Int<Cfg::kWgmmaM>{}, BK{}), make_coord(cw, 0));
       float early0[kHalves], early1[kHalves];  // kEarlyScales: each half's two scale products, read before any wgmma
-      if constexpr (kTmaScales) {
-        // A's scales of this K block from the stage (rows past M are 0), B's from the lane that holds them.
-        const int r0 = row0 - work.tile.m * Cfg::BM::value;  // the row's index in the tile, and in the slot
-        const float a0 = storage.scale_a[read.index()][r0], a1 = storage.scale_a[read.index()][r0 + 8];
+      if constexpr (kBScalesInRegisters) {
+        // A's scales of this K block from the stage (kTmaScales; rows past M are 0) or the LDG a step
+        // ago, B's from the lane that holds them.
+        float a0 = scales.a0, a1 = scales.a1;
+        if constexpr (kTmaScales) {
+          const int r0 = row0 - work.tile.m * Cfg::BM::value;  // the row's index in the tile, and in the slot
+          a0 = storage.scale_a[read.index()][r0], a1 = storage.scale_a[read.index()][r0 + 8];
+        }
         MM_UNROLL
         for (int h = 0; h < kHalves; ++h) {
           const float b = __shfl_sync(0xffffffffu, b_chunk[h], lane_kb);

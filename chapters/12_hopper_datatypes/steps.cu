@@ -86,6 +86,14 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
             return prepare_fp8_block_scaled_tma_scales(p, a, b, c, max_blocks);
           },
           fp8_block_scaled_rejects, arch::sm90a),
+      // fp8_block_scaled.cuh, step 2's B half alone: B's scales in registers, A's by LDG (an ablation of step 2)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_register_b_scales", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            using Kernel = Fp8BlockKernel<Fp8BlockCfg, CollectiveMmaBlockScaled<Fp8BlockCfg, true, false, true>>;
+            return prepare_fp8_block_scaled<Fp8BlockCfg, Kernel>(p, a, b, c, max_blocks, "fp8_block_scaled_register_b_scales");
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
 #endif
   };
 }

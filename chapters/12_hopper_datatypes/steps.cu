@@ -71,6 +71,29 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
             return prepare_fp8_block_scaled_192(p, a, b, c, max_blocks);
           },
           fp8_block_scaled_192_rejects, arch::sm90a),
+      // fp8_block_scaled.cuh with kEarlyScales: B's scales read before the step's wgmma (issue 35's step 1)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_early_scales", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            using Kernel = Fp8BlockKernel<Fp8BlockCfg, CollectiveMmaBlockScaled<Fp8BlockCfg, true>>;
+            return prepare_fp8_block_scaled<Fp8BlockCfg, Kernel>(p, a, b, c, max_blocks, "fp8_block_scaled_early_scales");
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
+      // fp8_block_scaled.cuh with kTmaScales: A's scales by TMA with the stage, B's in registers (issue 35's step 2)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_tma_scales", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_block_scaled_tma_scales(p, a, b, c, max_blocks);
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
+      // fp8_block_scaled.cuh, step 2's B half alone: B's scales in registers, A's by LDG (an ablation of step 2)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_register_b_scales", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            using Kernel = Fp8BlockKernel<Fp8BlockCfg, CollectiveMmaBlockScaled<Fp8BlockCfg, true, false, true>>;
+            return prepare_fp8_block_scaled<Fp8BlockCfg, Kernel>(p, a, b, c, max_blocks, "fp8_block_scaled_register_b_scales");
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
 #endif
   };
 }

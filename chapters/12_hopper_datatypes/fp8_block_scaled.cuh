@@ -21,15 +21,21 @@
 //   a wait per half the promotion reads `partial`, so each half waits for its own wgmma
 //                  (warpgroup_wait<0>); the other consumer warpgroup's wgmma keep the tensor core
 //                  busy meanwhile.
-//   the scales     each thread reads the scale_a of its two rows for the next K step while this
-//                  step's wgmma run, and multiplies only when it uses them (a product at the load
-//                  would wait for the load, an L2 round trip); the tile's scale_b, one value for the
-//                  warpgroup, come from shared memory, staged 64 K blocks at a time.
+//   the scales     read before the step's first wgmma, never after a wait (DeepGEMM's order), and
+//                  from nowhere that makes the K step wait on L2: A's (a float per row and K block)
+//                  come with the stage, a third TMA copy on its full barrier, and each thread reads
+//                  its two rows from shared memory; B's (one value per warpgroup, column block and
+//                  K block) sit in registers, lane l of every warp holding K block k0 + l, and a
+//                  shuffle gives each thread the step's pair. Loaded by LDG a step ahead, A's
+//                  scales left most of an L2 round trip exposed every K step (issue 35; the
+//                  appendix steps fp8_block_scaled_smem_scales, _early_scales, _register_b_scales
+//                  measure the way there).
 //
-// What changes from fp8_per_tensor is the main loop's K step: CollectiveMmaBlockScaled below keeps
-// CollectiveMma's loads and replaces its mma() with the promotion; the scales are its parameters, B's
-// staged in its shared memory. The epilogue is fp8_per_tensor's without the scale, the scheduler the
-// same.
+// What changes from fp8_per_tensor is the main loop: CollectiveMmaBlockScaled below keeps
+// CollectiveMma's K step's loads, adds the scales' copy (CollectiveMmaBlockScaledTmaBase) and replaces
+// its mma() with the promotion. The epilogue is fp8_per_tensor's without the scale, the scheduler the
+// same. TMA reads scale_a as an (M, Kb) matrix only where M % 4 == 0 (16-byte rows): for other M the
+// step runs the same loop with A's scales by LDG (prepare_fp8_block_scaled chooses).
 //
 // Build: cmake --build build --target ch12_hopper_datatypes
 // Run:   build/bin/ch12_hopper_datatypes --kernel fp8_block_scaled
@@ -61,7 +67,7 @@ using e4m3 = __nv_fp8_e4m3;
 /// 128 columns; 4 stages of 48 KB, two consumer warpgroups.
 struct Fp8BlockCfg : KernelConfig<128, 256, 128, 4> {
   using HalfN = _128;                     ///< columns one promotion covers: the wgmma's N, one scale block
-  static constexpr int kScaleChunk = 64;  ///< K blocks of B's scales a consumer stages in shared memory at once
+  static constexpr int kScaleChunk = 64;  ///< fp8_block_scaled_smem_scales: K blocks of B's scales staged in shared memory at once
   static_assert(BK::value == kScaleBlock && HalfN::value == kScaleBlock, "a K step and a half tile's columns are one scale block");
 };
 
@@ -140,7 +146,7 @@ MM_HD void load_scales_b_lanes(const Params& params, float (&b)[Halves], int kb0
   }
 }
 
-/// Issue 35's step 2 (the appendix step fp8_block_scaled_tma_scales; DeepGEMM's sm90_fp8_gemm_1d2d):
+/// fp8_block_scaled's scales (issue 35's step 2; DeepGEMM's sm90_fp8_gemm_1d2d):
 /// A's scales come with the stage. The producer's third TMA copy brings the tile's BM scales of K
 /// block kt (scale_a is (m, kb) at kb·M + m: a box of BM × 1 of the (M, Kb) matrix of floats) into a
 /// slot beside the stage's A and B, on the same full barrier, so a consumer reads its two rows'
@@ -157,7 +163,7 @@ MM_HD void load_scales_b_lanes(const Params& params, float (&b)[Halves], int kb0
 ///
 /// TMA needs the map's row pitch, M floats, to be a multiple of 16 bytes, and a 16-byte aligned
 /// scale_a: for M % 4 != 0 the step runs the kEarlyScales kernel with its LDG scales instead
-/// (prepare_fp8_block_scaled_tma_scales; tma_scales_rejects says why).
+/// (prepare_fp8_block_scaled; tma_scales_rejects says why).
 template <class Cfg, int Halves = Cfg::BN::value / Cfg::HalfN::value>
 struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
   using Base = CollectiveMma<Cfg, e4m3>;
@@ -235,15 +241,18 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
   MM_HD static Scales load_scales(const Params&, int, int, int) { return {}; }
 };
 
-/// fp8_block_scaled's main loop: each K step in two halves of 128 columns (one of B's scale blocks
+/// The block-scaled main loop: each K step in two halves of 128 columns (one of B's scale blocks
 /// each), each half's products into `partial` from zero, waited for, then promoted.
+///
+/// With no flag (the appendix step fp8_block_scaled_smem_scales, the chapter's step until 2026-11-29):
+/// A's scales by LDG a step ahead, B's staged in shared memory, each half's pair read after its wait.
 ///
 /// kEarlyScales (the appendix step fp8_block_scaled_early_scales; DeepGEMM's order): both halves'
 /// scale products are formed from shared memory before the step's first wgmma is issued, not after
 /// each half's wait, where the warpgroup_wait's memory clobber pins the load and the promotion's
 /// FMULs wait for it on the critical path (the SASS: LDS after WARPGROUP.DEPBAR). Four more registers.
 ///
-/// kTmaScales (the appendix step fp8_block_scaled_tma_scales, with kEarlyScales): A's scales from the
+/// kTmaScales (fp8_block_scaled, with kEarlyScales; issue 35's step 2): A's scales from the
 /// stage, where the producer's TMA put them, B's from registers by shuffle
 /// (CollectiveMmaBlockScaledTmaBase). No load from global memory in the K loop but B's, one per 32 K
 /// blocks.
@@ -350,8 +359,9 @@ struct CollectiveMmaBlockScaled
   }
 };
 
-/// The kernel: the block-scaled main loop, fp8_per_tensor's epilogue without its scale, whole tiles.
-template <class Cfg, class Mainloop = CollectiveMmaBlockScaled<Cfg>>
+/// The kernel: the block-scaled main loop (fp8_block_scaled's unless told), fp8_per_tensor's epilogue
+/// without its scale, whole tiles.
+template <class Cfg, class Mainloop = CollectiveMmaBlockScaled<Cfg, true, true>>
 using Fp8BlockKernel = GemmKernelCooperative<Cfg, Mainloop, CollectiveEpilogueTma<Cfg, bf16>, PersistentTileScheduler>;
 
 /// Empty when fp8_block_scaled takes `p`; otherwise the rule it breaks (launch::fp8_rejects: RCR, K %
@@ -361,13 +371,13 @@ inline std::string fp8_block_scaled_rejects(const GemmProblem& p) {
   return launch::tma_operand_rejects(p, 1);
 }
 
-/// The one-time preparation: the blocks' arguments, then the adapter (the opt-in, a grid of the
-/// blocks the GPU holds at once, at most one per tile, at most `max_blocks` when above 0). Throws
-/// std::invalid_argument for a problem it rejects, operands TMA cannot describe, or a problem without
-/// its scales.
-template <class Cfg = Fp8BlockCfg, class Kernel = Fp8BlockKernel<Cfg>>
-PreparedGemm prepare_fp8_block_scaled(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks = 0,
-                                      const char* name = "fp8_block_scaled") {
+/// The one-time preparation of one of the block-scaled kernels (`Kernel`): the blocks' arguments,
+/// then the adapter (the opt-in, a grid of the blocks the GPU holds at once, at most one per tile, at
+/// most `max_blocks` when above 0). Throws std::invalid_argument for a problem it rejects, operands
+/// TMA cannot describe, or a problem without its scales.
+template <class Cfg, class Kernel>
+PreparedGemm prepare_fp8_block_scaled_kernel(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks,
+                                             const char* name) {
   if (std::string why = fp8_block_scaled_rejects(p); !why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
   if (p.scale_a == nullptr || p.scale_b == nullptr)
     throw std::invalid_argument(std::string(name) + ": needs the block scales of A and B (GemmProblem::scale_a, scale_b)");
@@ -381,19 +391,18 @@ PreparedGemm prepare_fp8_block_scaled(const GemmProblem& p, const e4m3* A, const
   return gemm.prepared(name);
 }
 
-/// fp8_block_scaled_tma_scales (issue 35's step 2, an appendix step): the kTmaScales kernel where
-/// TMA can read A's scales as an (M, Kb) matrix (CollectiveMmaBlockScaledTmaBase::tma_scales_rejects:
-/// M % 4 == 0 and a 16-byte aligned scale_a), otherwise the kEarlyScales kernel, whose LDG reads
-/// any M. Same rules and errors as prepare_fp8_block_scaled.
+/// fp8_block_scaled (issue 35's step 2, the chapter's step since 2026-11-29): the kTmaScales kernel
+/// where TMA can read A's scales as an (M, Kb) matrix (CollectiveMmaBlockScaledTmaBase::tma_scales_rejects:
+/// M % 4 == 0 and a 16-byte aligned scale_a), otherwise the kEarlyScales kernel, whose LDG reads any
+/// M. The rules and errors of prepare_fp8_block_scaled_kernel.
 template <class Cfg = Fp8BlockCfg>
-PreparedGemm prepare_fp8_block_scaled_tma_scales(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
-                                                 int max_blocks = 0) {
+PreparedGemm prepare_fp8_block_scaled(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks = 0,
+                                      const char* name = "fp8_block_scaled") {
   using TmaScales = Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, true>>;
   using LdgScales = Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, false>>;
-  constexpr const char* name = "fp8_block_scaled_tma_scales";
   if (CollectiveMmaBlockScaledTmaBase<Cfg>::tma_scales_rejects(p).empty())
-    return prepare_fp8_block_scaled<Cfg, TmaScales>(p, A, B, C, max_blocks, name);
-  return prepare_fp8_block_scaled<Cfg, LdgScales>(p, A, B, C, max_blocks, name);
+    return prepare_fp8_block_scaled_kernel<Cfg, TmaScales>(p, A, B, C, max_blocks, name);
+  return prepare_fp8_block_scaled_kernel<Cfg, LdgScales>(p, A, B, C, max_blocks, name);
 }
 
 }  // namespace mm::ch12

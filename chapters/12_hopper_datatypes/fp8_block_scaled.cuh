@@ -21,15 +21,21 @@
 //   a wait per half the promotion reads `partial`, so each half waits for its own wgmma
 //                  (warpgroup_wait<0>); the other consumer warpgroup's wgmma keep the tensor core
 //                  busy meanwhile.
-//   the scales     each thread reads the scale_a of its two rows for the next K step while this
-//                  step's wgmma run, and multiplies only when it uses them (a product at the load
-//                  would wait for the load, an L2 round trip); the tile's scale_b, one value for the
-//                  warpgroup, come from shared memory, staged 64 K blocks at a time.
+//   the scales     read before the step's first wgmma, never after a wait (DeepGEMM's order), and
+//                  from nowhere that makes the K step wait on L2: A's (a float per row and K block)
+//                  come with the stage, a third TMA copy on its full barrier, and each thread reads
+//                  its two rows from shared memory; B's (one value per warpgroup, column block and
+//                  K block) sit in registers, lane l of every warp holding K block k0 + l, and a
+//                  shuffle gives each thread the step's pair. Loaded by LDG a step ahead, A's
+//                  scales left most of an L2 round trip exposed every K step (issue 35; the
+//                  appendix steps fp8_block_scaled_smem_scales, _early_scales, _register_b_scales
+//                  measure the way there).
 //
-// What changes from fp8_per_tensor is the main loop's K step: CollectiveMmaBlockScaled below keeps
-// CollectiveMma's loads and replaces its mma() with the promotion; the scales are its parameters, B's
-// staged in its shared memory. The epilogue is fp8_per_tensor's without the scale, the scheduler the
-// same.
+// What changes from fp8_per_tensor is the main loop: CollectiveMmaBlockScaled below keeps
+// CollectiveMma's K step's loads, adds the scales' copy (CollectiveMmaBlockScaledTmaBase) and replaces
+// its mma() with the promotion. The epilogue is fp8_per_tensor's without the scale, the scheduler the
+// same. TMA reads scale_a as an (M, Kb) matrix only where M % 4 == 0 (16-byte rows): for other M the
+// step runs the same loop with A's scales by LDG (prepare_fp8_block_scaled chooses).
 //
 // Build: cmake --build build --target ch12_hopper_datatypes
 // Run:   build/bin/ch12_hopper_datatypes --kernel fp8_block_scaled
@@ -42,6 +48,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "gemm/collective_epilogue_sm90.hpp"
 #include "gemm/collective_mma_sm90.hpp"
@@ -60,7 +67,7 @@ using e4m3 = __nv_fp8_e4m3;
 /// 128 columns; 4 stages of 48 KB, two consumer warpgroups.
 struct Fp8BlockCfg : KernelConfig<128, 256, 128, 4> {
   using HalfN = _128;                     ///< columns one promotion covers: the wgmma's N, one scale block
-  static constexpr int kScaleChunk = 64;  ///< K blocks of B's scales a consumer stages in shared memory at once
+  static constexpr int kScaleChunk = 64;  ///< fp8_block_scaled_smem_scales: K blocks of B's scales staged in shared memory at once
   static_assert(BK::value == kScaleBlock && HalfN::value == kScaleBlock, "a K step and a half tile's columns are one scale block");
 };
 
@@ -124,11 +131,144 @@ struct CollectiveMmaBlockScaledBase : CollectiveMma<Cfg, e4m3> {
   }
 };
 
-/// fp8_block_scaled's main loop: each K step in two halves of 128 columns (one of B's scale blocks
+/// K blocks of B's scales a warp holds in registers (kBScalesInRegisters): one per lane.
+inline constexpr int kScaleBLanes = 32;
+
+/// kBScalesInRegisters: B's scales of K blocks kb0 + lane for the tile's column blocks first_nb..
+/// (blocks past N or K read 0), from the Params of either base (scale_b, kb_pitch, column_blocks, k_tiles).
+template <int Halves, class Params>
+MM_HD void load_scales_b_lanes(const Params& params, float (&b)[Halves], int kb0, int first_nb, int lane) {
+  const int kb = kb0 + lane;
+  MM_UNROLL
+  for (int h = 0; h < Halves; ++h) {
+    const int nb = first_nb + h;
+    b[h] = nb < params.column_blocks && kb < params.k_tiles ? params.scale_b[std::int64_t(nb) * params.kb_pitch + kb] : 0.0f;
+  }
+}
+
+/// fp8_block_scaled's scales (issue 35's step 2; DeepGEMM's sm90_fp8_gemm_1d2d):
+/// A's scales come with the stage. The producer's third TMA copy brings the tile's BM scales of K
+/// block kt (scale_a is (m, kb) at kb·M + m: a box of BM × 1 of the (M, Kb) matrix of floats) into a
+/// slot beside the stage's A and B, on the same full barrier, so a consumer reads its two rows'
+/// scales from shared memory after consumer_wait instead of an LDG from L2 a step ahead, whose
+/// long-scoreboard wait step 1 left exposed. Rows past M land as zeros (TMA fills outside the
+/// matrix), and those rows of C are never stored.
+///
+/// Shared memory decides where B's scales go. 227 KB per block: the ring takes 192 KB, C's buffers
+/// 32, so the slots' 4 × 512 bytes fill the last 2 KB that are whole (the storage rounds up to 1 KB)
+/// and fp8_block_scaled's staging of B's scales (1 KB) no longer fits. B's scale is one value per
+/// warpgroup, column block and K block, so registers hold them instead: lane l of every warp holds the
+/// two column blocks' scales of K block k0 + l for 32 K blocks (and the next 32, loaded a chunk
+/// ahead), and each K step takes its pair with a shuffle. No shared memory, no named barrier.
+///
+/// TMA needs the map's row pitch, M floats, to be a multiple of 16 bytes, and a 16-byte aligned
+/// scale_a: for M % 4 != 0 the step runs the kEarlyScales kernel with its LDG scales instead
+/// (prepare_fp8_block_scaled; tma_scales_rejects says why).
+template <class Cfg, int Halves = Cfg::BN::value / Cfg::HalfN::value>
+struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
+  using Base = CollectiveMma<Cfg, e4m3>;
+  using BM = typename Cfg::BM;
+  /// One K block's scales of the tile's rows in shared memory: (BM,1), contiguous.
+  using ScaleStage = Layout<Shape<BM, _1>, Stride<_1, BM>>;
+  using TmaScaleA = TmaCopy<SM90_TMA_LOAD_2D, float, ScaleStage>;  ///< a box of BM × 1 of (M, Kb)
+
+  /// The rings, and A's scales of each stage's K block.
+  struct TensorStorage : Base::TensorStorage {
+    alignas(128) float scale_a[Cfg::kStages][BM::value];  ///< (BM) per stage: TMA writes 128-byte aligned boxes
+  };
+  /// The TMA copies (A's scales the third), and where B's scales are.
+  struct Params : Base::Params {
+    TmaScaleA tma_scale_a;  ///< A's 1×128 scales: (M, Kb), (m, kb) at kb·M + m
+    const float* scale_b;   ///< B's 128×128 scales: (nb, kb) at nb·kb_pitch + kb
+    int kb_pitch;           ///< ceil(K/128) rounded up to a multiple of 4
+    int column_blocks;      ///< ceil(N/128) (blocks past N read none)
+    int k_tiles;            ///< K steps (= K blocks of scales)
+  };
+  /// The bytes one stage receives: A's tile, B's tile and A's BM scales.
+  static constexpr std::uint32_t kTransactionBytes = Base::kTransactionBytes + TmaScaleA::kTransactionBytes;
+
+  /// Empty when TMA can read scale_a as an (M, Kb) matrix of floats with boxes of BM × 1; otherwise
+  /// the rule it breaks: a row pitch of M floats that is a multiple of 16 bytes (M % 4 == 0, asked
+  /// even of one K block: the map still carries the pitch, and the driver checks it), then
+  /// tma_2d_rejects' (a 16-byte aligned base).
+  static std::string tma_scales_rejects(const GemmProblem& p) {
+    if (p.m % 4 != 0)
+      return "TMA needs a row pitch that is a multiple of 16 bytes: scale_a's rows are M = " + std::to_string(p.m) +
+             " floats";
+    return tma_2d_rejects(int(sizeof(float)), p.scale_a, p.m, launch::ceil_div(p.k, kScaleBlock), p.m, BM::value, 1,
+                          TmaSwizzle::none);
+  }
+  /// Host: CollectiveMma's copies, A's scales' copy and where B's scales are. Throws
+  /// std::invalid_argument where tma_scales_rejects(p) is not empty.
+  static Params to_underlying_arguments(const GemmProblem& p, const e4m3* A, const e4m3* B) {
+    Params params{};
+    static_cast<typename Base::Params&>(params) = Base::to_underlying_arguments(A, B, int(p.m), int(p.n), int(p.k), p.k, p.k);
+    const int m = int(p.m), kb = int(launch::ceil_div(p.k, kScaleBlock));
+    if (std::string why = tma_scales_rejects(p); !why.empty()) throw std::invalid_argument("A's scales by TMA: " + why);
+    params.tma_scale_a =
+        make_tma_copy(SM90_TMA_LOAD_2D{}, make_tensor(p.scale_a, make_layout(make_shape(m, kb), make_stride(_1{}, m))), ScaleStage{});
+    params.scale_b = p.scale_b;
+    params.kb_pitch = int((kb + 3) / 4 * 4);
+    params.column_blocks = int(launch::ceil_div(p.n, Cfg::HalfN::value));
+    params.k_tiles = int(launch::ceil_div(p.k, Cfg::BK::value));
+    return params;
+  }
+  /// One thread: the three tensor maps into the cache before the first copy.
+  MM_HD static void prefetch(const Params& params) {
+    Base::prefetch(params);
+    params.tma_scale_a.prefetch();
+  }
+  /// The producer thread: CollectiveMma::load's K steps with a third copy per stage, A's scales of
+  /// the tile's rows for K block kt, on the same full barrier.
+  template <class Pipe>
+  MM_HD static void load(const Params& params, Pipe& pipeline, typename Base::State& write, TensorStorage& storage, int m0,
+                         int n0, int k_begin, int k_end) {
+    auto sA = make_tensor(make_smem_ptr(storage.a), typename Base::RingA{});  // (BM,BK,S)
+    auto sB = make_tensor(make_smem_ptr(storage.b), typename Base::RingB{});  // (BN,BK,S)
+    for (int kt = k_begin; kt < k_end; ++kt) {
+      pipeline.producer_acquire(write);  // every reader of this stage has released it
+      std::uint64_t* bar = pipeline.producer_get_barrier(write);
+      params.tma_a.copy(bar, sA(_, _, write.index()), m0, kt * Cfg::BK::value);
+      params.tma_b.copy(bar, sB(_, _, write.index()), n0, kt * Cfg::BK::value);
+      params.tma_scale_a.copy(bar, make_tensor(make_smem_ptr(storage.scale_a[write.index()]), ScaleStage{}), m0, kt);  // (BM,1)
+      ++write;
+    }
+  }
+  /// A's scales come with the stage: nothing to load from global memory (mma()'s LDG path reads none).
+  struct Scales {
+    float a0, a1;
+  };
+  MM_HD static Scales load_scales(const Params&, int, int, int) { return {}; }
+};
+
+/// The block-scaled main loop: each K step in two halves of 128 columns (one of B's scale blocks
 /// each), each half's products into `partial` from zero, waited for, then promoted.
-template <class Cfg>
-struct CollectiveMmaBlockScaled : CollectiveMmaBlockScaledBase<Cfg> {
-  using Self = CollectiveMmaBlockScaledBase<Cfg>;
+///
+/// With no flag (the appendix step fp8_block_scaled_smem_scales, the chapter's step until 2026-11-29):
+/// A's scales by LDG a step ahead, B's staged in shared memory, each half's pair read after its wait.
+///
+/// kEarlyScales (the appendix step fp8_block_scaled_early_scales; DeepGEMM's order): both halves'
+/// scale products are formed from shared memory before the step's first wgmma is issued, not after
+/// each half's wait, where the warpgroup_wait's memory clobber pins the load and the promotion's
+/// FMULs wait for it on the critical path (the SASS: LDS after WARPGROUP.DEPBAR). Four more registers.
+///
+/// kTmaScales (fp8_block_scaled, with kEarlyScales; issue 35's step 2): A's scales from the
+/// stage, where the producer's TMA put them, B's from registers by shuffle
+/// (CollectiveMmaBlockScaledTmaBase). No load from global memory in the K loop but B's, one per 32 K
+/// blocks.
+///
+/// kBScalesInRegisters (kTmaScales' B half alone, with kEarlyScales; the appendix step
+/// fp8_block_scaled_register_b_scales, an ablation): B's scales by shuffle from registers, A's still by
+/// LDG a step ahead. It says how much of step 2 is the registers and no staging barriers.
+template <class Cfg, bool kEarlyScales = false, bool kTmaScales = false, bool kBScalesInRegisters = kTmaScales>
+struct CollectiveMmaBlockScaled
+    : std::conditional_t<kTmaScales, CollectiveMmaBlockScaledTmaBase<Cfg>, CollectiveMmaBlockScaledBase<Cfg>> {
+  // The slot of A's scales is refilled once the stage is released, after the last half's wait: they
+  // must be in registers before, as kEarlyScales has them.
+  static_assert(kEarlyScales || !kTmaScales, "kTmaScales reads A's scales before the stage is released: with kEarlyScales");
+  static_assert(kBScalesInRegisters || !kTmaScales, "kTmaScales leaves no shared memory for B's staged scales");
+  static_assert(kEarlyScales || !kBScalesInRegisters, "B's scales from registers are read before the wgmma: with kEarlyScales");
+  using Self = std::conditional_t<kTmaScales, CollectiveMmaBlockScaledTmaBase<Cfg>, CollectiveMmaBlockScaledBase<Cfg>>;
   using Base = typename Self::Base;
   using HalfN = typename Cfg::HalfN;
   using Atom = SM90_64xNx32_F32E4M3E4M3_SS<HalfN::value>;  // m64n128k32, both operands K-major
@@ -147,13 +287,49 @@ struct CollectiveMmaBlockScaled : CollectiveMmaBlockScaledBase<Cfg> {
     // This thread's rows of the tile are row0 and row0 + 8 (the accumulator layout): values 4i + 0, 1
     // are on the first, 4i + 2, 3 on the second.
     const int row0 = work.tile.m * Cfg::BM::value + Cfg::kWgmmaM * cw + 16 * (t / 32) + (t % 32) / 4, row1 = row0 + 8;
-    typename Self::Scales scales = Self::load_scales(params, work.k_begin, row0, row1);
+    typename Self::Scales scales = Self::load_scales(params, work.k_begin, row0, row1);  // kTmaScales: none
+    [[maybe_unused]] float b_chunk[kHalves], b_next[kHalves];  // kBScalesInRegisters: B's scales of 32 K blocks, one per lane
+    if constexpr (kBScalesInRegisters) {
+      load_scales_b_lanes(params, b_chunk, work.k_begin, work.tile.n * kHalves, t % 32);
+      load_scales_b_lanes(params, b_next, work.k_begin + kScaleBLanes, work.tile.n * kHalves, t % 32);
+    }
     MM_UNROLL
     for (int v = 0; v < Base::kAccumulators; ++v) acc[v] = 0.0f;
     for (int kt = work.k_begin; kt < work.k_end; ++kt) {
-      if (kt % Cfg::kScaleChunk == 0) Self::stage_scales_b(params, storage, cw, t, kt, work.tile.n * kHalves);
+      [[maybe_unused]] int lane_kb = 0;  // kBScalesInRegisters: the lane that holds K block kt's scales of B
+      if constexpr (kBScalesInRegisters) {
+        lane_kb = (kt - work.k_begin) % kScaleBLanes;
+        if (lane_kb == 0 && kt != work.k_begin) {  // the next 32 K blocks, loaded 32 steps ago; load the ones after
+          MM_UNROLL
+          for (int h = 0; h < kHalves; ++h) b_chunk[h] = b_next[h];
+          load_scales_b_lanes(params, b_next, kt + kScaleBLanes, work.tile.n * kHalves, t % 32);
+        }
+      } else {
+        if (kt % Cfg::kScaleChunk == 0) Self::stage_scales_b(params, storage, cw, t, kt, work.tile.n * kHalves);
+      }
       pipeline.consumer_wait(read);
       auto a_tile = local_tile(sA(_, _, read.index()), make_shape(Int<Cfg::kWgmmaM>{}, BK{}), make_coord(cw, 0));
+      float early0[kHalves], early1[kHalves];  // kEarlyScales: each half's two scale products, read before any wgmma
+      if constexpr (kBScalesInRegisters) {
+        // A's scales of this K block from the stage (kTmaScales; rows past M are 0) or the LDG a step
+        // ago, B's from the lane that holds them.
+        float a0 = scales.a0, a1 = scales.a1;
+        if constexpr (kTmaScales) {
+          const int r0 = row0 - work.tile.m * Cfg::BM::value;  // the row's index in the tile, and in the slot
+          a0 = storage.scale_a[read.index()][r0], a1 = storage.scale_a[read.index()][r0 + 8];
+        }
+        MM_UNROLL
+        for (int h = 0; h < kHalves; ++h) {
+          const float b = __shfl_sync(0xffffffffu, b_chunk[h], lane_kb);
+          early0[h] = a0 * b, early1[h] = a1 * b;
+        }
+      } else if constexpr (kEarlyScales) {
+        MM_UNROLL
+        for (int h = 0; h < kHalves; ++h) {
+          const float b = storage.scale_b[cw][h][kt % Cfg::kScaleChunk];
+          early0[h] = scales.a0 * b, early1[h] = scales.a1 * b;
+        }
+      }
       typename Self::Scales next{};
       MM_UNROLL
       for (int h = 0; h < kHalves; ++h) {
@@ -168,8 +344,13 @@ struct CollectiveMmaBlockScaled : CollectiveMmaBlockScaledBase<Cfg> {
         }
         // Promotion: this half's K block, with its scales, into the fp32 accumulators. Values 64h.. of
         // the 64×256 layout are the half's 64 values, in the same order.
-        const float b = storage.scale_b[cw][h][kt % Cfg::kScaleChunk];
-        const float s0 = scales.a0 * b, s1 = scales.a1 * b;
+        float s0, s1;
+        if constexpr (kEarlyScales) {
+          s0 = early0[h], s1 = early1[h];
+        } else {
+          const float b = storage.scale_b[cw][h][kt % Cfg::kScaleChunk];
+          s0 = scales.a0 * b, s1 = scales.a1 * b;
+        }
         MM_UNROLL
         for (int v = 0; v < HalfN::value / 2; ++v) acc[HalfN::value / 2 * h + v] += partial[v] * ((v / 2) % 2 ? s1 : s0);
       }
@@ -178,8 +359,9 @@ struct CollectiveMmaBlockScaled : CollectiveMmaBlockScaledBase<Cfg> {
   }
 };
 
-/// The kernel: the block-scaled main loop, fp8_per_tensor's epilogue without its scale, whole tiles.
-template <class Cfg, class Mainloop = CollectiveMmaBlockScaled<Cfg>>
+/// The kernel: the block-scaled main loop (fp8_block_scaled's unless told), fp8_per_tensor's epilogue
+/// without its scale, whole tiles.
+template <class Cfg, class Mainloop = CollectiveMmaBlockScaled<Cfg, true, true>>
 using Fp8BlockKernel = GemmKernelCooperative<Cfg, Mainloop, CollectiveEpilogueTma<Cfg, bf16>, PersistentTileScheduler>;
 
 /// Empty when fp8_block_scaled takes `p`; otherwise the rule it breaks (launch::fp8_rejects: RCR, K %
@@ -189,13 +371,13 @@ inline std::string fp8_block_scaled_rejects(const GemmProblem& p) {
   return launch::tma_operand_rejects(p, 1);
 }
 
-/// The one-time preparation: the blocks' arguments, then the adapter (the opt-in, a grid of the
-/// blocks the GPU holds at once, at most one per tile, at most `max_blocks` when above 0). Throws
-/// std::invalid_argument for a problem it rejects, operands TMA cannot describe, or a problem without
-/// its scales.
-template <class Cfg = Fp8BlockCfg, class Kernel = Fp8BlockKernel<Cfg>>
-PreparedGemm prepare_fp8_block_scaled(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks = 0,
-                                      const char* name = "fp8_block_scaled") {
+/// The one-time preparation of one of the block-scaled kernels (`Kernel`): the blocks' arguments,
+/// then the adapter (the opt-in, a grid of the blocks the GPU holds at once, at most one per tile, at
+/// most `max_blocks` when above 0). Throws std::invalid_argument for a problem it rejects, operands
+/// TMA cannot describe, or a problem without its scales.
+template <class Cfg, class Kernel>
+PreparedGemm prepare_fp8_block_scaled_kernel(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks,
+                                             const char* name) {
   if (std::string why = fp8_block_scaled_rejects(p); !why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
   if (p.scale_a == nullptr || p.scale_b == nullptr)
     throw std::invalid_argument(std::string(name) + ": needs the block scales of A and B (GemmProblem::scale_a, scale_b)");
@@ -207,6 +389,20 @@ PreparedGemm prepare_fp8_block_scaled(const GemmProblem& p, const e4m3* A, const
   GemmAdapter<Kernel> gemm;
   gemm.initialize(args);
   return gemm.prepared(name);
+}
+
+/// fp8_block_scaled (issue 35's step 2, the chapter's step since 2026-11-29): the kTmaScales kernel
+/// where TMA can read A's scales as an (M, Kb) matrix (CollectiveMmaBlockScaledTmaBase::tma_scales_rejects:
+/// M % 4 == 0 and a 16-byte aligned scale_a), otherwise the kEarlyScales kernel, whose LDG reads any
+/// M. The rules and errors of prepare_fp8_block_scaled_kernel.
+template <class Cfg = Fp8BlockCfg>
+PreparedGemm prepare_fp8_block_scaled(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks = 0,
+                                      const char* name = "fp8_block_scaled") {
+  using TmaScales = Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, true>>;
+  using LdgScales = Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, false>>;
+  if (CollectiveMmaBlockScaledTmaBase<Cfg>::tma_scales_rejects(p).empty())
+    return prepare_fp8_block_scaled_kernel<Cfg, TmaScales>(p, A, B, C, max_blocks, name);
+  return prepare_fp8_block_scaled_kernel<Cfg, LdgScales>(p, A, B, C, max_blocks, name);
 }
 
 }  // namespace mm::ch12

@@ -56,7 +56,8 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_steps(int max_blocks) {
 
 std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
   return {
-      // fp8_block_scaled.cuh: 1×128 and 128×128 scales, each K block promoted to fp32 with its scales
+      // fp8_block_scaled.cuh: 1×128 and 128×128 scales, each K block promoted to fp32 with its scales;
+      // A's scales by TMA with the stage, B's in registers (issue 35's step 2; LDG for M % 4 != 0)
       prepared_kernel<e4m3, bf16>(
           "fp8_block_scaled", DType::e4m3_block,
           [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
@@ -64,6 +65,32 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
           },
           fp8_block_scaled_rejects, arch::sm90a),
 #if MM_APPENDIX_STEPS
+      // fp8_block_scaled.cuh without flags: A's scales by LDG a step ahead, B's staged in shared
+      // memory, each half's read after its wait (the chapter's step until 2026-11-29)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_smem_scales", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            using Kernel = Fp8BlockKernel<Fp8BlockCfg, CollectiveMmaBlockScaled<Fp8BlockCfg>>;
+            return prepare_fp8_block_scaled_kernel<Fp8BlockCfg, Kernel>(p, a, b, c, max_blocks, "fp8_block_scaled_smem_scales");
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
+      // fp8_block_scaled.cuh with kEarlyScales: B's scales read before the step's wgmma (issue 35's step 1)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_early_scales", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            using Kernel = Fp8BlockKernel<Fp8BlockCfg, CollectiveMmaBlockScaled<Fp8BlockCfg, true>>;
+            return prepare_fp8_block_scaled_kernel<Fp8BlockCfg, Kernel>(p, a, b, c, max_blocks, "fp8_block_scaled_early_scales");
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
+      // fp8_block_scaled.cuh, step 2's B half alone: B's scales in registers, A's by LDG (an ablation of step 2)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_register_b_scales", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            using Kernel = Fp8BlockKernel<Fp8BlockCfg, CollectiveMmaBlockScaled<Fp8BlockCfg, true, false, true>>;
+            return prepare_fp8_block_scaled_kernel<Fp8BlockCfg, Kernel>(p, a, b, c, max_blocks,
+                                                                        "fp8_block_scaled_register_b_scales");
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
       // fp8_block_scaled_192.cuh: 128×192 tiles in chunks of 128 and 64 columns, both in flight
       prepared_kernel<e4m3, bf16>(
           "fp8_block_scaled_192", DType::e4m3_block,

@@ -7,6 +7,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "12_hopper_datatypes/fp8_block_scaled.cuh"  // CollectiveMmaBlockScaledTmaBase::tma_scales_rejects
 #include "12_hopper_datatypes/steps.hpp"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
@@ -171,6 +173,56 @@ TEST(ch12_Fp8, BlockScalesApplyToTheirOwnBlock) {
         const mm::CheckResult r = mm::check_gemm_kernel<e4m3, bf16>(problem(s, "RCR"), k.launch, k.dtype, seed);
         EXPECT_TRUE(r.ok) << k.name << " at " << mm::test::size_name(s) << " seed " << seed << ": " << r.summary;
       }
+}
+
+// fp8_block_scaled (issue 35's step 2) at the M that choose its two paths. M % 4 == 0: A's scales
+// by TMA with the stage, the rows of the last tile past M read as zeros (M of 4, one past a tile + 3, past a multiple of 256); B's scales in registers
+// 32 K blocks at a time, so K of 33 and 34 K blocks (a second chunk, a partial last K block) and 129.
+// M % 4 != 0: A's scales by LDG (issue 35's step 1's loop; B's still from shared memory) (one row, 67, one past a tile, primes 131 and 1021). Random block
+// scales from 0.5 to 2 (over 448): a row, K block or column block read for another fails; C poisoned
+// first, so a tile never stored fails too.
+TEST(ch12_Fp8, TmaScalesAtEveryKindOfM) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  for (int max_blocks : {0, 3}) {
+    const auto steps = ch12::fp8_block_steps(max_blocks);
+    const auto it = std::find_if(steps.begin(), steps.end(), [](const auto& k) { return k.name == "fp8_block_scaled"; });
+    ASSERT_NE(it, steps.end());
+    for (const Size& s : {Size{4, 8, 16}, Size{68, 136, 1040}, Size{132, 264, 400}, Size{1028, 264, 272},
+                          Size{260, 520, 4112}, Size{512, 1024, 4240}, Size{132, 136, 16400},  // TMA
+                          Size{1, 8, 16}, Size{67, 264, 256}, Size{129, 264, 400}, Size{131, 136, 4240},
+                          Size{1021, 8, 144}})  // LDG
+      for (std::uint64_t seed : {5u, 6u}) {
+        if (max_blocks != 0 && s.m * s.n < 512 * 1024) continue;  // few blocks: only where there are many tiles
+        const mm::CheckResult r = mm::check_gemm_kernel<e4m3, bf16>(problem(s, "RCR"), it->launch, it->dtype, seed);
+        EXPECT_TRUE(r.ok) << it->name << " at " << mm::test::size_name(s) << " seed " << seed << " max_blocks "
+                          << max_blocks << ": " << r.summary;
+      }
+  }
+}
+
+TEST(ch12_Launch, TmaScalesTakeWhatTmaReadsAndLeaveTheRestToTheLdgPath) {
+  // tma_scales_rejects: scale_a as an (M, Kb) matrix of floats, boxes of 128 × 1. M % 4 == 0 and a
+  // 16-byte aligned scale_a take the TMA path; otherwise fp8_block_scaled runs the same loop with
+  // A's scales by LDG (issue 35's step 1), so the rule is a choice, never a refusal.
+  using Tma = mm::ch12::CollectiveMmaBlockScaledTmaBase<mm::ch12::Fp8BlockCfg>;
+  GemmProblem p = problem({68, 256, 512}, "RCR");  // Kb = 4
+  p.scale_a = reinterpret_cast<const float*>(std::uintptr_t(0x10000));
+  EXPECT_EQ(Tma::tma_scales_rejects(p), "");
+  p.m = 67;  // a pitch of 268 bytes
+  EXPECT_NE(Tma::tma_scales_rejects(p).find("multiple of 16 bytes"), std::string::npos) << Tma::tma_scales_rejects(p);
+  p.k = 128;  // one K block: the map still carries the pitch, which the driver checks
+  EXPECT_NE(Tma::tma_scales_rejects(p).find("multiple of 16 bytes"), std::string::npos) << Tma::tma_scales_rejects(p);
+  p.m = 4;
+  EXPECT_EQ(Tma::tma_scales_rejects(p), "");
+  p = problem({68, 256, 512}, "RCR");
+  p.scale_a = reinterpret_cast<const float*>(std::uintptr_t(0x10004));
+  EXPECT_NE(Tma::tma_scales_rejects(p).find("16-byte aligned"), std::string::npos) << Tma::tma_scales_rejects(p);
+  // The step's own rules: fp8_block_scaled_rejects, with no word of M % 4.
+  for (const auto& k : ch12::fp8_block_steps())
+    if (k.name == "fp8_block_scaled") {
+      EXPECT_EQ(k.rejects(problem({67, 264, 256}, "RCR")), "");
+      EXPECT_NE(k.rejects(problem({67, 264, 24}, "RCR")).find("K % 16 == 0"), std::string::npos);
+    }
 }
 
 TEST(ch12_Harness, BlockScalesFollowCublasLtsLayouts) {

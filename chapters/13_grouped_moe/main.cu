@@ -47,6 +47,9 @@ namespace {
 using namespace mm;
 using namespace mm::ch13;
 
+/// The most tokens a batch may have (--tokens): DeepSeek-V3's routed A is then 524,288 rows of 7168 bf16.
+constexpr std::int64_t kMaxTokens = 65536;
+
 /// A model's mixture-of-experts layer: E experts, top-k, and the two projections' N and K.
 struct Model {
   std::string name;
@@ -241,15 +244,33 @@ int main(int argc, char** argv) {
     std::cerr << "ch13_grouped_moe: error: " << what << '\n';
     return 2;
   }
+  // Everything the command line says is checked here, before any work: one line naming the flag, exit 2.
   std::vector<Model> models;
+  std::vector<int> token_counts;
+  TimingOptions timing;
+  std::uint64_t seed = 0;
+  try {
+    for (const std::string& t : split(tokens_arg)) {
+      const std::int64_t n = parse_int(t, "--tokens", 1);
+      if (n > kMaxTokens)
+        bad("--tokens", std::to_string(n) + " is more than " + std::to_string(kMaxTokens) +
+                            " (DeepSeek-V3's A at that many tokens is over 7 GB)");
+      token_counts.push_back(int(n));
+    }
+    timing.reps = int(std::min<std::int64_t>(parse_int(reps_arg, "--reps", 1), 1 << 20));
+    timing.warmup = int(std::min<std::int64_t>(parse_int(warmup_arg, "--warmup", 0), 1 << 20));
+    seed = std::uint64_t(parse_int(seed_arg, "--seed", 0));
+  } catch (const CliError& e) {
+    std::cerr << "ch13_grouped_moe: " << e.what() << '\n';
+    return e.exit_code;
+  }
+  if (token_counts.empty()) bad("--tokens", "give at least one token count");
   for (const std::string& name : split(model_arg)) {
     bool found = false;
     for (const Model& m : kModels)
       if (name == "all" || name == m.name) models.push_back(m), found = true;
     if (!found) bad("--model", "'" + name + "' is not one of deepseek-v3, mixtral-8x7b, qwen3-30b-a3b, all");
   }
-  std::vector<int> token_counts;
-  for (const std::string& t : split(tokens_arg)) token_counts.push_back(int(parse_int(t, "--tokens", 1)));
   std::vector<Routing> routings;
   for (const std::string& r : split(routing_arg)) {
     if (r == "balanced") routings.push_back(Routing::balanced);
@@ -266,10 +287,6 @@ int main(int argc, char** argv) {
     else if (std::find(kernel_names.begin(), kernel_names.end(), kname) != kernel_names.end()) selected.insert(kname);
     else bad("--kernel", "'" + kname + "' is not grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64 or all");
   }
-  TimingOptions timing;
-  timing.reps = int(parse_int(reps_arg, "--reps", 1));
-  timing.warmup = int(parse_int(warmup_arg, "--warmup", 0));
-  const std::uint64_t seed = std::uint64_t(parse_int(seed_arg, "--seed", 0));
   if (!csv.empty())
     if (std::string why = csv_unwritable(csv); !why.empty()) bad("--csv", "cannot write '" + csv + "': " + why);
   if (skipped_on_this_gpu("ch13_grouped_moe", arch::sm90a)) return 0;

@@ -6,6 +6,7 @@
 //   cublas_grouped      one cublasGemmGroupedBatchedEx over those experts
 //   grouped_contiguous  this chapter's kernel: every expert's tiles in one persistent launch
 //   grouped_masked      the same kernel reading each expert's rows from a fixed-capacity buffer (decode)
+//   *_64                both with 64-row tiles (step 2, decode: 256 tokens or fewer, as grouped_masked)
 //
 // and against a roofline per shape: the useful flops at the dense GEMM's speed (cuBLAS, 8192 rows of
 // the same N and K, measured here) or the bytes that must move (the active experts' weights, A and C)

@@ -91,7 +91,10 @@ template <class TIn, class TOut>
 void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& run) {
   GemmProblem p = run.p;
   const CliOptions& opt = run.opt;
-  if (is_fp8(group.baseline)) {  // another storage order (its sizes were checked up front)
+  // fp8's size rules (K and N in whole 16-byte rows, RCR) are cuBLASLt's as well as the kernels': a size or
+  // storage order that breaks them skips the fp8 groups there with one line, while the chapter's other
+  // types (and its other sizes) run.
+  if (is_fp8(group.baseline)) {
     if (std::string why = launch::fp8_rejects(p); !why.empty()) {
       std::cout << "  " << dtype_name(group.baseline) << " kernels at " << size_text(p) << " " << run.tag
                 << ": not run: " << why << '\n';
@@ -246,30 +249,6 @@ int detail::run_gemm_groups(int argc, const char* const* argv, const GemmChapter
   spec.default_warmup = ch.default_warmup;
   spec.extra = ch.extra;
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
-
-  // fp8's size rules (K and N in whole 16-byte rows) are cuBLASLt's as well as the kernels': a size
-  // that breaks them is bad input, refused before any work. (Another storage order is not: fp8 is
-  // then skipped with a line, while a chapter's other types run in it.)
-  for (const ErasedGemmGroup& group : groups) {
-    const bool selected = std::any_of(group.kernel_names.begin(), group.kernel_names.end(),
-                                      [&](const std::string& name) { return kernel_selected(opt, name); });
-    if (!is_fp8(group.baseline.compute) || !selected) continue;
-    for (const ProblemSize& size : opt.sizes)
-      for (const std::string& tag : opt.layouts) {
-        GemmProblem p;
-        try {
-          p = make_problem(size, tag);
-        } catch (const CliError& e) {
-          std::cerr << spec.program << ": " << e.what() << '\n';
-          return 2;
-        }
-        if (p.a != Order::row || p.b != Order::col || p.c != Order::row) continue;
-        if (std::string why = launch::fp8_rejects(p); !why.empty()) {
-          std::cerr << spec.program << ": error: --sizes/--layout: " << size_text(p) << " " << tag << ": " << why << '\n';
-          return 2;
-        }
-      }
-  }
 
   if (skipped_on_this_gpu(spec.program, ch.needs)) return 0;
   print_run_header(ch.chapter, describe_baselines(baselines), opt);

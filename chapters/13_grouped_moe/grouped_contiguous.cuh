@@ -88,6 +88,31 @@ inline std::string grouped_rejects(const GroupedProblem& g) {
   return {};
 }
 
+/// Empty when the host's copy of the rows the kernel will read from the device describes experts it can
+/// walk inside A and C's `g.rows` rows; otherwise one line saying what is wrong. `host`: the E + 1
+/// offsets (contiguous: offsets[0] = 0, each expert ending at or after its start aligned to 128, the
+/// last end within g.rows) or the E counts (masked: each from 0 to the capacity, E·capacity within
+/// g.rows). A caller that keeps its layout on the host asks this before the launch; one whose router
+/// writes it on the device relies on the scheduler's clamping, which keeps every tile in its expert's
+/// buffer whatever the counts.
+template <class Count>
+std::string grouped_layout_rejects(const GroupedProblem& g, const std::vector<Count>& host) {
+  const bool contiguous = g.offsets != nullptr;
+  if (host.size() != std::size_t(g.groups) + (contiguous ? 1 : 0))
+    return contiguous ? "needs E + 1 offsets" : "needs E counts";
+  std::vector<std::int64_t> offsets;
+  std::vector<int> counts;
+  for (Count c : host) (contiguous ? offsets.push_back(std::int64_t(c)) : counts.push_back(int(c)));
+  const auto p = contiguous ? PersistentGroupTileScheduler::contiguous(g.groups, offsets.data(), kGroupAlignment, 1, 1, 1,
+                                                                       kGroupAlignment)
+                            : PersistentGroupTileScheduler::masked(g.groups, counts.data(), g.capacity, kGroupAlignment, 1);
+  if (std::string why = PersistentGroupTileScheduler::rejects(p); !why.empty()) return why;
+  const std::int64_t end = contiguous ? offsets.back() : std::int64_t(g.groups) * g.capacity;
+  if (end > g.rows)
+    return "the experts' rows end at row " + std::to_string(end) + ", past A and C's " + std::to_string(g.rows);
+  return {};
+}
+
 /// The layout of a contiguous grouped A (and C) for `rows_per_expert`: where each expert starts and
 /// ends when each starts on a multiple of `alignment` (DeepGEMM's psum layout).
 struct ContiguousLayout {

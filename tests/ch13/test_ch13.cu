@@ -54,6 +54,7 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
   if (masked) g.counts = d_counts.data(), g.capacity = capacity;
   else g.offsets = offsets.data();
   ASSERT_EQ(grouped_rejects(g), "");
+  ASSERT_EQ(masked ? grouped_layout_rejects(g, counts) : grouped_layout_rejects(g, layout.offsets), "");
   const PreparedGemm gemm = prepare_grouped_gemm(g, A.data(), B.data(), C.data(), max_blocks, tile_rows);
   gemm.run(nullptr);
   MM_CUDA_CHECK(cudaGetLastError());
@@ -168,6 +169,27 @@ TEST(GroupedRejects, ProblemsTheKernelCannotTake) {
   EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, 96), std::invalid_argument);
   EXPECT_THROW(route(10, 8, 9, Routing::balanced, 1), std::invalid_argument);
   EXPECT_THROW(route(10, 8, 8, Routing::skewed, 1), std::invalid_argument);  // skewed leaves 7 experts
+}
+
+TEST(GroupedRejects, LayoutsTheHostCanSeeAreCheckedBeforeTheLaunch) {
+  const std::int64_t dummy_offsets[1] = {0};
+  const int dummy_counts[1] = {0};
+  GroupedProblem g;
+  g.groups = 3, g.n = 256, g.k = 64, g.rows = 512, g.offsets = dummy_offsets;
+  const ContiguousLayout l = contiguous_layout({1, 0, 130});
+  EXPECT_EQ(grouped_layout_rejects(g, l.offsets), "");
+  EXPECT_NE(grouped_layout_rejects(g, std::vector<std::int64_t>{0, 1, 0, 130}), "") << "an end before its aligned start";
+  EXPECT_NE(grouped_layout_rejects(g, std::vector<std::int64_t>{1, 1, 128, 258}), "") << "offsets[0] != 0";
+  EXPECT_NE(grouped_layout_rejects(g, std::vector<std::int64_t>{0, 1, 128}), "") << "E offsets, not E + 1";
+  g.rows = 200;  // expert 2 ends at row 258
+  EXPECT_NE(grouped_layout_rejects(g, l.offsets).find("past A and C"), std::string::npos) << l.offsets.back();
+  GroupedProblem m = g;
+  m.offsets = nullptr, m.counts = dummy_counts, m.capacity = 128, m.rows = 3 * 128;
+  EXPECT_EQ(grouped_layout_rejects(m, std::vector<int>{0, 128, 5}), "");
+  EXPECT_NE(grouped_layout_rejects(m, std::vector<int>{0, 129, 5}), "") << "a count above the capacity";
+  EXPECT_NE(grouped_layout_rejects(m, std::vector<int>{-1, 1, 5}), "") << "a negative count";
+  m.rows = 2 * 128;
+  EXPECT_NE(grouped_layout_rejects(m, std::vector<int>{0, 1, 5}).find("past A and C"), std::string::npos);
 }
 
 TEST(GroupedLayout, EachExpertStartsOnATileEdge) {

@@ -826,33 +826,14 @@ def plot_ch11_suite(all_rows, out_dir) -> bool:
     return True
 
 
-# Chapter 13's tables: step 2's decode run first, so that a decode shape's rows (cuBLAS's and ours) all
-# come from that one run; the other shapes from step 1's run.
-CH13_CSVS = ("ch13_grouped_moe_decode.csv", "ch13_grouped_moe.csv")
 CH13_MODELS = {"deepseek-v3": "DeepSeek-V3", "mixtral-8x7b": "Mixtral-8×7B", "qwen3-30b-a3b": "Qwen3-30B-A3B"}
-
-
-def ch13_table(data_dir: pathlib.Path) -> list[dict[str, str]]:
-    """Chapter 13's rows (a schema of its own: one row per model, projection, tokens, routing and kernel),
-    from every CH13_CSVS file under data_dir; a configuration measured in several files: the first."""
-    import csv
-    rows, seen = [], set()
-    for name in CH13_CSVS:
-        for path in sorted(data_dir.rglob(name)):
-            with open(path, newline="", encoding="utf-8") as f:
-                for r in csv.DictReader(f):
-                    key = (r["kernel"], r["model"], r["projection"], r["tokens"], r["routing"])
-                    if key not in seen:
-                        seen.add(key)
-                        rows.append(r)
-    return rows
 
 
 def plot_ch13_grouped(data_dir: pathlib.Path, out_dir) -> bool:
     """Chapter 13's figure: % of each shape's roofline of the two cuBLAS ways and of the grouped kernel
     (the faster of its tiles and layouts at decode), for every model, projection, token count and routing."""
     name = "ch13_grouped"
-    rows = ch13_table(data_dir)
+    rows = rd.grouped_rows(data_dir)
     if not rows:
         skip(name, "no chapter 13 CSV", out_dir)
         return False

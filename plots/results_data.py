@@ -167,6 +167,28 @@ def is_table(path: pathlib.Path) -> bool:
     return "pct_of_cublas" not in [c.strip() for c in header]
 
 
+# Chapter 13's tables (one row per kernel, model, projection, tokens and routing): step 2's decode run first,
+# so that a shape measured in both runs has all its rows (cuBLAS's and ours) from that one run.
+GROUPED_CSVS = ("ch13_grouped_moe_decode.csv", "ch13_grouped_moe.csv")
+
+
+def grouped_rows(data_dir: pathlib.Path) -> list[dict[str, str]]:
+    """Chapter 13's rows in data_dir (GROUPED_CSVS, in that order); a (kernel, model, projection, tokens,
+    routing) in several files: the first. Each row's `_file` is the stem of its CSV."""
+    out, seen = [], set()
+    for name in GROUPED_CSVS:
+        path = data_dir / name
+        if not path.is_file():
+            continue
+        with open(path, newline="", encoding="utf-8") as f:
+            for r in csv.DictReader(f):
+                key = (r["kernel"], r["model"], r["projection"], r["tokens"], r["routing"])
+                if key not in seen:
+                    seen.add(key)
+                    out.append({**r, "_file": path.stem})
+    return out
+
+
 def csv_files(data_dir: pathlib.Path) -> list[pathlib.Path]:
     """The chapters' CSVs under data_dir (recursively): every *.csv but the tables of other schemas."""
     return sorted(p for p in data_dir.rglob("*.csv") if p.is_file() and not is_table(p))

@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import statistics
 import pathlib
 import re
 import sys
@@ -427,25 +428,13 @@ def ladder_size(rows: list[rd.Row], chapter: str, headline: int | None) -> tuple
 # shapes they ran, against the faster of the two cuBLAS ways measured beside them. Step 2's decode run
 # first, so that a decode shape's rows come from that one run (as plots/plot.py draws them).
 GROUPED_CHAPTER = "13_grouped_moe"
-GROUPED_CSVS = ("ch13_grouped_moe_decode.csv", "ch13_grouped_moe.csv")
 GROUPED_BASELINE = "the faster of cuBLAS's loop and grouped call"
 
 
 def grouped_rows(root: pathlib.Path, data_dir: str | pathlib.Path) -> list[dict[str, str]]:
-    """Chapter 13's rows under data_dir (relative to root, or a path); a (kernel, model, projection, tokens,
-    routing) in several files: the first. Each row's `_file` is the stem of its CSV."""
-    out, seen = [], set()
-    for name in GROUPED_CSVS:
-        path = pathlib.Path(data_dir) / name if pathlib.Path(data_dir).is_absolute() else root / data_dir / name
-        if not path.is_file():
-            continue
-        with open(path, newline="", encoding="utf-8") as f:
-            for r in csv.DictReader(f):
-                key = (r["kernel"], r["model"], r["projection"], r["tokens"], r["routing"])
-                if key not in seen and r.get("pct_of_best_cublas"):
-                    seen.add(key)
-                    out.append({**r, "_file": name[:-4]})
-    return out
+    """Chapter 13's measured rows under data_dir (relative to root, or a path): rd.grouped_rows."""
+    d = pathlib.Path(data_dir)
+    return [r for r in rd.grouped_rows(d if d.is_absolute() else root / d) if r.get("pct_of_best_cublas")]
 
 
 def grouped_summary(root: pathlib.Path, data_dir: str | pathlib.Path) -> tuple[str, str, str] | None:
@@ -456,8 +445,8 @@ def grouped_summary(root: pathlib.Path, data_dir: str | pathlib.Path) -> tuple[s
         return None
     kernel, mine = steps[0]
     mine = [r for r in mine if int(r["tokens"]) >= 4096] or mine
-    return (kernel, f"{fmt_rate(geomean([float(r['tflops']) for r in mine]))} (geometric mean of {len(mine)} expert shapes)",
-            f"{fmt_pct(geomean([float(r['pct_of_best_cublas']) for r in mine]))} of {GROUPED_BASELINE}")
+    return (kernel, f"{fmt_rate(statistics.geometric_mean([float(r['tflops']) for r in mine]))} (geometric mean of {len(mine)} expert shapes)",
+            f"{fmt_pct(statistics.geometric_mean([float(r['pct_of_best_cublas']) for r in mine]))} of {GROUPED_BASELINE}")
 
 
 def grouped_shape(r: dict[str, str]) -> str:
@@ -475,10 +464,6 @@ def grouped_steps(rows: list[dict[str, str]]) -> list[tuple[str, list[dict[str, 
     return [(k, [r for r in rows if r["kernel"] == k]) for k in kernels]
 
 
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
 def grouped_ladder_rows(root: pathlib.Path, data_dir: str, page_dir: str) -> list[list[str]]:
     """The ladder's rows of chapter 13: per step and phase it ran (prefill: 4096 tokens and more; decode: 256
     and fewer), geometric means over those shapes: TFLOP/s at prefill, the weights' GB/s at decode, and the %
@@ -491,10 +476,10 @@ def grouped_ladder_rows(root: pathlib.Path, data_dir: str, page_dir: str) -> lis
                 continue
             tokens = sorted({int(r["tokens"]) for r in mine}, reverse=True)
             where = f"{len(mine)} expert shapes, {phase}: {', '.join(map(str, tokens))} tokens (geometric mean)"
-            rate = (fmt_rate(geomean([float(r["tflops"]) for r in mine])) if phase == "prefill"
-                    else f"{fmt_rate(geomean([float(r['weight_gbps']) for r in mine]))} GB/s of weights")
+            rate = (fmt_rate(statistics.geometric_mean([float(r["tflops"]) for r in mine])) if phase == "prefill"
+                    else f"{fmt_rate(statistics.geometric_mean([float(r['weight_gbps']) for r in mine]))} GB/s of weights")
             out.append(["" if out else chapter_cell(GROUPED_CHAPTER, root, page_dir), kernel, "bf16", "RCR", where, rate,
-                        fmt_pct(geomean([float(r["pct_of_best_cublas"]) for r in mine])), GROUPED_BASELINE])
+                        fmt_pct(statistics.geometric_mean([float(r["pct_of_best_cublas"]) for r in mine])), GROUPED_BASELINE])
     return out
 
 
@@ -519,7 +504,7 @@ def grouped_losses_rows(root: pathlib.Path, data_dir: str, page_dir: str) -> lis
             low_text = f"{len(low)} of {n}"
         worst = min(mine, key=lambda r: float(r["pct_of_best_cublas"]))
         tokens = sorted({int(r["tokens"]) for r in mine})
-        files = [f for f in (name[:-4] for name in reversed(GROUPED_CSVS)) if any(r["_file"] == f for r in mine)]
+        files = [f for f in (name[:-4] for name in reversed(rd.GROUPED_CSVS)) if any(r["_file"] == f for r in mine)]
         out.append([chapter_cell(GROUPED_CHAPTER, root, page_dir) if i == 0 else "", kernel, "bf16", GROUPED_BASELINE,
                     f"{n}: expert shapes at {', '.join(map(str, tokens))} tokens ({', '.join(f'`{f}`' for f in files)})",
                     pct_range(pct), f"{sum(v < 100.0 for v in pct)} of {n}", low_text,

@@ -153,7 +153,8 @@ PreparedGemm prepare_grouped(const GroupedProblem& g, const bf16* A, const bf16*
   args.max_blocks = max_blocks;
   GemmAdapter<Kernel> gemm;
   gemm.initialize(args);
-  const std::string tile = std::to_string(Cfg::BM::value) + "x" + std::to_string(Cfg::BN::value);
+  const std::string tile = std::to_string(Cfg::BM::value) + "x" + std::to_string(Cfg::BN::value) +
+                           (Cfg::kSkipIdleConsumers ? " skipping padding" : "");
   return gemm.prepared((g.offsets ? "grouped_contiguous " : "grouped_masked ") + tile);
 }
 

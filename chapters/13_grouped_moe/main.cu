@@ -7,6 +7,7 @@
 //   grouped_contiguous  this chapter's kernel: every expert's tiles in one persistent launch
 //   grouped_masked      the same kernel reading each expert's rows from a fixed-capacity buffer (decode)
 //   *_64                both with 64-row tiles (step 2, decode: 256 tokens or fewer, as grouped_masked)
+//   grouped_skip_padding grouped_contiguous whose consumer warpgroups skip 64 rows of padding (step 3)
 //
 // and against a roofline per shape: the useful flops at the dense GEMM's speed (cuBLAS, 8192 rows of
 // the same N and K, measured here) or the bytes that must move (the active experts' weights, A and C)
@@ -224,8 +225,9 @@ int main(int argc, char** argv) {
   app.add_option("--routing", routing_arg, "comma-separated: balanced, skewed (default both)")->type_name("NAMES");
   app.add_option("--projection", projection_arg, "comma-separated: gate_up, down (default both)")->type_name("NAMES");
   app.add_option("--kernel", kernel_arg,
-                 "comma-separated: grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64 (default all; "
-                 "the masked and 64-row ones at 256 tokens or fewer; the cuBLAS ways always run)")
+                 "comma-separated: grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64, "
+                 "grouped_skip_padding (default all; the masked and 64-row ones at 256 tokens or fewer, grouped_skip_padding "
+                 "above; the cuBLAS ways always run)")
       ->type_name("NAMES");
   app.add_option("--reps", reps_arg, "timed repetitions (default 10)")->type_name("INT");
   app.add_option("--warmup", warmup_arg, "untimed warm-up runs (default 3)")->type_name("INT");
@@ -281,12 +283,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> proj_names = split(projection_arg);
   for (const std::string& p : proj_names)
     if (p != "gate_up" && p != "down") bad("--projection", "'" + p + "' is not gate_up or down");
-  const std::vector<std::string> kernel_names = {"grouped_contiguous", "grouped_masked", "grouped_contiguous_64", "grouped_masked_64"};
+  const std::vector<std::string> kernel_names = {"grouped_contiguous", "grouped_masked", "grouped_contiguous_64", "grouped_masked_64",
+                                                 "grouped_skip_padding"};
   std::set<std::string> selected;
   for (const std::string& kname : split(kernel_arg)) {
     if (kname == "all") selected.insert(kernel_names.begin(), kernel_names.end());
     else if (std::find(kernel_names.begin(), kernel_names.end(), kname) != kernel_names.end()) selected.insert(kname);
-    else bad("--kernel", "'" + kname + "' is not grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64 or all");
+    else bad("--kernel", "'" + kname + "' is not grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64, " +
+                             "grouped_skip_padding or all");
   }
   if (!csv.empty())
     if (std::string why = csv_unwritable(csv); !why.empty()) bad("--csv", "cannot write '" + csv + "': " + why);
@@ -370,7 +374,7 @@ int main(int argc, char** argv) {
           auto run_ours = [&](const std::string& name, int tile_rows, const GroupedProblem& g, bf16* a, bf16* c,
                               const std::vector<std::int64_t>& first) {
             if (!selected.count(name)) return;
-            const PreparedGemm gemm = prepare_grouped_gemm(g, a, B.data(), c, 0, tile_rows);
+            const PreparedGemm gemm = prepare_grouped_gemm(g, a, B.data(), c, 0, tile_rows, name == "grouped_skip_padding");
             Row r = base;
             r.kernel = name;
             r.path = gemm.path;
@@ -395,6 +399,7 @@ int main(int argc, char** argv) {
             GroupedProblem g;
             g.groups = E, g.n = n, g.k = k, g.rows = layout.rows, g.offsets = offsets.data();
             run_ours("grouped_contiguous", 128, g, A.data(), C.data(), layout.first);
+            if (!decode) run_ours("grouped_skip_padding", 128, g, A.data(), C.data(), layout.first);
             if (decode) run_ours("grouped_contiguous_64", 64, g, A.data(), C.data(), layout.first);
           }
           if (decode && (selected.count("grouped_masked") || selected.count("grouped_masked_64"))) {

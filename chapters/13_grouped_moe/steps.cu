@@ -11,7 +11,11 @@
 namespace mm::ch13 {
 
 PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks,
-                                  int tile_rows) {
+                                  int tile_rows, bool skip_padding) {
+  if (skip_padding && tile_rows != 128)
+    throw std::invalid_argument("grouped_skip_padding: its tiles are 128 rows (two consumer warpgroups), not " +
+                                std::to_string(tile_rows));
+  if (skip_padding) return prepare_grouped<GroupedSkipCfg>(g, A, B, C, max_blocks);
   if (tile_rows == 128) return prepare_grouped<GroupedCfg>(g, A, B, C, max_blocks);
   if (tile_rows == 64) return prepare_grouped<GroupedCfg64>(g, A, B, C, max_blocks);
   throw std::invalid_argument("grouped_contiguous: tiles of 128 or 64 rows, not " + std::to_string(tile_rows));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "13_grouped_moe/grouped_contiguous.cuh"  // GroupedProblem, grouped_rejects, contiguous_layout
+#include "13_grouped_moe/grouped_skip_padding.cuh"
 #include "13_grouped_moe/routing.hpp"
 #include "gemm/prepared_gemm.hpp"
 
@@ -15,8 +16,9 @@ namespace mm::ch13 {
 
 /// grouped_contiguous's kernel (or its masked form, by g's), ready to run: see grouped_contiguous.cuh.
 /// `tile_rows`: 128 (GroupedCfg) or 64 (GroupedCfg64, decode's); std::invalid_argument otherwise.
+/// `skip_padding`: step 3's kernel (grouped_skip_padding.cuh, 128-row tiles only).
 PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
-                                  int tile_rows = 128);
+                                  int tile_rows = 128, bool skip_padding = false);
 
 /// What the router made on the device (routing.cuh): each token's k experts and weights, and the
 /// rows per expert (copied to the host).

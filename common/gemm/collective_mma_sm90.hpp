@@ -172,6 +172,20 @@ struct CollectiveMma {
     pipeline.consumer_release(release);  // the range's last stage
     ++release;
   }
+
+  /// A consumer with nothing to multiply in a unit (its rows of the tile all padding) keeps its place
+  /// in the ring: it waits for each stage, so that it never runs a lap ahead of the other consumers
+  /// (its arrival would then count towards a later fill), and releases it at once. `read` and
+  /// `release` advance as mma() advances them.
+  template <class Pipe>
+  MM_HD static void skip(Pipe& pipeline, State& read, State& release, const WorkUnit& work) {
+    for (int kt = work.k_begin; kt < work.k_end; ++kt) {
+      pipeline.consumer_wait(read);
+      pipeline.consumer_release(release);
+      ++read;
+      ++release;
+    }
+  }
 };
 
 }  // namespace mm

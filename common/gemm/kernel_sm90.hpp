@@ -56,6 +56,9 @@ struct KernelConfig {
   static constexpr int kPieceM = 64;        ///< rows of one piece of C in the epilogue
   static constexpr int kPieceN = PieceN;    ///< columns of one piece: one 128-byte swizzle row of C
   static constexpr int kCBuffers = 2;       ///< pieces in flight per consumer warpgroup
+  /// A consumer warpgroup whose 64 rows of a tile are all past the tile's problem (a grouped tile's
+  /// padding: the work's `row_end`) skips the tile's wgmma and its store (chapter 13, step 3).
+  static constexpr bool kSkipIdleConsumers = false;
 };
 
 /// A composed kernel's shared memory: the collectives' tensors, then the pipeline's barriers.
@@ -150,6 +153,12 @@ struct GemmKernelCooperative {
       float acc[1][Mainloop::kAccumulators];  // this thread's values of the warpgroup's 64×BN tile
       typename Epilogue::Consumer epilogue(params.epilogue, shared.epilogue(), cw, t);
       for (auto work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
+        if constexpr (Cfg::kSkipIdleConsumers) {
+          if (work.row_begin + Cfg::kWgmmaM * cw >= work.row_end) {  // this warpgroup's rows: all padding
+            Mainloop::skip(pipeline, read, release, work);
+            continue;
+          }
+        }
         Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, acc, cw, work);
         scheduler.fixup(work, acc[0], cw, t, pipeline.watchdog());
         if (!scheduler.compute_epilogue(work)) continue;

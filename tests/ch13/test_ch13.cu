@@ -28,7 +28,8 @@ constexpr int kGuardRows = 130;  // rows of C past the buffer the kernel is give
 /// Each expert's rows of C (poisoned before the launch) against the fp64 reference of its rows of A
 /// times its weight; the pad rows between experts are not checked, the guard rows past the buffer
 /// must be untouched.
-void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k, bool masked, int max_blocks, int tile_rows) {
+void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k, bool masked, int max_blocks, int tile_rows,
+                            bool skip_padding) {
   const int E = int(rows.size());
   std::vector<std::int64_t> first(E);
   std::int64_t buffer_rows = 0, capacity = 0;
@@ -55,7 +56,7 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
   else g.offsets = offsets.data();
   ASSERT_EQ(grouped_rejects(g), "");
   ASSERT_EQ(masked ? grouped_layout_rejects(g, counts) : grouped_layout_rejects(g, layout.offsets), "");
-  const PreparedGemm gemm = prepare_grouped_gemm(g, A.data(), B.data(), C.data(), max_blocks, tile_rows);
+  const PreparedGemm gemm = prepare_grouped_gemm(g, A.data(), B.data(), C.data(), max_blocks, tile_rows, skip_padding);
   gemm.run(nullptr);
   MM_CUDA_CHECK(cudaGetLastError());
   MM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -68,7 +69,8 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
     const std::vector<bf16> out(c.begin() + first[e] * n, c.begin() + (first[e] + rows[e]) * n);
     const CheckResult r = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
     EXPECT_TRUE(r.ok) << "expert " << e << " of " << E << " (" << rows[e] << " rows, N " << n << ", K " << k
-                      << (masked ? ", masked" : ", contiguous") << ", " << tile_rows << "-row tiles, " << max_blocks
+                      << (masked ? ", masked" : ", contiguous") << ", " << tile_rows << "-row tiles"
+                      << (skip_padding ? " skipping padding, " : ", ") << max_blocks
                       << " blocks at most): " << r.summary;
   }
   for (std::int64_t i = buffer_rows * n; i < std::int64_t(c.size()); ++i) {
@@ -105,8 +107,10 @@ class Grouped : public ::testing::TestWithParam<std::tuple<Case, bool>> {};
 TEST_P(Grouped, EveryExpertMatchesTheReference) {
   MM_REQUIRE_ARCH(arch::sm90a);
   const auto& [c, masked] = GetParam();
-  for (int tile_rows : {128, 64})
-    for (int max_blocks : {0, 3}) expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, tile_rows);
+  for (int max_blocks : {0, 3}) {
+    for (int tile_rows : {128, 64}) expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, tile_rows, false);
+    expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, 128, true);  // step 3
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(ch13, Grouped, ::testing::Combine(::testing::ValuesIn(cases()), ::testing::Bool()),
@@ -167,6 +171,7 @@ TEST(GroupedRejects, ProblemsTheKernelCannotTake) {
   EXPECT_NE(grouped_rejects(bad).find("capacity"), std::string::npos);
   EXPECT_THROW(contiguous_layout({3, -1}), std::invalid_argument);
   EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, 96), std::invalid_argument);
+  EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, 64, true), std::invalid_argument);  // 128 rows only
   EXPECT_THROW(route(10, 8, 9, Routing::balanced, 1), std::invalid_argument);
   EXPECT_THROW(route(10, 8, 8, Routing::skewed, 1), std::invalid_argument);  // skewed leaves 7 experts
 }

@@ -54,8 +54,8 @@ struct GroupedCfg : KernelConfig<128, 256, 64, 4> {};
 struct GroupedCfg64 : KernelConfig<64, 256, 64, 5> {};
 
 /// grouped_contiguous's kernel: chapter 11's tile_shapes with the grouped scheduler.
-template <class Cfg = GroupedCfg>
-using GroupedKernel = GemmKernelCooperative<Cfg, CollectiveMma<Cfg, bf16>, CollectiveEpilogueTma<Cfg, bf16>, PersistentGroupTileScheduler>;
+template <class Cfg = GroupedCfg, class Epilogue = CollectiveEpilogueTma<Cfg, bf16>>
+using GroupedKernel = GemmKernelCooperative<Cfg, CollectiveMma<Cfg, bf16>, Epilogue, PersistentGroupTileScheduler>;
 
 /// A grouped GEMM as the kernel takes it: E experts sharing N and K, A and C of `rows` rows (every
 /// expert's, with their padding), B the experts' N×K weights one after the other (K-major, rows K
@@ -69,6 +69,14 @@ struct GroupedProblem {
   const int* counts = nullptr;           ///< masked: E counts in device memory, expert g's rows from g·capacity
   std::int64_t capacity = 0;             ///< masked: rows between two experts' first rows
 };
+
+/// Columns of C an epilogue writes for a tile of `bn` columns: `bn`, or the epilogue's
+/// kOutputColumnsPerTile when it has one (step 3's SiLU(gate)·up: half).
+template <class Epilogue>
+constexpr int output_columns_per_tile(int bn) {
+  if constexpr (requires { Epilogue::kOutputColumnsPerTile; }) return Epilogue::kOutputColumnsPerTile;
+  else return bn;
+}
 
 /// Rows a tile holds: each expert's first row is a multiple of it.
 inline constexpr int kGroupAlignment = GroupedCfg::BM::value;
@@ -138,13 +146,16 @@ inline ContiguousLayout contiguous_layout(const std::vector<std::int64_t>& rows_
 /// grouped_contiguous (or masked, by g's form) with the tile of `Cfg`: the blocks' arguments, then the
 /// adapter (a grid of the blocks the GPU holds at once, at most `max_blocks` when above 0). A: g.rows ×
 /// K, B: (E·N) × K, C: g.rows × N, all row-major. Throws std::invalid_argument for a problem it refuses.
-template <class Cfg = GroupedCfg>
+/// `Epilogue`: C's columns per tile are the tile's (CollectiveEpilogueTma) or what the epilogue says
+/// (its kOutputColumnsPerTile: step 3's SiLU(gate)·up writes half).
+template <class Cfg = GroupedCfg, class Epilogue = CollectiveEpilogueTma<Cfg, bf16>>
 PreparedGemm prepare_grouped(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   if (std::string why = grouped_rejects(g); !why.empty()) throw std::invalid_argument("grouped_contiguous: " + why);
-  using Kernel = GroupedKernel<Cfg>;
+  using Kernel = GroupedKernel<Cfg, Epilogue>;
   typename GemmAdapter<Kernel>::Arguments args{};
   args.mainloop = Kernel::Mainloop::to_underlying_arguments(A, B, int(g.rows), g.groups * g.n, g.k, g.k, g.k);
-  args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(g.rows), g.n, g.n);
+  const int c_cols = int(std::int64_t(g.n) * output_columns_per_tile<Epilogue>(Cfg::BN::value) / Cfg::BN::value);
+  args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(g.rows), c_cols, c_cols);
   const int tiles_n = g.n / Cfg::BN::value, k_steps = (g.k + Cfg::BK::value - 1) / Cfg::BK::value;
   args.scheduler = g.offsets ? PersistentGroupTileScheduler::contiguous(g.groups, g.offsets, Cfg::BM::value, tiles_n,
                                                                         Cfg::kGroupM, k_steps, kGroupAlignment)
@@ -154,7 +165,8 @@ PreparedGemm prepare_grouped(const GroupedProblem& g, const bf16* A, const bf16*
   GemmAdapter<Kernel> gemm;
   gemm.initialize(args);
   const std::string tile = std::to_string(Cfg::BM::value) + "x" + std::to_string(Cfg::BN::value) +
-                           (Cfg::kSkipIdleConsumers ? " skipping padding" : "");
+                           (Cfg::kSkipIdleConsumers ? " skipping padding" : "") +
+                           (c_cols != g.n ? " SiLU(gate)·up" : "");
   return gemm.prepared((g.offsets ? "grouped_contiguous " : "grouped_masked ") + tile);
 }
 

@@ -7,7 +7,11 @@
 //   grouped_contiguous  this chapter's kernel: every expert's tiles in one persistent launch
 //   grouped_masked      the same kernel reading each expert's rows from a fixed-capacity buffer (decode)
 //   *_64                both with 64-row tiles (step 2, decode: 256 tokens or fewer, as grouped_masked)
-//   grouped_skip_padding grouped_contiguous whose consumer warpgroups skip 64 rows of padding (step 3)
+//   grouped_skip_padding grouped_contiguous whose consumer warpgroups skip 64 rows of padding (the appendix's)
+//
+// With --swiglu, the gate+up projection followed by SiLU(gate)·up, every way: cuBLAS's two and
+// grouped_contiguous (grouped_contiguous_64 at decode) each followed by an elementwise kernel
+// (rows named "+silu"), against step 3's grouped_swiglu (_64), whose epilogue does it.
 //
 // and against a roofline per shape: the useful flops at the dense GEMM's speed (cuBLAS, 8192 rows of
 // the same N and K, measured here) or the bytes that must move (the active experts' weights, A and C)
@@ -177,8 +181,10 @@ struct CublasWays {
 
 /// Our C against the fp64 reference on some rows of some experts: the first rows and the last rows
 /// (its partial last tile) of the first active expert and of the busiest one. C was poisoned first.
+/// `swiglu`: C holds SiLU(gate)·up of the gate+up GEMM (N / 2 columns; step 3).
 CheckResult check_some_experts(const bf16* A, const bf16* B, const bf16* C, const std::vector<std::int64_t>& first,
-                               const std::vector<std::int64_t>& rows, int n, int k) {
+                               const std::vector<std::int64_t>& rows, int n, int k, bool swiglu) {
+  const int c_cols = swiglu ? n / 2 : n;
   std::vector<int> experts;
   for (int g = 0; g < int(rows.size()); ++g)
     if (rows[g] > 0) {
@@ -194,9 +200,10 @@ CheckResult check_some_experts(const bf16* A, const bf16* B, const bf16* C, cons
       const std::int64_t m = std::min<std::int64_t>(rows[g] - r0, 160);
       GemmProblem p;
       p.m = m, p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
-      const Reference ref = reference_gemm_device(p, A + (first[g] + r0) * k, B + std::int64_t(g) * n * k);
-      std::vector<bf16> out(std::size_t(m) * n);
-      MM_CUDA_CHECK(cudaMemcpy(out.data(), C + (first[g] + r0) * n, out.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+      const Reference gemm_ref = reference_gemm_device(p, A + (first[g] + r0) * k, B + std::int64_t(g) * n * k);
+      const Reference ref = swiglu ? swiglu_reference(gemm_ref) : gemm_ref;
+      std::vector<bf16> out(std::size_t(m) * c_cols);
+      MM_CUDA_CHECK(cudaMemcpy(out.data(), C + (first[g] + r0) * c_cols, out.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
       const CheckResult c = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
       if (!worst.ok) continue;
       if (!c.ok) {
@@ -215,7 +222,7 @@ CheckResult check_some_experts(const bf16* A, const bf16* B, const bf16* C, cons
 int main(int argc, char** argv) {
   std::string model_arg = "all", tokens_arg = "16384,4096,256,64", routing_arg = "balanced,skewed",
               projection_arg = "gate_up,down", kernel_arg = "all", csv, reps_arg = "10", warmup_arg = "3", seed_arg = "42";
-  bool no_check = false, no_roof = false;
+  bool no_check = false, no_roof = false, swiglu = false;
   CLI::App app{"Chapter 13: grouped GEMM for mixture-of-experts layers (bf16, RCR), next to a loop of cuBLAS GEMMs and "
                "cuBLAS's grouped GEMM, and a roofline per shape",
                "ch13_grouped_moe"};
@@ -226,8 +233,8 @@ int main(int argc, char** argv) {
   app.add_option("--projection", projection_arg, "comma-separated: gate_up, down (default both)")->type_name("NAMES");
   app.add_option("--kernel", kernel_arg,
                  "comma-separated: grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64, "
-                 "grouped_skip_padding (default all; the masked and 64-row ones at 256 tokens or fewer, grouped_skip_padding "
-                 "above; the cuBLAS ways always run)")
+                 "grouped_skip_padding, grouped_swiglu, grouped_swiglu_64 (default all; the masked and 64-row ones at 256 "
+                 "tokens or fewer, grouped_skip_padding above; grouped_swiglu* with --swiglu only; the cuBLAS ways always run)")
       ->type_name("NAMES");
   app.add_option("--reps", reps_arg, "timed repetitions (default 10)")->type_name("INT");
   app.add_option("--warmup", warmup_arg, "untimed warm-up runs (default 3)")->type_name("INT");
@@ -235,6 +242,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-check", no_check, "skip the comparison with the fp64 reference");
   app.add_flag("--no-roof", no_roof,
                "skip measuring the roofline (cuBLAS dense and cudaMemcpy; for the sanitizers): roof_ms and pct_of_roof left empty");
+  app.add_flag("--swiglu", swiglu,
+               "the gate+up projection with SiLU(gate)·up after it: cuBLAS's ways and grouped_contiguous (_64 at decode) "
+               "followed by an elementwise kernel, against grouped_swiglu (_64), which does it in its epilogue (step 3)");
   app.add_option("--seed", seed_arg, "seed of the routing and the inputs (default 42)")->type_name("INT");
   try {
     app.parse(argc, argv);
@@ -283,14 +293,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> proj_names = split(projection_arg);
   for (const std::string& p : proj_names)
     if (p != "gate_up" && p != "down") bad("--projection", "'" + p + "' is not gate_up or down");
+  if (swiglu) {
+    if (app.count("--projection") && proj_names != std::vector<std::string>{"gate_up"})
+      bad("--swiglu", "takes the gate_up projection only (SiLU(gate)·up needs the gate and up columns)");
+    proj_names = {"gate_up"};
+  }
   const std::vector<std::string> kernel_names = {"grouped_contiguous", "grouped_masked", "grouped_contiguous_64", "grouped_masked_64",
-                                                 "grouped_skip_padding"};
+                                                 "grouped_skip_padding", "grouped_swiglu", "grouped_swiglu_64"};
   std::set<std::string> selected;
   for (const std::string& kname : split(kernel_arg)) {
     if (kname == "all") selected.insert(kernel_names.begin(), kernel_names.end());
     else if (std::find(kernel_names.begin(), kernel_names.end(), kname) != kernel_names.end()) selected.insert(kname);
     else bad("--kernel", "'" + kname + "' is not grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64, " +
-                             "grouped_skip_padding or all");
+                             "grouped_skip_padding, grouped_swiglu, grouped_swiglu_64 or all");
   }
   if (!csv.empty())
     if (std::string why = csv_unwritable(csv); !why.empty()) bad("--csv", "cannot write '" + csv + "': " + why);
@@ -351,7 +366,8 @@ int main(int argc, char** argv) {
           DeviceBuffer<std::int64_t> offsets(layout.offsets);
           const double flops = 2.0 * double(total) * n * double(k);
           const double weight_bytes = 2.0 * double(active) * n * double(k);
-          const double bytes = weight_bytes + 2.0 * double(total) * (n + double(k));
+          const int c_cols = swiglu ? n / 2 : n;  // C's columns: SiLU(gate)·up is half the gate+up GEMM's
+          const double bytes = weight_bytes + 2.0 * double(total) * (c_cols + double(k));
           const double roof_ms = no_roof ? not_measured : std::max(flops / (dense * 1e12), bytes / (copy_gbps * 1e9)) * 1e3;
           Row base;
           base.model = model.name, base.projection = proj.name, base.routing = routing_name(routing);
@@ -365,25 +381,39 @@ int main(int argc, char** argv) {
             return r;
           };
           const CublasWays cublas(handle, A.data(), B.data(), C.data(), layout.first, rows, n, k);
-          Row loop = finish(base, time_on_gpu([&](cudaStream_t s) { cublas.loop(s); }, timing));
-          loop.kernel = "cublas_loop";
-          Row grouped = finish(base, time_on_gpu([&](cudaStream_t s) { cublas.grouped(s); }, timing));
-          grouped.kernel = "cublas_grouped";
+          // --swiglu: H = SiLU(gate)·up of C, by the elementwise kernel after every unfused way.
+          DeviceBuffer<bf16> H(swiglu ? std::size_t(layout.rows) * c_cols : 0);
+          DeviceBuffer<std::int64_t> d_first(layout.first), d_rows(rows);
+          auto silu = [&](cudaStream_t s) {
+            if (swiglu) silu_mul_grouped(C.data(), H.data(), n, d_first.data(), d_rows.data(), E, s);
+          };
+          const std::string then = swiglu ? "+silu" : "";
+          Row loop = finish(base, time_on_gpu([&](cudaStream_t s) { cublas.loop(s), silu(s); }, timing));
+          loop.kernel = "cublas_loop" + then;
+          Row grouped = finish(base, time_on_gpu([&](cudaStream_t s) { cublas.grouped(s), silu(s); }, timing));
+          grouped.kernel = "cublas_grouped" + then;
           const double best_ms = std::min(loop.median_ms, grouped.median_ms);
           std::vector<Row> rows_here = {loop, grouped};
+          // One of ours: `variant` into `c`, then (--swiglu, unless the kernel does it) the elementwise kernel into H.
           auto run_ours = [&](const std::string& name, int tile_rows, const GroupedProblem& g, bf16* a, bf16* c,
-                              const std::vector<std::int64_t>& first) {
+                              const std::vector<std::int64_t>& first, GroupedVariant variant = GroupedVariant::gemm) {
             if (!selected.count(name)) return;
-            const PreparedGemm gemm = prepare_grouped_gemm(g, a, B.data(), c, 0, tile_rows, name == "grouped_skip_padding");
+            const bool fused = variant == GroupedVariant::swiglu, unfused = swiglu && !fused;
+            const PreparedGemm gemm = prepare_grouped_gemm(g, a, B.data(), c, 0, tile_rows, variant);
+            auto run = [&](cudaStream_t s) {
+              gemm.run(s);
+              if (unfused) silu(s);
+            };
+            bf16* checked = unfused ? H.data() : c;  // where the result is
             Row r = base;
-            r.kernel = name;
-            r.path = gemm.path;
+            r.kernel = name + (unfused ? then : "");
+            r.path = gemm.path + (unfused ? " + silu_mul_grouped" : "");
             r.buffer_rows = g.rows;
             if (!no_check) {
-              MM_CUDA_CHECK(cudaMemset(c, 0xff, std::size_t(g.rows) * n * sizeof(bf16)));  // NaN: an unwritten element fails
-              gemm.run(nullptr);
+              MM_CUDA_CHECK(cudaMemset(checked, 0xff, std::size_t(g.rows) * c_cols * sizeof(bf16)));  // NaN: an unwritten element fails
+              run(nullptr);
               MM_CUDA_CHECK(cudaDeviceSynchronize());
-              const CheckResult check = check_some_experts(a, B.data(), c, first, rows, n, k);
+              const CheckResult check = check_some_experts(a, B.data(), checked, first, rows, n, k, swiglu);
               r.rel_error = check.rel_frobenius;
               if (!check.ok) {
                 ++failures;
@@ -391,18 +421,25 @@ int main(int argc, char** argv) {
                           << routing_name(routing) << ": " << check.summary << '\n';
               }
             }
-            r = finish(r, time_on_gpu([&](cudaStream_t s) { gemm.run(s); }, timing));
+            r = finish(r, time_on_gpu(run, timing));
             rows_here.push_back(r);
           };
           const bool decode = tokens <= 256;
-          {
+          if (swiglu) {  // the contiguous layout only: step 3 against steps 1-2's best tile at each phase
+            GroupedProblem g;
+            g.groups = E, g.n = n, g.k = k, g.rows = layout.rows, g.offsets = offsets.data();
+            const int tile = decode ? 64 : 128;
+            const std::string suffix = decode ? "_64" : "";
+            run_ours("grouped_contiguous" + suffix, tile, g, A.data(), C.data(), layout.first);
+            run_ours("grouped_swiglu" + suffix, tile, g, A.data(), H.data(), layout.first, GroupedVariant::swiglu);
+          } else {
             GroupedProblem g;
             g.groups = E, g.n = n, g.k = k, g.rows = layout.rows, g.offsets = offsets.data();
             run_ours("grouped_contiguous", 128, g, A.data(), C.data(), layout.first);
-            if (!decode) run_ours("grouped_skip_padding", 128, g, A.data(), C.data(), layout.first);
+            if (!decode) run_ours("grouped_skip_padding", 128, g, A.data(), C.data(), layout.first, GroupedVariant::skip_padding);
             if (decode) run_ours("grouped_contiguous_64", 64, g, A.data(), C.data(), layout.first);
           }
-          if (decode && (selected.count("grouped_masked") || selected.count("grouped_masked_64"))) {
+          if (!swiglu && decode && (selected.count("grouped_masked") || selected.count("grouped_masked_64"))) {
             // Decode: a buffer of `capacity` rows per expert (every token could pick it), a count each.
             const std::int64_t capacity = (std::int64_t(tokens) + kGroupAlignment - 1) / kGroupAlignment * kGroupAlignment;
             DeviceBuffer<bf16> Am(std::size_t(E) * capacity * k), Cm(std::size_t(E) * capacity * n);

@@ -3,6 +3,8 @@
 
 #include "13_grouped_moe/routing.cuh"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "harness/cuda_check.hpp"
@@ -11,14 +13,75 @@
 namespace mm::ch13 {
 
 PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks,
-                                  int tile_rows, bool skip_padding) {
-  if (skip_padding && tile_rows != 128)
-    throw std::invalid_argument("grouped_skip_padding: its tiles are 128 rows (two consumer warpgroups), not " +
-                                std::to_string(tile_rows));
-  if (skip_padding) return prepare_grouped<GroupedSkipCfg>(g, A, B, C, max_blocks);
-  if (tile_rows == 128) return prepare_grouped<GroupedCfg>(g, A, B, C, max_blocks);
-  if (tile_rows == 64) return prepare_grouped<GroupedCfg64>(g, A, B, C, max_blocks);
-  throw std::invalid_argument("grouped_contiguous: tiles of 128 or 64 rows, not " + std::to_string(tile_rows));
+                                  int tile_rows, GroupedVariant variant) {
+  if (tile_rows != 128 && tile_rows != 64)
+    throw std::invalid_argument("grouped_contiguous: tiles of 128 or 64 rows, not " + std::to_string(tile_rows));
+  switch (variant) {
+    case GroupedVariant::skip_padding:
+      if (tile_rows != 128)
+        throw std::invalid_argument("grouped_skip_padding: its tiles are 128 rows (two consumer warpgroups), not " +
+                                    std::to_string(tile_rows));
+      return prepare_grouped<GroupedSkipCfg>(g, A, B, C, max_blocks);
+    case GroupedVariant::swiglu:
+      return tile_rows == 128 ? prepare_grouped<GroupedCfg, CollectiveEpilogueSwiGlu<GroupedCfg>>(g, A, B, C, max_blocks)
+                              : prepare_grouped<GroupedCfg64, CollectiveEpilogueSwiGlu<GroupedCfg64>>(g, A, B, C, max_blocks);
+    case GroupedVariant::gemm:
+      break;
+  }
+  return tile_rows == 128 ? prepare_grouped<GroupedCfg>(g, A, B, C, max_blocks)
+                          : prepare_grouped<GroupedCfg64>(g, A, B, C, max_blocks);
+}
+
+namespace {
+
+/// blockIdx.y: the expert; blockIdx.x and the threads: its rows' outputs, 8 at a time (16-byte loads
+/// of 8 gate and 8 up values, a 16-byte store).
+__global__ void silu_mul_grouped_kernel(const bf16* c, bf16* h, int n, const std::int64_t* first,
+                                        const std::int64_t* rows) {
+  const int e = int(blockIdx.y), half = n / 2, groups = half / 8;
+  const std::int64_t row0 = first[e], count = rows[e] * groups;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count; i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t r = row0 + i / groups;
+    const int j = int(i % groups) * 8;           // first output column
+    const int gate = (j / 128) * 256 + j % 128;  // its gate column in C; the up column 128 after
+    const uint4 gv = *reinterpret_cast<const uint4*>(c + r * n + gate);
+    const uint4 uv = *reinterpret_cast<const uint4*>(c + r * n + gate + 128);
+    const auto* g2 = reinterpret_cast<const __nv_bfloat162*>(&gv);
+    const auto* u2 = reinterpret_cast<const __nv_bfloat162*>(&uv);
+    uint4 out;
+    auto* o2 = reinterpret_cast<__nv_bfloat162*>(&out);
+    for (int q = 0; q < 4; ++q) {
+      const float g0 = __low2float(g2[q]), g1 = __high2float(g2[q]);
+      o2[q] = __floats2bfloat162_rn(g0 / (1.0f + expf(-g0)) * __low2float(u2[q]), g1 / (1.0f + expf(-g1)) * __high2float(u2[q]));
+    }
+    *reinterpret_cast<uint4*>(h + r * half + j) = out;
+  }
+}
+
+}  // namespace
+
+Reference swiglu_reference(const Reference& gate_up) {
+  if (gate_up.n % 256 != 0) throw std::invalid_argument("swiglu_reference: needs N % 256 == 0");
+  Reference h;
+  h.m = gate_up.m, h.n = gate_up.n / 2;
+  h.value.resize(std::size_t(h.m * h.n));
+  h.abs_sum.resize(h.value.size());
+  for (std::int64_t r = 0; r < h.m; ++r)
+    for (std::int64_t j = 0; j < h.n; ++j) {
+      const std::int64_t gi = r * gate_up.n + (j / 128) * 256 + j % 128, ui = gi + 128;
+      const double g = gate_up.value[gi], u = gate_up.value[ui], silu = g / (1.0 + std::exp(-g));
+      h.value[r * h.n + j] = silu * u;
+      h.abs_sum[r * h.n + j] = 1.1 * std::fabs(u) * gate_up.abs_sum[gi] + std::fabs(silu) * gate_up.abs_sum[ui] + std::fabs(silu * u);
+    }
+  return h;
+}
+
+void silu_mul_grouped(const bf16* c, bf16* h, int n, const std::int64_t* first, const std::int64_t* rows, int experts,
+                      cudaStream_t stream) {
+  if (n % 256 != 0 || experts < 1) throw std::invalid_argument("silu_mul_grouped: needs N % 256 == 0 and an expert");
+  const unsigned blocks = unsigned(std::max(8, 1024 / experts));  // about 1024 blocks in all: every SM busy
+  silu_mul_grouped_kernel<<<dim3(blocks, unsigned(experts)), 256, 0, stream>>>(c, h, n, first, rows);
+  MM_CUDA_CHECK(cudaGetLastError());
 }
 
 Routed route(int tokens, int experts, int topk, Routing routing, std::uint64_t seed) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
@@ -9,16 +10,33 @@
 
 #include "13_grouped_moe/grouped_contiguous.cuh"  // GroupedProblem, grouped_rejects, contiguous_layout
 #include "13_grouped_moe/grouped_skip_padding.cuh"
+#include "13_grouped_moe/grouped_swiglu.cuh"
 #include "13_grouped_moe/routing.hpp"
 #include "gemm/prepared_gemm.hpp"
+#include "harness/reference.hpp"
 
 namespace mm::ch13 {
 
 /// grouped_contiguous's kernel (or its masked form, by g's), ready to run: see grouped_contiguous.cuh.
+/// What the grouped kernel computes: C_g = A_g·B_gᵀ (steps 1-2); the same skipping padding (the
+/// appendix's grouped_skip_padding.cuh, 128-row tiles only); SiLU(gate)·up of interleaved gate+up
+/// weights, C half as wide (step 3, grouped_swiglu.cuh).
+enum class GroupedVariant { gemm, skip_padding, swiglu };
+
 /// `tile_rows`: 128 (GroupedCfg) or 64 (GroupedCfg64, decode's); std::invalid_argument otherwise.
-/// `skip_padding`: step 3's kernel (grouped_skip_padding.cuh, 128-row tiles only).
 PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
-                                  int tile_rows = 128, bool skip_padding = false);
+                                  int tile_rows = 128, GroupedVariant variant = GroupedVariant::gemm);
+
+/// The fp64 reference of step 3 from that of the gate+up GEMM (rows × N, N = 2I interleaved by 128):
+/// rows × I values SiLU(gate)·up, and as each one's error scale the first-order bound from the gate's
+/// and the up's scales (|SiLU'| ≤ 1.1) plus |h| itself (the rounding of the result).
+Reference swiglu_reference(const Reference& gate_up);
+
+/// Step 3's unfused twin: h(r, j) = SiLU(gate)·up of C's row r of the gate+up GEMM (its N = 2I columns,
+/// interleaved by 128 as grouped_swiglu.cuh stacks them) into h (rows × I), for the `rows[e]` rows of
+/// each expert e from row `first[e]` (both in device memory, E each). On `stream`.
+void silu_mul_grouped(const bf16* c, bf16* h, int n, const std::int64_t* first, const std::int64_t* rows, int experts,
+                      cudaStream_t stream);
 
 /// What the router made on the device (routing.cuh): each token's k experts and weights, and the
 /// rows per expert (copied to the host).

@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <ostream>
@@ -29,7 +30,9 @@ constexpr int kGuardRows = 130;  // rows of C past the buffer the kernel is give
 /// times its weight; the pad rows between experts are not checked, the guard rows past the buffer
 /// must be untouched.
 void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k, bool masked, int max_blocks, int tile_rows,
-                            bool skip_padding) {
+                            GroupedVariant variant) {
+  const bool swiglu = variant == GroupedVariant::swiglu;
+  const int c_cols = swiglu ? n / 2 : n;  // step 3 writes SiLU(gate)·up: half the columns
   const int E = int(rows.size());
   std::vector<std::int64_t> first(E);
   std::int64_t buffer_rows = 0, capacity = 0;
@@ -43,7 +46,7 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
     first = layout.first;
     buffer_rows = layout.rows;
   }
-  DeviceBuffer<bf16> A(std::size_t(buffer_rows) * k), B(std::size_t(E) * n * k), C(std::size_t(buffer_rows + kGuardRows) * n);
+  DeviceBuffer<bf16> A(std::size_t(buffer_rows) * k), B(std::size_t(E) * n * k), C(std::size_t(buffer_rows + kGuardRows) * c_cols);
   fill_random(A, 11);
   fill_random(B, 12);
   MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
@@ -56,7 +59,7 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
   else g.offsets = offsets.data();
   ASSERT_EQ(grouped_rejects(g), "");
   ASSERT_EQ(masked ? grouped_layout_rejects(g, counts) : grouped_layout_rejects(g, layout.offsets), "");
-  const PreparedGemm gemm = prepare_grouped_gemm(g, A.data(), B.data(), C.data(), max_blocks, tile_rows, skip_padding);
+  const PreparedGemm gemm = prepare_grouped_gemm(g, A.data(), B.data(), C.data(), max_blocks, tile_rows, variant);
   gemm.run(nullptr);
   MM_CUDA_CHECK(cudaGetLastError());
   MM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -65,17 +68,19 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
     if (rows[e] == 0) continue;
     GemmProblem p;
     p.m = rows[e], p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
-    const Reference ref = reference_gemm_device(p, A.data() + first[e] * k, B.data() + std::int64_t(e) * n * k);
-    const std::vector<bf16> out(c.begin() + first[e] * n, c.begin() + (first[e] + rows[e]) * n);
+    const Reference gemm_ref = reference_gemm_device(p, A.data() + first[e] * k, B.data() + std::int64_t(e) * n * k);
+    const Reference ref = swiglu ? swiglu_reference(gemm_ref) : gemm_ref;
+    const std::vector<bf16> out(c.begin() + first[e] * c_cols, c.begin() + (first[e] + rows[e]) * c_cols);
     const CheckResult r = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
     EXPECT_TRUE(r.ok) << "expert " << e << " of " << E << " (" << rows[e] << " rows, N " << n << ", K " << k
                       << (masked ? ", masked" : ", contiguous") << ", " << tile_rows << "-row tiles"
-                      << (skip_padding ? " skipping padding, " : ", ") << max_blocks
+                      << (variant == GroupedVariant::skip_padding ? " skipping padding, " : swiglu ? " SiLU(gate)·up, " : ", ")
+                      << max_blocks
                       << " blocks at most): " << r.summary;
   }
-  for (std::int64_t i = buffer_rows * n; i < std::int64_t(c.size()); ++i) {
+  for (std::int64_t i = buffer_rows * c_cols; i < std::int64_t(c.size()); ++i) {
     const float v = __bfloat162float(c[i]);
-    ASSERT_TRUE(v != v) << "an element past the buffer was written, row " << i / n;
+    ASSERT_TRUE(v != v) << "an element past the buffer was written, row " << i / c_cols;
   }
 }
 
@@ -108,8 +113,11 @@ TEST_P(Grouped, EveryExpertMatchesTheReference) {
   MM_REQUIRE_ARCH(arch::sm90a);
   const auto& [c, masked] = GetParam();
   for (int max_blocks : {0, 3}) {
-    for (int tile_rows : {128, 64}) expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, tile_rows, false);
-    expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, 128, true);  // step 3
+    for (int tile_rows : {128, 64}) {
+      expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, tile_rows, GroupedVariant::gemm);
+      expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, tile_rows, GroupedVariant::swiglu);  // step 3
+    }
+    expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, 128, GroupedVariant::skip_padding);  // the appendix's
   }
 }
 
@@ -152,6 +160,52 @@ TEST(Router, EachTokenPicksDistinctExpertsAndTheCountsAddUp) {
   }
 }
 
+TEST(SwiGlu, ReferencePairsEachGateColumnWithItsUpColumn) {
+  // One row of a gate+up GEMM with N = 512: column c of tile t is gate (c < 128) or up (c >= 128) of
+  // output column 128·t + c % 128.
+  Reference gate_up;
+  gate_up.m = 1, gate_up.n = 512;
+  gate_up.value.assign(512, 0.0);
+  gate_up.abs_sum.assign(512, 1.0);
+  gate_up.value[3] = 2.0, gate_up.value[128 + 3] = 5.0;          // output 3: gate 2, up 5
+  gate_up.value[256 + 7] = -1.0, gate_up.value[384 + 7] = 4.0;   // output 135: gate -1, up 4
+  const Reference h = swiglu_reference(gate_up);
+  ASSERT_EQ(h.m, 1);
+  ASSERT_EQ(h.n, 256);
+  EXPECT_NEAR(h.value[3], 2.0 / (1.0 + std::exp(-2.0)) * 5.0, 1e-12);
+  EXPECT_NEAR(h.value[135], -1.0 / (1.0 + std::exp(1.0)) * 4.0, 1e-12);
+  EXPECT_EQ(h.value[4], 0.0);
+  EXPECT_GT(h.abs_sum[3], std::fabs(h.value[3]));  // the bound covers the result's own rounding
+}
+
+TEST(SwiGlu, TheUnfusedTwinMatchesTheReference) {
+  MM_REQUIRE_ARCH(arch::sm90a);
+  const std::vector<std::int64_t> rows = {5, 0, 130, 1};
+  const int n = 512, k = 72, E = int(rows.size());
+  const ContiguousLayout layout = contiguous_layout(rows);
+  DeviceBuffer<bf16> A(std::size_t(layout.rows) * k), B(std::size_t(E) * n * k), C(std::size_t(layout.rows) * n),
+      H(std::size_t(layout.rows) * n / 2);
+  fill_random(A, 21);
+  fill_random(B, 22);
+  MM_CUDA_CHECK(cudaMemset(H.data(), 0xff, H.size() * sizeof(bf16)));
+  DeviceBuffer<std::int64_t> offsets(layout.offsets), first(layout.first), count(rows);
+  GroupedProblem g;
+  g.groups = E, g.n = n, g.k = k, g.rows = layout.rows, g.offsets = offsets.data();
+  prepare_grouped_gemm(g, A.data(), B.data(), C.data()).run(nullptr);
+  silu_mul_grouped(C.data(), H.data(), n, first.data(), count.data(), E, nullptr);
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<bf16> h = H.download();
+  for (int e = 0; e < E; ++e) {
+    if (rows[e] == 0) continue;
+    GemmProblem p;
+    p.m = rows[e], p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
+    const Reference ref = swiglu_reference(reference_gemm_device(p, A.data() + layout.first[e] * k, B.data() + std::int64_t(e) * n * k));
+    const std::vector<bf16> out(h.begin() + layout.first[e] * n / 2, h.begin() + (layout.first[e] + rows[e]) * n / 2);
+    const CheckResult r = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
+    EXPECT_TRUE(r.ok) << "expert " << e << ": " << r.summary;
+  }
+}
+
 TEST(GroupedRejects, ProblemsTheKernelCannotTake) {
   const std::int64_t offsets[2] = {0, 1};
   const int counts[1] = {1};
@@ -171,7 +225,7 @@ TEST(GroupedRejects, ProblemsTheKernelCannotTake) {
   EXPECT_NE(grouped_rejects(bad).find("capacity"), std::string::npos);
   EXPECT_THROW(contiguous_layout({3, -1}), std::invalid_argument);
   EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, 96), std::invalid_argument);
-  EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, 64, true), std::invalid_argument);  // 128 rows only
+  EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, 64, GroupedVariant::skip_padding), std::invalid_argument);  // 128 rows only
   EXPECT_THROW(route(10, 8, 9, Routing::balanced, 1), std::invalid_argument);
   EXPECT_THROW(route(10, 8, 8, Routing::skewed, 1), std::invalid_argument);  // skewed leaves 7 experts
 }

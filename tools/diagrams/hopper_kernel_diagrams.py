@@ -24,6 +24,9 @@ asks the library itself) or from a schematic model where it says so:
   hopper_grouped.svg               chapter 13: six experts' tiles on six blocks, a launch per expert
                                    (PersistentTileScheduler per expert) against one grouped launch
                                    (PersistentGroupTileScheduler), each tile one unit of time
+  hopper_swiglu.svg                chapter 13, step 3: the gate and up weights stacked by tile, one thread's
+                                   accumulators paired (value i with value i + 64: the CLayout of a 64×256
+                                   tile) and the half-width tile SiLU(gate)·up stores
 
 Only the standard library is used (and the drawing class of hopper_diagrams.py). The facts are checked
 for consistency before anything is drawn (every K step of every tile in one unit, one finisher per tile;
@@ -94,6 +97,8 @@ class Facts:
         self.gunits: list[dict] = []
         self.lunits: list[dict] = []
         self.swap_store: dict[tuple[int, int], list[int]] = {}
+        self.swiglu: dict | None = None
+        self.swiglu_thread: dict | None = None
         for n, line in enumerate(text.splitlines(), 1):
             f = line.split()
             if not f or f[0].startswith("#"):
@@ -165,6 +170,15 @@ class Facts:
         elif k == "lunit":
             g, b, j, m, n = map(int, f[1:6])
             self.lunits.append(dict(g=g, block=b, j=j, m=m, n=n))
+        elif k == "swiglu":
+            nn, threads, values, pairs = map(int, f[1:5])
+            self.swiglu = dict(n=nn, threads=threads, values=values, pairs=pairs)
+        elif k == "swiglu_thread":
+            pairs = {}
+            for item in f[2:]:
+                i, rest = item.split(":")
+                pairs[int(i)] = tuple(map(int, rest.split(",")))
+            self.swiglu_thread = dict(t=int(f[1]), pairs=pairs)
         else:
             raise ValueError(f"unknown fact {k!r}")
 
@@ -247,9 +261,24 @@ def check_facts(F: Facts) -> None:
                 raise BadFacts(f"swap_store: warpgroup {cw} thread {t} value {v} at {off}")
 
 
+def check_swiglu(F: Facts) -> None:
+    """Chapter 13's SwiGLU epilogue pairs value i of a thread with value i + N/4: one row, columns c and
+    c + N/2, for every thread and value (the dump counts them), and as the PTX ISA's layout says."""
+    sg, st = F.swiglu, F.swiglu_thread
+    if sg is None or st is None:
+        raise BadFacts("no swiglu pairing")
+    if sg["pairs"] != sg["threads"] * sg["values"] or sg["values"] != sg["n"] // 4:
+        raise BadFacts(f"swiglu: {sg['pairs']} of {sg['threads']} × {sg['values']} pairs are one output's gate and up")
+    for i, (row, gate, up) in st["pairs"].items():
+        if c_layout(st["t"], i) != (row, gate) or c_layout(st["t"], i + sg["values"]) != (row, up) or \
+                up != gate + sg["n"] // 2:
+            raise BadFacts(f"swiglu_thread: value {i} of thread {st['t']}")
+
+
 def read_facts(path: pathlib.Path) -> Facts:
     F = Facts(path.read_text(encoding="utf-8"))
     check_facts(F)
+    check_swiglu(F)
     return F
 
 
@@ -904,6 +933,86 @@ def draw_grouped(F: Facts) -> Svg:
     return s
 
 
+GATE_TINT, UP_TINT, OUT_TINT = "#cfe2f3", "#fce5cd", "#d9ead3"
+
+
+def draw_swiglu(F: Facts) -> Svg:
+    """Chapter 13, step 3: the gate and up weights stacked by tile, a warpgroup's 64×256 accumulators with one
+    thread's values (value i: a gate column, value i + 64: the same output's up column), and the 64×128 tile
+    of SiLU(gate)·up the epilogue stores."""
+    sg, st = F.swiglu, F.swiglu_thread
+    nn, half, hot = sg["n"], sg["values"], st["t"]
+    width = 880
+    s = Svg("hopper_swiglu", width, 2000)
+    s.text(20, 24, "Step 3: SiLU(gate)·up in the epilogue, from a tile's own accumulators", 14, weight="bold")
+    y = s.para(20, 44, f"A tile of the gate+up GEMM is {nn} columns: the caller stacks each expert's weights so that "
+               f"its first {nn // 2} rows of B are W_gate's rows of {nn // 2} outputs and the next {nn // 2} W_up's rows "
+               "of the same outputs. Each thread then holds both values of each of its outputs.", 11,
+               width=width - 40, gap=1.35)
+    # The weights: W_gate and W_up (3 blocks of 128 rows each) into B's tiles.
+    y += 14
+    s.text(20, y, "the weights (I = 384: three blocks of 128 rows each)", 12, weight="bold")
+    bh, bw = 26, 120
+    top = y + 12
+    for j in range(3):
+        s.rect(20, top + j * bh, bw, bh, fill=GATE_TINT, stroke=DARK, sw=0.8)
+        cell_text(s, 20, top + j * bh + 17, bw, f"W_gate rows {128 * j}–{128 * j + 127}", 9)
+        s.rect(160, top + j * bh, bw, bh, fill=UP_TINT, stroke=DARK, sw=0.8)
+        cell_text(s, 160, top + j * bh + 17, bw, f"W_up rows {128 * j}–{128 * j + 127}", 9)
+    s.line(292, top + 1.5 * bh, 352, top + 1.5 * bh, arrow="end")
+    s.text(322, top + 1.5 * bh - 6, "stack", 10, anchor="middle", fill=GREY)
+    bx = 364
+    for j in range(6):
+        tint = GATE_TINT if j % 2 == 0 else UP_TINT
+        s.rect(bx, top + j * bh / 2, bw + 40, bh / 2, fill=tint, stroke=DARK, sw=0.8)
+        what = "gate" if j % 2 == 0 else "up"
+        cell_text(s, bx, top + j * bh / 2 + 10, bw + 40, f"B rows {128 * j}–{128 * j + 127}: {what} {128 * (j // 2)}–"
+                  f"{128 * (j // 2) + 127}", 8)
+    for t in range(3):
+        s.line(bx + bw + 46, top + t * bh + 1, bx + bw + 46, top + (t + 1) * bh - 1, stroke=DARK, sw=1.4)
+        s.text(bx + bw + 52, top + t * bh + bh / 2 + 4, f"tile {t}: outputs {128 * t}–{128 * t + 127}", 10)
+    y = top + 3 * bh + 34
+    # The accumulators of one tile, and the output tile.
+    s.text(20, y, f"one consumer warpgroup's 64 × {nn} accumulators of a tile, and thread {hot}'s {2 * half} values",
+           12, weight="bold")
+    px = 2.0
+    ax, ay = 20, y + 22
+    s.rect(ax, ay, nn // 2 * px, 64 * px, fill=GATE_TINT, stroke=DARK, sw=0.8)
+    s.rect(ax + nn // 2 * px, ay, nn // 2 * px, 64 * px, fill=UP_TINT, stroke=DARK, sw=0.8)
+    s.text(ax + nn // 4 * px, ay - 6, f"columns 0–{nn // 2 - 1}: gate", 10, anchor="middle")
+    s.text(ax + 3 * nn // 4 * px, ay - 6, f"columns {nn // 2}–{nn - 1}: up", 10, anchor="middle")
+    for i, (row, gate, up) in sorted(st["pairs"].items()):
+        s.circle(ax + (gate + 0.5) * px, ay + (row + 0.5) * px, 1.4, fill=BLUE, stroke=BLUE)
+        s.circle(ax + (up + 0.5) * px, ay + (row + 0.5) * px, 1.4, fill=ORANGE, stroke=ORANGE)
+    # One pair joined under the tile: value 0 and value `half`.
+    row, gate, up = st["pairs"][0]
+    yb = ay + 64 * px + 10
+    s.line(ax + (gate + 0.5) * px, ay + (row + 0.5) * px, ax + (gate + 0.5) * px, yb, stroke=RED, sw=1, dash="3,2")
+    s.line(ax + (gate + 0.5) * px, yb, ax + (up + 0.5) * px, yb, stroke=RED, sw=1, dash="3,2")
+    s.line(ax + (up + 0.5) * px, yb, ax + (up + 0.5) * px, ay + (row + 0.5) * px, stroke=RED, sw=1, dash="3,2")
+    s.text(ax, yb + 14, f"value 0 (row {row}, column {gate}) × value {half} (row {row}, column {up}): one output",
+           10, fill=RED)
+    # The output tile.
+    ox = ax + nn * px + 60
+    s.line(ax + nn * px + 8, ay + 32 * px, ox - 8, ay + 32 * px, arrow="end")
+    s.text((ax + nn * px + ox) / 2, ay + 32 * px - 8, "SiLU(g)·u", 10, anchor="middle")
+    s.rect(ox, ay, nn // 2 * px, 64 * px, fill=OUT_TINT, stroke=DARK, sw=0.8)
+    s.text(ox + nn // 4 * px, ay - 6, f"h: 64 × {nn // 2} to C", 10, anchor="middle")
+    for i, (row, gate, up) in sorted(st["pairs"].items()):
+        s.circle(ox + (gate + 0.5) * px, ay + (row + 0.5) * px, 1.4, fill=GREEN, stroke=GREEN)
+    y = yb + 40
+    y = s.para(20, y, f"Thread {hot} holds {2 * half} values in rows {c_layout(hot, 0)[0]} and {c_layout(hot, 2)[0]} "
+               f"(blue: gate, orange: up). Value i sits in column group i / 4 of 8 columns, so values i and i + {half} "
+               f"are {nn // 2} columns apart in the same row: the epilogue computes h[i] = SiLU(acc[i]) · acc[i + {half}] "
+               f"in registers (green: where each lands in the {nn // 2}-column tile) and stores it with chapter 11's "
+               "TMA-store epilogue, a tile half as wide. Checked for all 128 threads and their 64 pairs.", 11,
+               width=width - 40, gap=1.4)
+    s.text(20, y + 4, "from layout/mma_sm90.hpp's CLayout (tools/diagrams/hopper_kernel_dump), as "
+                      "chapters/13_grouped_moe/grouped_swiglu.cuh pairs them", 10, fill=GREY)
+    s.height = int(y + 16)
+    return s
+
+
 PICTURES = {
     "hopper_schedules": draw_schedules,
     "hopper_pingpong": lambda F: draw_pingpong(),
@@ -911,6 +1020,7 @@ PICTURES = {
     "hopper_swap_ab": draw_swap_ab,
     "hopper_wgmma_accumulators": draw_accumulators,
     "hopper_grouped": draw_grouped,
+    "hopper_swiglu": draw_swiglu,
 }
 
 

@@ -32,6 +32,10 @@
 //        unit j of `block` (contiguous experts, each aligned to bm rows)
 //   lunit <expert> <block> <j> <m> <n>   the loop of one GEMM per expert: launch `expert`'s
 //        PersistentTileScheduler on min(blocks, its tiles) blocks
+//   swiglu <N> <threads> <values> <pairs>   chapter 13's SiLU(gate)·up epilogue on a 64×N tile: of the
+//        threads × values pairs (value i, value i + N/4) of a thread, how many are one row, columns c and
+//        c + N/2 (the same output's gate and up column)
+//   swiglu_thread <t> <i>:<row>,<gate column>,<up column> ...   those pairs of one thread
 #include <cuda_bf16.h>
 
 #include <array>
@@ -308,6 +312,28 @@ void print_grouped() {
   }
 }
 
+// ---- Chapter 13's SwiGLU epilogue: which accumulators it pairs ----
+
+// CollectiveEpilogueSwiGlu multiplies SiLU(value i) by value i + NAcc/2 of each thread (NAcc = N/2 values
+// of a 64×N tile): that is the same output only if the C layout puts them in one row, N/2 columns apart.
+void print_swiglu() {
+  constexpr int N = 256, kValues = N / 2, kHalf = kValues / 2, kThread = 5;
+  using CLayout = typename MMA_Traits<SM90_64xNx16_F32BF16BF16_SS<N, GmmaMajor::K, GmmaMajor::K>>::CLayout;
+  int pairs = 0;
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < kHalf; ++i) {
+      const int gate = int(CLayout{}(t, i)), up = int(CLayout{}(t, i + kHalf));
+      if (gate % 64 == up % 64 && up / 64 == gate / 64 + N / 2) ++pairs;
+    }
+  std::printf("swiglu %d %d %d %d\n", N, 128, kHalf, pairs);
+  std::printf("swiglu_thread %d", kThread);
+  for (int i = 0; i < kHalf; ++i) {
+    const int gate = int(CLayout{}(kThread, i)), up = int(CLayout{}(kThread, i + kHalf));
+    std::printf(" %d:%d,%d,%d", i, gate % 64, gate / 64, up / 64);
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main() {
@@ -319,5 +345,6 @@ int main() {
   print_stmatrix();
   print_swap();
   print_grouped();
+  print_swiglu();
   return 0;
 }

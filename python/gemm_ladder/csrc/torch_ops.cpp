@@ -1,4 +1,4 @@
-// torch.ops.gemm_ladder.mm and .linear as C++ kernels: the dispatcher calls gl_gemm directly, with no
+// torch.ops.gemm_ladder.mm, .linear and .grouped_mm as C++ kernels: the dispatcher calls gl_gemm directly, with no
 // Python between a compiled graph (or an eager call of the op) and the library.
 //
 // Why: a torch.library.custom_op whose kernel is Python costs about 45-70 µs of host time per call
@@ -7,7 +7,7 @@
 // 2.41 ms on the Python operator (plots/data/h200/lib_model.csv). Here a call is a few checks on the
 // tensors' sizes and strides, an empty result, and gl_gemm.
 //
-// The checks and their messages are _core.py's (plan, check_shapes, b_layout, linear_rows), in the
+// The checks and their messages are _core.py's (plan, check_shapes, b_layout, linear_rows, grouped_plan), in the
 // same order, so that an operator called directly refuses what the Python one refused with the same
 // line. The fake implementations (for torch.compile's tracing) stay in Python (_torch_ops.py).
 //
@@ -19,6 +19,7 @@
 #include <torch/library.h>
 
 #include <sstream>
+#include <utility>
 #include <string>
 
 #include "gemm_ladder.h"
@@ -109,19 +110,66 @@ at::Tensor linear_impl(const at::Tensor& x, const at::Tensor& weight) {
   return mm_impl(rows, weight.t()).view(shape);
 }
 
+/// Every expert's a_g @ b[g]ᵀ (chapter 13's grouped kernel): a (rows, K) in the contiguous layout, b (E, N, K),
+/// offsets (E + 1) int64 on the device; a new zero-filled (rows, N) C, each expert's rows written.
+at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offsets, int64_t tile_rows) {
+  TORCH_CHECK_TYPE(a.scalar_type() == at::kBFloat16 && b.scalar_type() == at::kBFloat16,
+                   "grouped_mm takes bfloat16 a and b (a bf16 grouped GEMM, bf16 C): got ", dtype_name(a), " and ",
+                   dtype_name(b));
+  TORCH_CHECK_TYPE(offsets.scalar_type() == at::kLong, "offsets is ", dtype_name(offsets),
+                   ": grouped_mm takes int64 offsets (E + 1 of them, offsets[0] = 0; call .to(torch.int64))");
+  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 3, "a must be a matrix (rows, K) and b the experts' weights (E, N, K): got shapes ",
+                    dims(a), " and ", dims(b));
+  const int64_t rows = a.size(0), k = a.size(1), e = b.size(0), n = b.size(1), k2 = b.size(2);
+  TORCH_CHECK_VALUE(k == k2, "shape mismatch: a is ", rows, "x", k, " and b is ", e, "x", n, "x", k2, ": a's columns (", k,
+                    ") must equal the weights' K (", k2, ")");
+  TORCH_CHECK_VALUE(e >= 1, "b has no experts (E = 0): grouped_mm needs at least one");
+  TORCH_CHECK_VALUE(offsets.dim() == 1 && offsets.size(0) == e + 1, "offsets has shape ", dims(offsets), ": it must hold E + 1 = ",
+                    e + 1, " int64 (offsets[0] = 0, offsets[g + 1] where expert g ends)");
+  TORCH_CHECK_VALUE(e + 1 == 1 || offsets.stride(0) == 1, "offsets: stride ", strides(offsets),
+                    ": grouped_mm takes contiguous offsets and copies nothing; call .contiguous() on it");
+  TORCH_CHECK_VALUE(dense(rows, k, a), "a: strides ", strides(a), " for a ", rows, "x", k,
+                    " matrix: grouped_mm takes a row-major a (strides (", k, ", 1)) and copies nothing; call .contiguous() on it");
+  TORCH_CHECK_VALUE((e == 1 || b.stride(0) == n * k) && (n == 1 || b.stride(1) == k) && (k == 1 || b.stride(2) == 1), "b: strides ",
+                    strides(b), " for ", e, " weights of ", n, "x", k, ": grouped_mm takes them contiguous (strides (", n * k, ", ", k,
+                    ", 1): nn.Linear weights stacked) and copies nothing; call .contiguous() on it");
+  TORCH_CHECK_VALUE(n % 256 == 0, "N = ", n, ": grouped_mm needs N % 256 == 0 (chapter 13's 256-column tile must stay inside one ",
+                    "expert's weight)");
+  TORCH_CHECK_VALUE(k % 8 == 0, "K = ", k, ": grouped_mm needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)");
+  TORCH_CHECK_VALUE(tile_rows == 0 || tile_rows == 64 || tile_rows == 128, "tile_rows = ", tile_rows,
+                    ": 0 (the library chooses), 64 or 128");
+  for (const auto& [t, name] : {std::pair{&a, "a"}, {&b, "b"}, {&offsets, "offsets"}}) {
+    TORCH_CHECK_TYPE(t->is_cuda(), name, " is on ", t->device(), ": gemm_ladder runs on CUDA tensors");
+    TORCH_CHECK_TYPE(t->get_device() == a.get_device(), name, " is on cuda:", t->get_device(), " but a is on cuda:",
+                     a.get_device(), ": all operands on one device");
+  }
+  at::Tensor c = at::zeros({rows, n}, a.options());
+  if (rows == 0 || n == 0 || k == 0) return c;
+  const c10::cuda::CUDAGuard guard(a.device());
+  const gl_status status = gl_grouped_gemm(e, rows, n, k, a.data_ptr(), b.data_ptr(), c.data_ptr(),
+                                           offsets.const_data_ptr<int64_t>(), nullptr, tile_rows,
+                                           c10::cuda::getCurrentCUDAStream(a.get_device()).stream());
+  TORCH_CHECK_VALUE(status != GL_INVALID_ARGUMENT && status != GL_UNSUPPORTED, gl_last_error());
+  TORCH_CHECK(status == GL_OK, gl_status_name(status), ": ", gl_last_error());
+  return c;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(gemm_ladder, m) {
   m.def("mm(Tensor a, Tensor b) -> Tensor");
   m.def("linear(Tensor x, Tensor weight) -> Tensor");
+  m.def("grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CUDA, m) {
   m.impl("mm", &mm_impl);
   m.impl("linear", &linear_impl);
+  m.impl("grouped_mm", &grouped_mm_impl);
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CPU, m) {  // refused with the Python operator's TypeError ("a is on cpu: ...")
   m.impl("mm", &mm_impl);
   m.impl("linear", &linear_impl);
+  m.impl("grouped_mm", &grouped_mm_impl);
 }

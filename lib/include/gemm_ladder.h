@@ -172,6 +172,19 @@ GL_API gl_status gl_grouped_gemm(int64_t experts, int64_t rows, int64_t n, int64
  * of 128 (GL_UNSUPPORTED otherwise). `tile_rows` 0 chooses as gl_grouped_gemm does with a host copy, and
  * without one takes 64 rows (the masked layout is decode's: the chapter's grouped_masked_64 ran at
  * 100.8% of the faster cuBLAS way in geometric mean over its decode shapes, grouped_masked at 92.4%).
+ *
+ * @param experts     E, the number of experts (at least 1)
+ * @param capacity    rows of each expert's buffer in A and C (a multiple of 128)
+ * @param n           columns of C, rows of each expert's weight (a multiple of 256)
+ * @param k           the shared dimension (a multiple of 8)
+ * @param a           A, (E·capacity) × K row-major bf16, device memory, 16-byte aligned
+ * @param b           B, (E·N) × K row-major bf16 (the experts' N×K weights stacked), 16-byte aligned
+ * @param c           C, (E·capacity) × N row-major bf16, 16-byte aligned
+ * @param counts      E int32 in device memory, 4-byte aligned: expert g's rows
+ * @param host_counts the host's copy of the E counts, checked before the launch; or NULL
+ * @param tile_rows   0 (the library chooses), 64 or 128
+ * @param stream      the cudaStream_t to queue the kernel on; NULL: the legacy default stream
+ * @return GL_OK, or why not (gl_last_error() says more)
  */
 GL_API gl_status gl_grouped_gemm_masked(int64_t experts, int64_t capacity, int64_t n, int64_t k, const void* a,
                                         const void* b, void* c, const int32_t* counts, const int32_t* host_counts,

@@ -509,6 +509,9 @@ struct GroupedCase {
   const char* path;  // gl_last_path() must contain it
 };
 
+// gtest prints a GroupedCase as its name ("empty_one_edges").
+void PrintTo(const GroupedCase& c, std::ostream* os) { *os << c.name; }
+
 std::vector<GroupedCase> grouped_cases() {
   std::vector<std::int64_t> many(37);
   for (std::size_t i = 0; i < many.size(); ++i) many[i] = std::int64_t((i * 7) % 23);  // 0 .. 22 rows, some empty

@@ -138,7 +138,8 @@ at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::T
   TORCH_CHECK_VALUE(k % 8 == 0, "K = ", k, ": grouped_mm needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)");
   TORCH_CHECK_VALUE(tile_rows == 0 || tile_rows == 64 || tile_rows == 128, "tile_rows = ", tile_rows,
                     ": 0 (the library chooses), 64 or 128");
-  for (const auto& [t, name] : {std::pair{&a, "a"}, {&b, "b"}, {&offsets, "offsets"}}) {
+  const std::pair<const at::Tensor*, const char*> operands[] = {{&a, "a"}, {&b, "b"}, {&offsets, "offsets"}};
+  for (const auto& [t, name] : operands) {
     TORCH_CHECK_TYPE(t->is_cuda(), name, " is on ", t->device(), ": gemm_ladder runs on CUDA tensors");
     TORCH_CHECK_TYPE(t->get_device() == a.get_device(), name, " is on cuda:", t->get_device(), " but a is on cuda:",
                      a.get_device(), ": all operands on one device");

@@ -66,7 +66,9 @@ else:
 
     linear.register_fake(_linear_fake)
 
-    @torch.library.custom_op("gemm_ladder::grouped_mm", mutates_args=())
+    # the C++ operator's schema, spelled out: inferred from the annotation, tile_rows would be a SymInt
+    @torch.library.custom_op("gemm_ladder::grouped_mm", mutates_args=(),
+                             schema="(Tensor a, Tensor b, Tensor offsets, int tile_rows=0) -> Tensor")
     def grouped_mm(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor, tile_rows: int = 0) -> torch.Tensor:
         """Every expert's a_g @ b[g].T in one launch (chapter 13); see gemm_ladder.grouped_mm."""
         return _core.grouped_mm_torch(a, b, offsets, tile_rows=tile_rows)

@@ -44,6 +44,8 @@ std::string dtype_name(const at::Tensor& t) {
     case at::kFloat: return "float32";
     case at::kHalf: return "float16";
     case at::kDouble: return "float64";
+    case at::kInt: return "int32";
+    case at::kLong: return "int64";
     default: return name;
   }
 }

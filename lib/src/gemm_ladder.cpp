@@ -9,6 +9,10 @@
 //   3. the device: an sm_90a GPU, and sm_90a code in this build (once per device);
 //   4. the cache: a prepared GEMM for this key, or a new one (the chapter's prepare_*);
 //   5. the launch on the caller's stream, and its error.
+// The grouped calls (gl_grouped_gemm, gl_grouped_gemm_masked: chapter 13) take the same steps in
+// grouped_call: their arguments, chapter 13's rules and TMA's alignment, the host's copy of the layout
+// when given, then the device, the cache (keyed by the layout's device pointer and the tile too) and
+// the launch.
 // Exceptions stop at this file's boundary: std::invalid_argument (a kernel refusing the problem) is
 // GL_UNSUPPORTED, std::runtime_error (the CUDA runtime) GL_CUDA_ERROR, anything else GL_INTERNAL.
 #include "gemm_ladder.h"

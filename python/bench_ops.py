@@ -30,6 +30,22 @@ the columns are
   path             the library's path (gemm_ladder.last_path()), or the cuBLAS kernels' names
 
 The CSV goes to <out>/bench_ops.csv; a table to stdout.
+
+With --grouped, instead: one mixture-of-experts projection, Qwen3-30B-A3B's gate+up (128 experts, N = 1536,
+K = 2048) at 4096 tokens routed top-8 from seeded random scores (32,768 routed rows), against a loop of
+one torch.mm per expert, as a model without a grouped kernel runs it:
+
+  grouped_out      gemm_ladder.grouped_mm(x, w, offsets, out=c): x in the contiguous layout (each expert
+                   from a multiple of 128 rows), no allocation
+  grouped          gemm_ladder.grouped_mm(x, w, offsets): allocates C zero-filled (one more kernel)
+  custom_op        torch.ops.gemm_ladder.grouped_mm(x, w, offsets)
+  cuda_graph       a CUDA graph of the grouped_out calls
+  torch_loop       torch.mm(x_g, w[g].t()) for each expert, on the unpadded rows (slices the host already
+                   knows: the .tolist() of the counts a real loop needs is not timed)
+  torch_grouped_mm torch._grouped_mm(x, w.transpose(1, 2), offs): torch's own grouped GEMM on the unpadded
+                   rows (int32 ends), where this torch has it
+
+with the columns above (M: the routed rows; chapter_us empty: chapter 13 routes differently).
 """
 
 from __future__ import annotations
@@ -128,6 +144,76 @@ def chapter_medians(path):
     return medians
 
 
+def grouped_rows(args, flush):
+    """The --grouped rows (see the module's docstring)."""
+    experts, topk, tokens, n, k = 128, 8, 4096, 1536, 2048
+    g = torch.Generator(device="cuda").manual_seed(0)
+    chosen = torch.rand(tokens, experts, device="cuda", generator=g).topk(topk, dim=1).indices
+    counts = torch.bincount(chosen.flatten(), minlength=experts).tolist()
+    offsets_list, first, rows_padded = gemm_ladder.grouped_layout(counts)
+    total = sum(counts)
+    xc = torch.randn(total, k, device="cuda", dtype=torch.bfloat16, generator=g)  # unpadded, expert after expert
+    w = torch.randn(experts, n, k, device="cuda", dtype=torch.bfloat16, generator=g) * 0.02
+    x = torch.zeros(rows_padded, k, device="cuda", dtype=torch.bfloat16)           # the contiguous layout
+    starts = [0]
+    for r in counts:
+        starts.append(starts[-1] + r)
+    for e in range(experts):
+        x[first[e]:first[e] + counts[e]] = xc[starts[e]:starts[e + 1]]
+    offsets = torch.tensor(offsets_list, device="cuda", dtype=torch.int64)
+    c = torch.empty(rows_padded, n, device="cuda", dtype=torch.bfloat16)
+    slices = [(xc[starts[e]:starts[e + 1]], w[e].t()) for e in range(experts) if counts[e]]
+    wt = w.transpose(1, 2)
+    ends = torch.tensor(starts[1:], device="cuda", dtype=torch.int32)
+    variants = {
+        "grouped_out": lambda: gemm_ladder.grouped_mm(x, w, offsets, out=c),
+        "grouped": lambda: gemm_ladder.grouped_mm(x, w, offsets),
+        "custom_op": lambda: torch.ops.gemm_ladder.grouped_mm(x, w, offsets),
+        "torch_loop": lambda: [torch.mm(a, b) for a, b in slices],
+    }
+    if hasattr(torch, "_grouped_mm"):
+        try:
+            torch._grouped_mm(xc, wt, offs=ends)
+            variants["torch_grouped_mm"] = lambda: torch._grouped_mm(xc, wt, offs=ends)
+        except Exception as e:  # noqa: BLE001 (this torch's _grouped_mm refuses the problem: not timed, said why)
+            print(f"bench_ops: torch._grouped_mm not timed: {str(e).splitlines()[0]}")
+    t_end = time.perf_counter() + 0.3
+    while time.perf_counter() < t_end:
+        variants["grouped_out"]()
+    for fn in variants.values():
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    gemm_ladder.grouped_mm(x, w, offsets, out=c)
+    path = gemm_ladder.last_path()
+    for e in range(experts):  # every expert's rows against torch.mm's
+        ref = torch.mm(xc[starts[e]:starts[e + 1]], w[e].t())
+        torch.testing.assert_close(c[first[e]:first[e] + counts[e]].float(), ref.float(), rtol=2e-2, atol=2e-2)
+    graph = graph_of(variants["grouped_out"], args.reps)
+    graph1 = graph_of(variants["grouped_out"], 1)
+    rows = []
+    for variant, fn in list(variants.items()) + [("cuda_graph", None)]:
+        if variant == "cuda_graph":
+            kernel_us, op_us, names = profiled_loop_us(graph.replay, 1, args.reps)
+            host_us = host_time_us(graph.replay, 1) / args.reps
+            flushed = flushed_us(graph1.replay, args.flushed_reps, flush)
+        else:
+            kernel_us, op_us, names = profiled_loop_us(fn, args.reps)
+            # a loop launches a kernel per expert: few enough calls that the launch queue never fills
+            host_us = host_time_us(fn, max(2, args.host_reps // 64) if variant == "torch_loop" else args.host_reps)
+            flushed = flushed_us(fn, args.flushed_reps, flush)
+        torch_variant = variant.startswith("torch")
+        rows.append({
+            "problem": "moe_qwen3_gate_up_4096", "M": total, "N": n, "K": k, "dtype": "bf16", "layout": "RCR",
+            "variant": variant, "kernel_us": round(kernel_us, 3), "op_us": round(op_us, 3),
+            "op_vs_kernel_pct": round((op_us / kernel_us - 1) * 100, 2) if kernel_us > 0 else "",
+            "host_us": round(host_us, 3), "flushed_us": round(flushed, 3), "chapter_us": "", "op_vs_chapter_pct": "",
+            "path": ("torch " + ";".join(names)[:200]) if torch_variant else path,
+            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+        })
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.environ.get("OUT", "."), help="directory for bench_ops.csv ($OUT)")
@@ -135,6 +221,7 @@ def main():
     parser.add_argument("--flushed-reps", type=int, default=50, help="calls timed one at a time, L2 flushed")
     parser.add_argument("--compiled", action="store_true", help="also time torch.compile(fullgraph=True) of gemm_ladder.mm")
     parser.add_argument("--host-reps", type=int, default=100, help="calls per host-time loop (fewer than the launch queue holds)")
+    parser.add_argument("--grouped", action="store_true", help="the grouped MoE problem only (see the docstring)")
     parser.add_argument("--chapter-csv", default="plots/data/h200/ch11_every_shape.csv",
                         help="chapter 11's CSV, for the chapter binary's every_shape time at each problem")
     args = parser.parse_args()
@@ -146,8 +233,8 @@ def main():
     chapter = chapter_medians(args.chapter_csv)
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     flush = torch.zeros(max(2 * l2, 2**20) // 4, dtype=torch.int32, device="cuda")  # read to flush (flushed_us)
-    rows = []
-    for name, m, n, k in PROBLEMS:
+    rows = grouped_rows(args, flush) if args.grouped else []
+    for name, m, n, k in ([] if args.grouped else PROBLEMS):
         g = torch.Generator(device="cuda").manual_seed(0)
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)

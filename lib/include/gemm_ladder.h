@@ -10,8 +10,7 @@
  *  | GL_TF32                      | tf32_wgmma (12), RRR through tf32_transpose_b      | RCR, RRR |
  *  | GL_FP8_E4M3_PER_TENSOR       | fp8_per_tensor (12): e4m3 A, B; bf16 C             | RCR      |
  *  | GL_FP8_E4M3_BLOCK_SCALED     | fp8_block_scaled (12): DeepSeek-V3's block scales  | RCR      |
- *
- *  Grouped GEMM (chapter 13) does not exist yet: there is no call for it.
+ *  | grouped bf16 (gl_grouped_gemm, gl_grouped_gemm_masked) | grouped_contiguous, grouped_masked (13): every expert of a MoE layer in one launch | RCR |
  *
  *  The problem is C (M×N) = A (M×K) · B, A and C row-major; B is K×N row-major (GL_RRR) or stored
  *  N×K row-major, C = A·Bᵀ (GL_RCR, the weight layout of nn.Linear). Each chapter kernel's own
@@ -108,6 +107,90 @@ GL_API gl_status gl_gemm(gl_dtype dtype, gl_layout layout, int64_t m, int64_t n,
                          void* stream);
 
 /**
+ * @brief Every expert's C_g = A_g·B_gᵀ of a mixture-of-experts layer in one launch (chapter 13's
+ * grouped_contiguous), bf16 in and out, fp32 accumulation, queued on `stream`.
+ *
+ * **The contiguous layout** (DeepGEMM's psum layout, the chapter's): the experts' rows one after the
+ * other in one A (rows × K) and one C (rows × N), both row-major and dense, each expert starting on a
+ * multiple of 128 rows. `offsets` holds E + 1 int64 on the device: offsets[0] = 0, expert g's rows are
+ * align_up(offsets[g], 128) .. offsets[g + 1] - 1 (offsets[g + 1] is where it ends; an empty expert
+ * ends where it starts). The rows between an expert's end and the next 128-row boundary are padding
+ * the caller leaves: A's are multiplied like any row (the expert's last tile is whole), and C's
+ * padding rows may be written with their products (with 64-row tiles, only up to the next 64-row
+ * boundary); no other row of C is written. B is the experts' weights stacked, (E·N) × K row-major
+ * (expert g's N×K weight, nn.Linear's layout, at row g·N: RCR).
+ *
+ * **The layout's host copy.** The kernel reads `offsets` on the device: the host launches without
+ * knowing the rows (a router on the GPU wrote them; a CUDA graph can replay the call). `host_offsets`,
+ * when not NULL, is the host's copy of the same E + 1 values; the library then checks it before the
+ * launch (chapter 13's grouped_layout_rejects: offsets[0] = 0, each end at or after its aligned start,
+ * the last end within `rows`; a violation is GL_INVALID_ARGUMENT with the rule) and picks the tile
+ * from it. With NULL the device's offsets are trusted, as the router's: whatever they hold, every read
+ * and write stays inside A, B and C (TMA clips at their `rows` and E·N rows), but offsets that break the
+ * rules above give wrong rows, and absurd ones a launch that walks that many empty tiles.
+ *
+ * **The tile.** `tile_rows` 128 (the 128×256 tile of the prefill runs) or 64 (decode's 64×256 tile)
+ * forces one; 0 lets the library choose: 64 rows when the experts hold few rows, from what the host
+ * knows: with `host_offsets`, when the mean rows per expert (padding excluded) is at most 32; without,
+ * when `rows` <= 128·E (no expert can fill more than one 128-row tile). Chapter 13's decode runs
+ * (plots/data/h200/ch13_grouped_moe_decode.csv): the 64-row tile was faster at 8-16 rows per expert and
+ * slower at Mixtral's 64 rows per expert. gl_last_path() names the one that ran ("grouped_contiguous
+ * 64x256").
+ *
+ * Refused before the GPU is asked: E < 1, rows, N or K < 1 (GL_INVALID_ARGUMENT); a NULL pointer, one
+ * off its element (GL_INVALID_ARGUMENT); the kernel's rules (GL_UNSUPPORTED with the rule): N % 256 == 0
+ * (a 256-column tile must stay in one expert's weight), K % 8 == 0, A, B and C 16-byte aligned (TMA),
+ * rows and E·N below 2^31; tile_rows other than 0, 64, 128 (GL_INVALID_ARGUMENT). Prepared GEMMs are
+ * cached as gl_gemm's are, keyed by the sizes, E, the tile and every pointer (offsets included) and the
+ * stream; the offsets' values are read by the kernel at each launch, so new values need no new preparation.
+ *
+ * @param experts      E, the number of experts (at least 1)
+ * @param rows         rows of A and C: every expert's rows and their padding (at least 1)
+ * @param n            columns of C, rows of each expert's weight (a multiple of 256)
+ * @param k            the shared dimension (a multiple of 8)
+ * @param a            A, rows × K row-major bf16, device memory, 16-byte aligned
+ * @param b            B, (E·N) × K row-major bf16 (the experts' N×K weights stacked), 16-byte aligned
+ * @param c            C, rows × N row-major bf16, 16-byte aligned
+ * @param offsets      E + 1 int64 in device memory, 8-byte aligned (see above)
+ * @param host_offsets the host's copy of the E + 1 offsets, checked before the launch; or NULL
+ * @param tile_rows    0 (the library chooses), 64 or 128
+ * @param stream       the cudaStream_t to queue the kernel on; NULL: the legacy default stream
+ * @return GL_OK, or why not (gl_last_error() says more)
+ */
+GL_API gl_status gl_grouped_gemm(int64_t experts, int64_t rows, int64_t n, int64_t k, const void* a, const void* b,
+                                 void* c, const int64_t* offsets, const int64_t* host_offsets, int64_t tile_rows,
+                                 void* stream);
+
+/**
+ * @brief gl_grouped_gemm with the masked layout (chapter 13's grouped_masked, the decode layout of a
+ * CUDA graph): expert g owns rows g·capacity .. g·capacity + capacity - 1 of A and C (rows = E·capacity)
+ * and uses the first counts[g] of them.
+ *
+ * `counts`: E int32 in device memory; `host_counts`, when not NULL, the host's copy, checked before the
+ * launch (each from 0 to the capacity: GL_INVALID_ARGUMENT otherwise) and used for the tile. Without it,
+ * a device count outside 0..capacity is clamped to it by the scheduler. `capacity` must be a multiple
+ * of 128 (GL_UNSUPPORTED otherwise). `tile_rows` 0 chooses as gl_grouped_gemm does with a host copy, and
+ * without one takes 64 rows (the masked layout is decode's: the chapter's grouped_masked_64 ran at
+ * 100.8% of the faster cuBLAS way in geometric mean over its decode shapes, grouped_masked at 92.4%).
+ *
+ * @param experts     E, the number of experts (at least 1)
+ * @param capacity    rows of each expert's buffer in A and C (a multiple of 128)
+ * @param n           columns of C, rows of each expert's weight (a multiple of 256)
+ * @param k           the shared dimension (a multiple of 8)
+ * @param a           A, (E·capacity) × K row-major bf16, device memory, 16-byte aligned
+ * @param b           B, (E·N) × K row-major bf16 (the experts' N×K weights stacked), 16-byte aligned
+ * @param c           C, (E·capacity) × N row-major bf16, 16-byte aligned
+ * @param counts      E int32 in device memory, 4-byte aligned: expert g's rows
+ * @param host_counts the host's copy of the E counts, checked before the launch; or NULL
+ * @param tile_rows   0 (the library chooses), 64 or 128
+ * @param stream      the cudaStream_t to queue the kernel on; NULL: the legacy default stream
+ * @return GL_OK, or why not (gl_last_error() says more)
+ */
+GL_API gl_status gl_grouped_gemm_masked(int64_t experts, int64_t capacity, int64_t n, int64_t k, const void* a,
+                                        const void* b, void* c, const int32_t* counts, const int32_t* host_counts,
+                                        int64_t tile_rows, void* stream);
+
+/**
  * @brief Whether this thread's current CUDA device runs the library's kernels: GL_OK, or GL_NO_SM90A
  * (gl_last_error() says why: no GPU, the GPU's architecture, or a build without sm_90a code).
  */
@@ -117,8 +200,9 @@ GL_API gl_status gl_device_status(void);
 GL_API const char* gl_last_error(void);
 
 /**
- * @brief The path the calling thread's last successful gl_gemm ran, as the chapter's kernel adapter
- * names it ("split_k 128x128 x3", "swap_ab 128x16 x8", "tf32_wgmma", "fp8_block_scaled"); "" before one.
+ * @brief The path the calling thread's last successful gl_gemm or gl_grouped_gemm* ran, as the chapter's
+ * kernel adapter names it ("split_k 128x128 x3", "swap_ab 128x16 x8", "tf32_wgmma", "fp8_block_scaled",
+ * "grouped_contiguous 64x256"); "" before one.
  */
 GL_API const char* gl_last_path(void);
 

@@ -9,12 +9,17 @@
 //   3. the device: an sm_90a GPU, and sm_90a code in this build (once per device);
 //   4. the cache: a prepared GEMM for this key, or a new one (the chapter's prepare_*);
 //   5. the launch on the caller's stream, and its error.
+// The grouped calls (gl_grouped_gemm, gl_grouped_gemm_masked: chapter 13) take the same steps in
+// grouped_call: their arguments, chapter 13's rules and TMA's alignment, the host's copy of the layout
+// when given, then the device, the cache (keyed by the layout's device pointer and the tile too) and
+// the launch.
 // Exceptions stop at this file's boundary: std::invalid_argument (a kernel refusing the problem) is
 // GL_UNSUPPORTED, std::runtime_error (the CUDA runtime) GL_CUDA_ERROR, anything else GL_INTERNAL.
 #include "gemm_ladder.h"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -184,6 +189,12 @@ struct Key {
   std::int64_t m, n, k;
   const void *a, *b, *c, *scale_a, *scale_b;
   void* stream;
+  // Grouped GEMMs (gl_grouped_gemm*): which layout (0 for gl_gemm), E, the masked capacity, the tile's
+  // rows, and the device offsets or counts the kernel reads (m is A's rows).
+  int grouped = 0;
+  std::int64_t groups = 0, capacity = 0;
+  int tile_rows = 0;
+  const void* layout_data = nullptr;
   bool operator==(const Key&) const = default;
 };
 
@@ -193,8 +204,9 @@ struct KeyHash {
     auto mix = [&h](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
     mix(std::uint64_t(key.device) << 8 | std::uint64_t(key.dtype) << 4 | std::uint64_t(key.layout));
     mix(std::uint64_t(key.m)), mix(std::uint64_t(key.n)), mix(std::uint64_t(key.k));
-    for (const void* p : {key.a, key.b, key.c, key.scale_a, key.scale_b, static_cast<const void*>(key.stream)})
+    for (const void* p : {key.a, key.b, key.c, key.scale_a, key.scale_b, static_cast<const void*>(key.stream), key.layout_data})
       mix(reinterpret_cast<std::uintptr_t>(p));
+    mix(std::uint64_t(key.grouped) << 16 | std::uint64_t(key.tile_rows)), mix(std::uint64_t(key.groups)), mix(std::uint64_t(key.capacity));
     return std::size_t(h);
   }
 };
@@ -301,8 +313,10 @@ mm::PreparedGemm prepare(gl_dtype dtype, const mm::GemmProblem& p, const void* a
   throw std::logic_error("unknown dtype");
 }
 
-/// Steps 4 and 5 (step 3's device given): the prepared GEMM for `key`, found or made, then launched.
-Outcome prepare_and_run(const Key& key, const mm::GemmProblem& p, cudaStream_t stream) {
+/// Steps 4 and 5 (step 3's device given): the prepared GEMM for `key`, found or made (by `make`, which
+/// may throw as the chapters' preparations do), then launched.
+template <class Make>
+Outcome prepare_and_run(const Key& key, Make&& make, cudaStream_t stream) {
   Cache::Entry gemm = cache().find(key);
   if (!gemm) {
     // host_watchdog() exits the process on a malformed MM_WATCHDOG_SECONDS: refuse it here instead.
@@ -310,7 +324,7 @@ Outcome prepare_and_run(const Key& key, const mm::GemmProblem& p, cudaStream_t s
       return fail(GL_INVALID_ARGUMENT, std::string("MM_WATCHDOG_SECONDS=") + env +
                                            " is not a positive number of seconds below 1e9: unset it or fix it");
     try {
-      auto made = std::make_shared<const mm::PreparedGemm>(prepare(key.dtype, p, key.a, key.b, const_cast<void*>(key.c)));
+      auto made = std::make_shared<const mm::PreparedGemm>(make());
       gemm = cache().insert(key, std::move(made));
     } catch (const std::invalid_argument& e) {
       return fail(GL_UNSUPPORTED, e.what());
@@ -351,6 +365,81 @@ gl_status finish(const Outcome& o, const char* prefix) {
   return o.status;
 }
 
+// ---- Grouped GEMMs (chapter 13) ----
+
+/// The tile a grouped call runs (gemm_ladder.h, gl_grouped_gemm's "The tile"): `forced` when 64 or 128;
+/// else 64 rows when the experts hold few rows, as far as the host knows: from its copy of the layout
+/// (the experts' rows, padding excluded, at most 32 per expert on average), else from the buffer
+/// (contiguous: rows <= 128·E; masked: always, the decode layout).
+int choose_tile(std::int64_t forced, const gl::detail::Grouped& g, const std::int64_t* host_offsets,
+                const int* host_counts) {
+  if (forced != 0) return int(forced);
+  constexpr std::int64_t kFewRows = 32, kAlign = 128;
+  if (host_offsets != nullptr || host_counts != nullptr) {
+    std::int64_t real = 0;
+    for (int e = 0; e < g.groups; ++e)
+      real += host_offsets ? std::max<std::int64_t>(0, host_offsets[e + 1] - (host_offsets[e] + kAlign - 1) / kAlign * kAlign)
+                           : std::int64_t(host_counts[e]);
+    return real <= kFewRows * g.groups ? 64 : 128;
+  }
+  if (g.offsets != nullptr) return g.rows <= kAlign * g.groups ? 64 : 128;
+  return 64;
+}
+
+/// gl_grouped_gemm and gl_grouped_gemm_masked: steps 1 to 5 of gl_gemm for a grouped problem. `rows` is
+/// A's and C's (masked: E·capacity, computed here); exactly one of `offsets` and `counts` is the layout.
+gl_status grouped_call(const char* fn, std::int64_t experts, std::int64_t rows, std::int64_t capacity, std::int64_t n,
+                       std::int64_t k, const void* a, const void* b, void* c, const std::int64_t* offsets,
+                       const int* counts, const std::int64_t* host_offsets, const int* host_counts,
+                       std::int64_t tile_rows, void* stream) {
+  const bool masked = offsets == nullptr && counts != nullptr;
+  auto refuse = [&](const Outcome& o) {
+    const std::string prefix = std::string(fn) + "(E = " + std::to_string(experts) +
+                               (masked ? ", capacity = " + std::to_string(capacity) : ", rows = " + std::to_string(rows)) +
+                               ", N = " + std::to_string(n) + ", K = " + std::to_string(k) + "): ";
+    return finish(o, prefix.c_str());
+  };
+  // Step 1: the arguments.
+  if (experts < 1) return refuse(fail(GL_INVALID_ARGUMENT, "needs at least one expert"));
+  if ((masked ? capacity : rows) < 1 || n < 1 || k < 1)
+    return refuse(fail(GL_INVALID_ARGUMENT, std::string(masked ? "capacity" : "rows") + ", N and K must be at least 1"));
+  if (tile_rows != 0 && tile_rows != 64 && tile_rows != 128)
+    return refuse(fail(GL_INVALID_ARGUMENT, "tile_rows = " + std::to_string(tile_rows) +
+                                                ": 0 (the library chooses), 64 or 128"));
+  constexpr std::int64_t kIntMax = INT32_MAX;
+  if (experts > kIntMax || n > kIntMax || k > kIntMax || (masked && capacity > INT64_MAX / experts))
+    return refuse(fail(GL_UNSUPPORTED, "needs E, N, K and the rows below 2^31 (TMA's int coordinates)"));
+  if (masked) rows = experts * capacity;
+  if (Outcome o = check_pointer("A", a, 2); !o.ok()) return refuse(o);
+  if (Outcome o = check_pointer("B", b, 2); !o.ok()) return refuse(o);
+  if (Outcome o = check_pointer("C", c, 2); !o.ok()) return refuse(o);
+  if (Outcome o = masked ? check_pointer("counts", counts, 4) : check_pointer("offsets", offsets, 8); !o.ok())
+    return refuse(fail(o.status, o.why + (masked ? " (the E int32 counts, in device memory)" : " (the E + 1 int64 offsets, in device memory)")));
+  gl::detail::Grouped g;
+  g.groups = int(experts), g.n = int(n), g.k = int(k), g.rows = rows;
+  g.offsets = offsets, g.counts = counts, g.capacity = masked ? capacity : 0;
+  // Step 2: the chapter's rules, TMA's alignment, and the host's copy of the layout where given.
+  if (std::string why = gl::detail::grouped_rejects(g); !why.empty()) return refuse(fail(GL_UNSUPPORTED, why));
+  if (std::string why = mm::launch::tma_pointer_rejects({{"A", a}, {"B", b}, {"C", c}}); !why.empty())
+    return refuse(fail(GL_UNSUPPORTED, why));
+  if (host_offsets != nullptr || host_counts != nullptr)
+    if (std::string why = gl::detail::grouped_layout_rejects(g, host_offsets, host_counts); !why.empty())
+      return refuse(fail(GL_INVALID_ARGUMENT, why + " (in the host's copy of the layout)"));
+  // Steps 3 to 5: the device, the cache, the launch.
+  int device = 0;
+  if (Outcome o = check_device(device); !o.ok()) return refuse(o);
+  const int tile = choose_tile(tile_rows, g, host_offsets, host_counts);
+  Key key{device, GL_BF16, GL_RCR, rows, n, k, a, b, c, nullptr, nullptr, stream};
+  key.grouped = masked ? 2 : 1, key.groups = experts, key.capacity = g.capacity, key.tile_rows = tile;
+  key.layout_data = masked ? static_cast<const void*>(counts) : static_cast<const void*>(offsets);
+  using bf16 = __nv_bfloat16;
+  auto make = [&] {
+    return gl::detail::prepare_grouped(g, static_cast<const bf16*>(a), static_cast<const bf16*>(b), static_cast<bf16*>(c), tile);
+  };
+  if (Outcome o = prepare_and_run(key, make, static_cast<cudaStream_t>(stream)); !o.ok()) return refuse(o);
+  return finish({}, "");
+}
+
 }  // namespace
 
 extern "C" {
@@ -382,10 +471,40 @@ gl_status gl_gemm(gl_dtype dtype, gl_layout layout, int64_t m, int64_t n, int64_
     int device = 0;
     if (Outcome o = check_device(device); !o.ok()) return refuse(o);
     const Key key{device, dtype, layout, m, n, k, a, b, c, scale_a, scale_b, stream};
-    if (Outcome o = prepare_and_run(key, p, static_cast<cudaStream_t>(stream)); !o.ok()) return refuse(o);
+    auto make = [&] { return prepare(dtype, p, a, b, c); };
+    if (Outcome o = prepare_and_run(key, make, static_cast<cudaStream_t>(stream)); !o.ok()) return refuse(o);
     return finish({}, "");
   } catch (...) {
     // Only the allocation of a message can get here; nothing may cross the C boundary.
+    t_last_error.clear();
+    return GL_INTERNAL;
+  }
+}
+
+gl_status gl_grouped_gemm(int64_t experts, int64_t rows, int64_t n, int64_t k, const void* a, const void* b, void* c,
+                          const int64_t* offsets, const int64_t* host_offsets, int64_t tile_rows, void* stream) {
+  try {
+    if (offsets == nullptr)
+      return finish(fail(GL_INVALID_ARGUMENT, "offsets is NULL (the E + 1 int64 offsets, in device memory)"),
+                    "gl_grouped_gemm: ");
+    return grouped_call("gl_grouped_gemm", experts, rows, 0, n, k, a, b, c, offsets, nullptr, host_offsets, nullptr,
+                        tile_rows, stream);
+  } catch (...) {
+    t_last_error.clear();
+    return GL_INTERNAL;
+  }
+}
+
+gl_status gl_grouped_gemm_masked(int64_t experts, int64_t capacity, int64_t n, int64_t k, const void* a, const void* b,
+                                 void* c, const int32_t* counts, const int32_t* host_counts, int64_t tile_rows,
+                                 void* stream) {
+  try {
+    if (counts == nullptr)
+      return finish(fail(GL_INVALID_ARGUMENT, "counts is NULL (the E int32 counts, in device memory)"),
+                    "gl_grouped_gemm_masked: ");
+    return grouped_call("gl_grouped_gemm_masked", experts, 0, capacity, n, k, a, b, c, nullptr, counts, nullptr,
+                        host_counts, tile_rows, stream);
+  } catch (...) {
     t_last_error.clear();
     return GL_INTERNAL;
   }

@@ -7,7 +7,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gemm/prepared_gemm.hpp"
 #include "gemm/problem.hpp"
@@ -34,5 +36,26 @@ mm::PreparedGemm prepare_fp8_block_scaled(const mm::GemmProblem& p, const __nv_f
                                           __nv_bfloat16* c);
 /// Empty when prepare_fp8_block_scaled takes `p`; otherwise "fp8_block_scaled: <rule>". No GPU needed.
 std::string fp8_block_scaled_rejects(const mm::GemmProblem& p);
+
+/// A grouped GEMM as the library takes it (chapter 13's GroupedProblem, without its header: that one
+/// holds the kernel and compiles only as CUDA). Contiguous: `offsets` (E + 1, device) set, `counts`
+/// null; masked: `counts` (E, device) and `capacity` set, `offsets` null.
+struct Grouped {
+  int groups = 0;
+  int n = 0, k = 0;
+  std::int64_t rows = 0;
+  const std::int64_t* offsets = nullptr;
+  const int* counts = nullptr;
+  std::int64_t capacity = 0;
+};
+
+/// Empty when chapter 13's grouped kernel takes `g`; otherwise "grouped_<layout>: <rule>". No GPU needed.
+std::string grouped_rejects(const Grouped& g);
+/// Empty when the host's copy of g's layout (E + 1 offsets or E counts, as g's form says) describes
+/// experts the kernel can walk inside A and C; otherwise "grouped_<layout>: <what is wrong>". No GPU needed.
+std::string grouped_layout_rejects(const Grouped& g, const std::int64_t* host_offsets, const int* host_counts);
+/// Chapter 13's grouped_contiguous (or grouped_masked) with tiles of `tile_rows` (128 or 64) rows.
+mm::PreparedGemm prepare_grouped(const Grouped& g, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c,
+                                 int tile_rows);
 
 }  // namespace gl::detail

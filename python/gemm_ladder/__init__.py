@@ -4,6 +4,7 @@
     y = gemm_ladder.linear(x, layer.weight)          # x @ weight.T, bf16 (every_shape) or fp32 (tf32)
     c = gemm_ladder.mm(a, b)                         # a @ b; b row-major (RRR) or weight.t() (RCR)
     c = gemm_ladder.mm_fp8(a8, w8.t(), sa, sb)       # e4m3, per-tensor or DeepSeek-V3 block scales, bf16 C
+    c = gemm_ladder.grouped_mm(x, w, offsets)        # every expert's x_g @ w[g].T in one launch (chapter 13)
     gemm_ladder.last_path()                          # "swap_ab 128x16 x8": what ran
 
 A thin layer over the C library libgemm_ladder.so (lib/include/gemm_ladder.h) through ctypes: no compiled
@@ -11,12 +12,12 @@ extension, so it imports straight from a build tree (``PYTHONPATH=python`` from 
 the library found in ``build*/lib`` or at ``$GEMM_LADDER_LIBRARY``; _library.py says where it looks)
 or is installed with ``pip install .``. Importing it needs neither torch, numpy, the library nor a GPU.
 
-- mm, linear, mm_fp8 (_core.py says which strides each operand may have; nothing is copied, bad input
+- mm, linear, mm_fp8, grouped_mm (_core.py says which strides each operand may have; nothing is copied, bad input
   raises TypeError or ValueError before anything runs, a refusal of the library raises its
   GemmLadderError, a ValueError or RuntimeError subclass, with the library's one line).
 - With torch tensors they run on torch's current stream and return a new tensor (or write ``out=``).
-  Under torch.compile they become the custom operators ``torch.ops.gemm_ladder.mm``, ``.linear`` and
-  ``.mm_fp8`` (registered when torch is importable: _torch_ops.py), so a compiled graph holds them
+  Under torch.compile they become the custom operators ``torch.ops.gemm_ladder.mm``, ``.linear``,
+  ``.mm_fp8`` and ``.grouped_mm`` (registered when torch is importable: _torch_ops.py), so a compiled graph holds them
   without a break.
 - Prepared GEMMs (tensor maps, split-K workspaces) are cached inside the library per (problem,
   pointers, stream): clear_cache() frees them, cache_stats() counts them.
@@ -32,7 +33,7 @@ from ._library import (CudaError, GemmLadderError, InternalError, InvalidArgumen
                        NoSm90aDeviceError, UnsupportedError, find_library, library)
 
 __all__ = [
-    "mm", "linear", "mm_fp8", "last_path", "device_status", "clear_cache", "set_cache_capacity", "cache_stats",
+    "mm", "linear", "mm_fp8", "grouped_mm", "grouped_layout", "last_path", "device_status", "clear_cache", "set_cache_capacity", "cache_stats",
     "library_path", "GemmLadderError", "InvalidArgumentError", "UnsupportedError", "NoSm90aDeviceError", "CudaError",
     "InternalError", "LibraryNotFoundError",
 ]
@@ -97,6 +98,43 @@ def mm_fp8(a, b, scale_a, scale_b, *, out=None, stream=None, block_scaled=None):
             return _core._torch.ops.gemm_ladder.mm_fp8(a, b, scale_a, scale_b)
         return _core.mm_fp8_torch(a, b, scale_a, scale_b, out, stream, block_scaled)
     return _core.mm_fp8_dlpack(a, b, scale_a, scale_b, out, stream, block_scaled)
+
+
+def grouped_mm(a, b, offsets, *, out=None, stream=None, tile_rows=0):
+    """Every expert's C_g = A_g @ b[g].T of a mixture-of-experts layer in one launch (chapter 13's
+    grouped_contiguous), bf16 in and out, fp32 accumulation.
+
+    a: (rows, K) bf16, row-major: the routed tokens sorted by expert, each expert's rows starting on a
+    multiple of 128 (DeepGEMM's contiguous layout; the rows between an expert's end and the next
+    multiple of 128 are padding the caller leaves). b: (E, N, K) bf16, contiguous: the experts'
+    nn.Linear weights stacked; N % 256 == 0, K % 8 == 0. offsets: (E + 1,) int64 on a's device:
+    offsets[0] = 0 and expert g's rows are align_up(offsets[g], 128) .. offsets[g + 1] - 1 (its end).
+    ``grouped_layout(rows_per_expert)`` computes offsets and rows on the host.
+
+    The result is (rows, N) bf16: each expert's rows are its product; the other rows are 0 (the result
+    is zero-filled first: one memset) or, for padding rows inside an expert's last tile, the products
+    of a's padding rows. With ``out`` (required for arrays that are not torch tensors) nothing is
+    zero-filled and rows outside every expert's tiles are left as they were.
+
+    The offsets are read by the kernel on the device: nothing here waits for the GPU, and their values
+    are not checked (a torch.compile graph or a CUDA graph can hold the call). Whatever they hold, the
+    kernel reads and writes only inside a, b and the result; offsets that break the rules above give
+    wrong rows. ``tile_rows`` 0 lets the library choose 64-row tiles when rows <= 128·E (no expert
+    fills more than one 128-row tile: decode), else 128; 64 or 128 forces one. ``last_path()`` names it.
+    """
+    if all(_core.is_torch_tensor(t) for t in (a, b, offsets)):
+        if _compiling():
+            _functional_only(out=out, stream=stream)
+            return _core._torch.ops.gemm_ladder.grouped_mm(a, b, offsets, tile_rows)
+        return _core.grouped_mm_torch(a, b, offsets, out, stream, tile_rows)
+    return _core.grouped_mm_dlpack(a, b, offsets, out, stream, tile_rows)
+
+
+def grouped_layout(rows_per_expert, alignment=128):
+    """(offsets, first, rows) for experts of `rows_per_expert` rows in grouped_mm's contiguous layout:
+    the E + 1 offsets (a list; ``torch.tensor(offsets, device="cuda")`` is grouped_mm's ``offsets``),
+    each expert's first row in a and the result, and the rows a must have. Pure Python, on the host."""
+    return _core.grouped_layout(rows_per_expert, alignment)
 
 
 def last_path() -> str:

@@ -10,6 +10,10 @@ or a device; ValueError for a shape or a stride), and what is never done: no ope
 - ``out`` (M×N), when given: row-major, strides (N, 1), the output's dtype, writable, overlapping
   neither input. Without it the result is a new torch tensor (for torch inputs; other arrays need ``out``).
 - A stride of a dimension of extent 1 is never looked at (it is never used to reach an element).
+- grouped_mm: ``a`` (rows×K) row-major as above; ``b`` (E, N, K), the experts' nn.Linear weights stacked,
+  contiguous (strides (N·K, K, 1)); ``offsets`` int64 (E + 1,), contiguous. Other strides are refused,
+  other dtypes too (an int32 ``offsets`` included: ``.to(torch.int64)``); nothing is copied. Chapter 13's
+  rules are checked here, before the library: N % 256 == 0, K % 8 == 0 (ValueError).
 - All on one CUDA device; for torch tensors the kernel runs on torch's current stream of that device
   (or ``stream=``), for other arrays on ``stream=`` (an int handle or an object with ``cuda_stream``),
   by default the legacy default stream. Non-torch arrays must be on the calling thread's current device.
@@ -374,3 +378,110 @@ def mm_fp8_dlpack(a, b, scale_a, scale_b, out=None, stream=None, block_scaled=No
     if status:
         _raise_status(status)
     return out
+
+
+# ---- grouped_mm (chapter 13's grouped kernel: every expert of a mixture-of-experts layer in one launch) ----
+
+GROUPED_N = 256  # N % 256: a 256-column tile must stay inside one expert's weight
+GROUPED_K = 8    # K % 8: TMA reads rows whose pitch is a multiple of 16 bytes
+GROUPED_TILES = (0, 64, 128)
+
+
+def grouped_plan(dtype_a, dtype_b, dtype_offsets, shape_a, strides_a, shape_b, strides_b, shape_offsets,
+                 strides_offsets, tile_rows=0):
+    """(E, rows, N, K) of grouped_mm(a, b, offsets), checked: TypeError (dtypes), ValueError (shapes,
+    strides, chapter 13's rules on N and K, tile_rows) before anything runs."""
+    if dtype_a != "bfloat16" or dtype_b != "bfloat16":
+        raise TypeError(f"grouped_mm takes bfloat16 a and b (a bf16 grouped GEMM, bf16 C): got {dtype_a} and {dtype_b}")
+    if dtype_offsets != "int64":
+        raise TypeError(f"offsets is {dtype_offsets}: grouped_mm takes int64 offsets (E + 1 of them, offsets[0] = 0; "
+                        "call .to(torch.int64))")
+    if len(shape_a) != 2 or len(shape_b) != 3:
+        raise ValueError(f"a must be a matrix (rows, K) and b the experts' weights (E, N, K): got shapes {tuple(shape_a)} "
+                         f"and {tuple(shape_b)}")
+    rows, k = shape_a
+    e, n, k2 = shape_b
+    if k != k2:
+        raise ValueError(f"shape mismatch: a is {rows}x{k} and b is {e}x{n}x{k2}: a's columns ({k}) must equal the "
+                         f"weights' K ({k2})")
+    if e < 1:
+        raise ValueError("b has no experts (E = 0): grouped_mm needs at least one")
+    if tuple(shape_offsets) != (e + 1,):
+        raise ValueError(f"offsets has shape {tuple(shape_offsets)}: it must hold E + 1 = {e + 1} int64 (offsets[0] = 0, "
+                         "offsets[g + 1] where expert g ends)")
+    if e + 1 > 1 and strides_offsets[0] != 1:
+        raise ValueError(f"offsets: stride {tuple(strides_offsets)}: grouped_mm takes contiguous offsets and copies "
+                         "nothing; call .contiguous() on it")
+    if not _dense(rows, k, strides_a):
+        raise ValueError(f"a: strides {tuple(strides_a)} for a {rows}x{k} matrix: grouped_mm takes a row-major a "
+                         f"(strides ({k}, 1)) and copies nothing; call .contiguous() on it")
+    if not ((e == 1 or strides_b[0] == n * k) and _dense(n, k, strides_b[1:])):
+        raise ValueError(f"b: strides {tuple(strides_b)} for {e} weights of {n}x{k}: grouped_mm takes them contiguous "
+                         f"(strides ({n * k}, {k}, 1): nn.Linear weights stacked) and copies nothing; call .contiguous() on it")
+    if n % GROUPED_N != 0:
+        raise ValueError(f"N = {n}: grouped_mm needs N % 256 == 0 (chapter 13's 256-column tile must stay inside one "
+                         "expert's weight)")
+    if k % GROUPED_K != 0:
+        raise ValueError(f"K = {k}: grouped_mm needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)")
+    if tile_rows not in GROUPED_TILES:
+        raise ValueError(f"tile_rows = {tile_rows}: 0 (the library chooses), 64 or 128")
+    return e, rows, n, k
+
+
+def _grouped_run(handle, e, rows, n, k, pa, pb, pc, po, tile_rows):
+    status = library().grouped_gemm(e, rows, n, k, pa, pb, pc, po, None, tile_rows, handle)
+    if status:
+        _raise_status(status)
+
+
+def grouped_mm_torch(a, b, offsets, out=None, stream=None, tile_rows=0):
+    """grouped_mm for torch tensors (see gemm_ladder.grouped_mm)."""
+    torch = _torch
+    e, rows, n, k = grouped_plan(torch_dtype_name(a), torch_dtype_name(b), torch_dtype_name(offsets), a.shape, a.stride(),
+                                 b.shape, b.stride(), offsets.shape, offsets.stride(), tile_rows)
+    device_index = _check_torch_device((a, b, offsets), ("a", "b", "offsets"))
+    if out is None:
+        out = torch.zeros((rows, n), dtype=torch.bfloat16, device=a.device)
+    else:
+        out = _torch_out(torch, out, rows, n, "bfloat16", device_index, a, b)
+    if rows == 0 or n == 0:
+        return out
+    if k == 0:
+        return out.zero_()
+    handle = _torch_stream(torch, device_index, stream)
+    _call_on_device(torch, device_index, lambda: _grouped_run(handle, e, rows, n, k, a.data_ptr(), b.data_ptr(),
+                                                              out.data_ptr(), offsets.data_ptr(), tile_rows))
+    return out
+
+
+def grouped_mm_dlpack(a, b, offsets, out=None, stream=None, tile_rows=0):
+    """grouped_mm for DLPack arrays (see gemm_ladder.grouped_mm): `out` is required (rows × N bf16)."""
+    handle = _stream_handle(stream)
+    va, vb, vo = _cuda_view(a, "a", handle), _cuda_view(b, "b", handle), _cuda_view(offsets, "offsets", handle)
+    e, rows, n, k = grouped_plan(va.dtype, vb.dtype, vo.dtype, va.shape, va.strides, vb.shape, vb.strides, vo.shape,
+                                 vo.strides, tile_rows)
+    _same_device((va, vb, vo), ("a", "b", "offsets"))
+    vc = _dlpack_out(out, rows, n, "bfloat16", handle, (("a", va), ("b", vb), ("offsets", vo)))
+    _same_device((va, vc), ("a", "out"))
+    if rows == 0 or n == 0:
+        return out
+    if k == 0:
+        raise ValueError("K = 0: the result is zeros, which gemm_ladder does not write into a non-torch array")
+    _grouped_run(handle, e, rows, n, k, va.data, vb.data, vc.data, vo.data, tile_rows)
+    return out
+
+
+def grouped_layout(rows_per_expert, alignment=128):
+    """The contiguous layout of experts holding `rows_per_expert` rows (each >= 0): (offsets, first, rows),
+    as lists of ints: the E + 1 offsets grouped_mm takes, each expert's first row (a multiple of
+    `alignment`), and the rows of A and C (the last end rounded up to the alignment, at least one tile).
+    Chapter 13's contiguous_layout, on the host."""
+    offsets, first = [0], []
+    for r in rows_per_expert:
+        r = int(r)
+        if r < 0:
+            raise ValueError(f"an expert of {r} rows: rows_per_expert must be >= 0")
+        start = _ceil_div(offsets[-1], alignment) * alignment
+        first.append(start)
+        offsets.append(start + r)
+    return offsets, first, max(_ceil_div(offsets[-1], alignment) * alignment, alignment)

@@ -1,4 +1,4 @@
-"""torch.ops.gemm_ladder.mm and .linear as C++ kernels (csrc/torch_ops.cpp), built when torch imports them.
+"""torch.ops.gemm_ladder.mm, .linear and .grouped_mm as C++ kernels (csrc/torch_ops.cpp), built when torch imports them.
 
 A ``torch.library.custom_op`` whose kernel is Python costs 45-70 µs of host time per call (the
 ``custom_op`` rows of plots/data/h200/lib_ops.csv): more than a decode GEMM runs, and the whole gap of a
@@ -19,7 +19,7 @@ import warnings
 
 
 def load() -> bool:
-    """True when the C++ operators are registered (torch.ops.gemm_ladder.mm and .linear)."""
+    """True when the C++ operators are registered (torch.ops.gemm_ladder.mm, .linear and .grouped_mm)."""
     if os.environ.get("GEMM_LADDER_CPP_OPS", "1") == "0":
         return False
     from ._library import LibraryNotFoundError, find_library

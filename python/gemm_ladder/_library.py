@@ -117,6 +117,8 @@ class _Library:
         i64, ptr = ctypes.c_int64, ctypes.c_void_p
         lib.gl_gemm.argtypes = [ctypes.c_int, ctypes.c_int, i64, i64, i64, ptr, i64, ptr, i64, ptr, i64, ptr, ptr, ptr]
         lib.gl_gemm.restype = ctypes.c_int
+        lib.gl_grouped_gemm.argtypes = [i64, i64, i64, i64, ptr, ptr, ptr, ptr, ptr, i64, ptr]
+        lib.gl_grouped_gemm.restype = ctypes.c_int
         for name in ("gl_last_error", "gl_last_path"):
             getattr(lib, name).argtypes = []
             getattr(lib, name).restype = ctypes.c_char_p
@@ -132,6 +134,7 @@ class _Library:
         lib.gl_cache_stats.restype = None
         self.lib = lib
         self.gemm = lib.gl_gemm
+        self.grouped_gemm = lib.gl_grouped_gemm
 
     def error(self, status: int) -> GemmLadderError:
         """The exception for a status this thread's last call returned, with the library's line."""

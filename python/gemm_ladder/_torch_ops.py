@@ -1,6 +1,6 @@
-"""The PyTorch custom operators: torch.ops.gemm_ladder.mm, .linear and .mm_fp8.
+"""The PyTorch custom operators: torch.ops.gemm_ladder.mm, .linear, .mm_fp8 and .grouped_mm.
 
-mm and linear are C++ kernels where _cpp_ops.py can build them (csrc/torch_ops.cpp: no Python per
+mm, linear and grouped_mm are C++ kernels where _cpp_ops.py can build them (csrc/torch_ops.cpp: no Python per
 call); otherwise, and mm_fp8 always, each is a ``torch.library.custom_op`` (functional: it returns a new
 tensor, mutates nothing) whose implementation is _core's (the library on ``torch.cuda.current_stream()``
 of the inputs' device). Each has a ``register_fake`` that applies the same checks to shapes, dtypes and strides and returns an empty
@@ -38,11 +38,19 @@ def _linear_fake(x, weight):
     return x.new_empty(shape, dtype=getattr(torch, c_dtype))
 
 
+def _grouped_mm_fake(a, b, offsets, tile_rows=0):
+    _, rows, n, _ = _core.grouped_plan(_core.torch_dtype_name(a), _core.torch_dtype_name(b),
+                                      _core.torch_dtype_name(offsets), a.shape, a.stride(), b.shape, b.stride(),
+                                      offsets.shape, offsets.stride(), tile_rows)
+    return _empty_result(a, rows, n, "bfloat16")
+
+
 CPP_OPS = _cpp_ops.load()  # True: torch.ops.gemm_ladder.mm and .linear are csrc/torch_ops.cpp's kernels
 
 if CPP_OPS:
     torch.library.register_fake("gemm_ladder::mm")(_mm_fake)
     torch.library.register_fake("gemm_ladder::linear")(_linear_fake)
+    torch.library.register_fake("gemm_ladder::grouped_mm")(_grouped_mm_fake)
 else:
     @torch.library.custom_op("gemm_ladder::mm", mutates_args=())
     def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -57,6 +65,15 @@ else:
         return _core.linear_torch(x, weight)
 
     linear.register_fake(_linear_fake)
+
+    # the C++ operator's schema, spelled out: inferred from the annotation, tile_rows would be a SymInt
+    @torch.library.custom_op("gemm_ladder::grouped_mm", mutates_args=(),
+                             schema="(Tensor a, Tensor b, Tensor offsets, int tile_rows=0) -> Tensor")
+    def grouped_mm(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor, tile_rows: int = 0) -> torch.Tensor:
+        """Every expert's a_g @ b[g].T in one launch (chapter 13); see gemm_ladder.grouped_mm."""
+        return _core.grouped_mm_torch(a, b, offsets, tile_rows=tile_rows)
+
+    grouped_mm.register_fake(_grouped_mm_fake)
 
 
 @torch.library.custom_op("gemm_ladder::mm_fp8", mutates_args=())

@@ -1,6 +1,8 @@
 // The C library (lib/include/gemm_ladder.h): the refusals that need no GPU, each a status and one
 // line, from several threads at once (CPU); every dtype and storage order against the fp64 reference
-// at odd sizes, the cache, and two host threads on two streams sharing operands (GPU, sm_90a). Every
+// at odd sizes, the cache, and two host threads on two streams sharing operands (GPU, sm_90a). The
+// grouped calls (chapter 13): their refusals (CPU), and every expert of odd layouts against the fp64
+// reference, both layouts, both tiles, C's rows outside every expert's tiles untouched (GPU). Every
 // test name starts with "lib".
 #include <gtest/gtest.h>
 
@@ -8,7 +10,9 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <ostream>
 #include <cstdint>
 #include <random>
@@ -188,6 +192,119 @@ TEST(lib, DeviceStatusSaysWhy) {
     EXPECT_EQ(s, GL_NO_SM90A);
     EXPECT_NE(why.find("sm_90a"), std::string::npos) << why;
   }
+}
+
+// ---- Grouped GEMMs: the refusals (CPU) ----
+
+struct GroupedCall {
+  std::int64_t experts = 4, rows = 512, n = 256, k = 64;
+  const void* a = fake();
+  const void* b = fake();
+  void* c = fake();
+  const std::int64_t* offsets = static_cast<const std::int64_t*>(fake(0x200));
+  const std::int64_t* host_offsets = nullptr;
+  std::int64_t tile_rows = 0;
+  gl_status run() const { return gl_grouped_gemm(experts, rows, n, k, a, b, c, offsets, host_offsets, tile_rows, nullptr); }
+};
+
+void expect_grouped_refused(const GroupedCall& call, gl_status status, const std::string& words) {
+  const gl_status got = call.run();
+  const std::string why = gl_last_error();
+  EXPECT_EQ(got, status) << gl_status_name(got) << ": " << why;
+  EXPECT_NE(why.find(words), std::string::npos) << "message: " << why;
+  EXPECT_EQ(why.find("gl_grouped_gemm"), 0u) << "names the call: " << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
+}
+
+TEST(lib, GroupedRefusesSizesAndPointers) {
+  GroupedCall c;
+  c.experts = 0;
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "needs at least one expert");
+  for (auto [rows, n, k] : {std::tuple{0, 256, 64}, {512, -256, 64}, {512, 256, 0}}) {
+    c = GroupedCall{};
+    c.rows = rows, c.n = n, c.k = k;
+    expect_grouped_refused(c, GL_INVALID_ARGUMENT, "rows, N and K must be at least 1");
+  }
+  c = GroupedCall{};
+  c.offsets = nullptr;
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "offsets is NULL");
+  c = GroupedCall{};
+  c.offsets = static_cast<const std::int64_t*>(fake(0x204));
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "offsets starts 4 bytes past a 8-byte boundary");
+  c = GroupedCall{};
+  c.c = nullptr;
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "C is NULL");
+  c = GroupedCall{};
+  c.b = fake(1);
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "B starts 1 bytes past a 2-byte boundary");
+  c = GroupedCall{};
+  c.a = fake(2);  // a whole bf16 off, but not 16-byte aligned: TMA's rule
+  expect_grouped_refused(c, GL_UNSUPPORTED, "A starts 2 bytes past a 16-byte boundary: TMA needs 16-byte aligned operands");
+  c = GroupedCall{};
+  c.tile_rows = 32;
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "tile_rows = 32: 0 (the library chooses), 64 or 128");
+}
+
+TEST(lib, GroupedRefusesWhatChapter13Refuses) {
+  GroupedCall c;
+  c.n = 384;
+  expect_grouped_refused(c, GL_UNSUPPORTED, "grouped_contiguous: needs N % 256 == 0");
+  c = GroupedCall{};
+  c.k = 60;
+  expect_grouped_refused(c, GL_UNSUPPORTED, "grouped_contiguous: needs K % 8 == 0");
+  c = GroupedCall{};
+  c.rows = std::int64_t(1) << 31;
+  expect_grouped_refused(c, GL_UNSUPPORTED, "below 2^31");
+  // The host's copy of the layout, checked by the chapter's grouped_layout_rejects.
+  const std::int64_t from_one[] = {1, 128, 256, 384, 512};
+  const std::int64_t before_start[] = {0, 130, 200, 384, 512};  // expert 1 starts at 256 but ends at 200
+  const std::int64_t past_rows[] = {0, 128, 256, 384, 600};
+  const std::int64_t fine[] = {0, 1, 128, 256, 300};
+  c = GroupedCall{};
+  c.host_offsets = from_one;
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "offsets[0] must be 0 (in the host's copy of the layout)");
+  c.host_offsets = before_start;
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "a group's end must not come before its aligned start");
+  c.host_offsets = past_rows;
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "the experts' rows end at row 600, past A and C's 512");
+  // A layout that passes every check: without a GPU only the device refuses it. (With one it would be
+  // launched on the fake pointers: the GPU tests below launch real ones.)
+  c.host_offsets = fine;
+  if (!mm::device_info().present) expect_grouped_refused(c, GL_NO_SM90A, "no CUDA GPU");
+}
+
+TEST(lib, GroupedMaskedRefusals) {
+  const void* counts = fake(0x300);
+  auto masked = [&](std::int64_t capacity, const void* cnt, const std::int32_t* host) {
+    return gl_grouped_gemm_masked(4, capacity, 256, 64, fake(), fake(), fake(), static_cast<const std::int32_t*>(cnt), host, 0,
+                                  nullptr);
+  };
+  EXPECT_EQ(masked(100, counts, nullptr), GL_UNSUPPORTED);
+  EXPECT_NE(std::string(gl_last_error()).find("grouped_masked: needs a capacity that is a multiple of 128"), std::string::npos)
+      << gl_last_error();
+  EXPECT_EQ(masked(0, counts, nullptr), GL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gl_last_error()).find("capacity, N and K must be at least 1"), std::string::npos) << gl_last_error();
+  EXPECT_EQ(masked(128, nullptr, nullptr), GL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gl_last_error()).find("counts is NULL"), std::string::npos) << gl_last_error();
+  EXPECT_EQ(masked(128, fake(0x302), nullptr), GL_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(gl_last_error()).find("counts starts 2 bytes past a 4-byte boundary"), std::string::npos) << gl_last_error();
+  const std::int32_t over[] = {0, 129, 3, 4}, negative[] = {0, -1, 3, 4};
+  for (const std::int32_t* host : {over, negative}) {
+    EXPECT_EQ(masked(128, counts, host), GL_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(gl_last_error()).find("every count must be from 0 to the capacity (in the host's copy of the layout)"),
+              std::string::npos)
+        << gl_last_error();
+  }
+}
+
+// Without an sm_90a GPU a grouped call that passes every check is refused with the device's reason.
+TEST(lib, GroupedWithoutAGpuSaysWhy) {
+  if (mm::device_info().present) GTEST_SKIP() << "a GPU is present: the GPU tests below launch grouped GEMMs";
+  GroupedCall c;
+  expect_grouped_refused(c, GL_NO_SM90A, "no CUDA GPU");
+  EXPECT_EQ(gl_grouped_gemm_masked(4, 128, 256, 64, fake(), fake(), fake(), static_cast<const std::int32_t*>(fake(0x300)),
+                                   nullptr, 64, nullptr),
+            GL_NO_SM90A);
 }
 
 // ---- GPU: against the fp64 reference ----
@@ -378,5 +495,112 @@ TEST(lib, CacheCapacityAndClear) {
   EXPECT_EQ(entries, 0);
   ASSERT_EQ(gl_set_cache_capacity(1024), GL_OK);
 }
+
+// ---- GPU: grouped GEMMs against the fp64 reference ----
+
+// A grouped layout to run: each expert's rows (contiguous) or counts (masked, with a capacity), the
+// tile (0: the library's choice), whether the host's copy goes with the call, and the tile expected.
+struct GroupedCase {
+  const char* name;
+  std::vector<std::int64_t> rows_per_expert;
+  std::int64_t capacity;  // 0: contiguous
+  std::int64_t tile_rows;
+  bool host_copy;
+  const char* path;  // gl_last_path() must contain it
+};
+
+// gtest prints a GroupedCase as its name ("empty_one_edges").
+void PrintTo(const GroupedCase& c, std::ostream* os) { *os << c.name; }
+
+std::vector<GroupedCase> grouped_cases() {
+  std::vector<std::int64_t> many(37);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = std::int64_t((i * 7) % 23);  // 0 .. 22 rows, some empty
+  return {
+      {"empty_one_edges", {0, 1, 128, 0, 257, 129}, 0, 0, true, "grouped_contiguous 128x256"},
+      {"empty_one_edges_64", {0, 1, 128, 0, 257, 129}, 0, 64, true, "grouped_contiguous 64x256"},
+      {"one_expert", {300}, 0, 0, false, "grouped_contiguous 128x256"},
+      {"one_row", {1}, 0, 0, false, "grouped_contiguous 128x256"},  // 192 rows of buffer > 128·E: 128 rows
+      {"many_small_host", many, 0, 0, true, "grouped_contiguous 64x256"},
+      {"many_small_device", many, 0, 0, false, "grouped_contiguous 64x256"},  // rows <= 128·E
+      {"many_small_128", many, 0, 128, true, "grouped_contiguous 128x256"},
+      {"all_empty", {0, 0, 0}, 0, 0, true, "grouped_contiguous 64x256"},
+      {"masked", {3, 0, 128, 77}, 128, 0, false, "grouped_masked 64x256"},
+      {"masked_host_128", {100, 256, 0, 200}, 256, 0, true, "grouped_masked 128x256"},
+  };
+}
+
+class LibGrouped : public ::testing::TestWithParam<GroupedCase> {};
+
+TEST_P(LibGrouped, MatchesFp64) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const GroupedCase& tc = GetParam();
+  const std::int64_t experts = std::int64_t(tc.rows_per_expert.size()), n = 512, k = 136;
+  // The layout: each expert's first row and the E + 1 offsets (contiguous) or counts (masked).
+  std::vector<std::int64_t> first(static_cast<std::size_t>(experts)), offsets{0};
+  std::vector<std::int32_t> counts;
+  std::int64_t rows = 0;
+  if (tc.capacity == 0) {
+    for (std::int64_t e = 0; e < experts; ++e) {
+      first[e] = (offsets.back() + 127) / 128 * 128;
+      offsets.push_back(first[e] + tc.rows_per_expert[e]);
+    }
+    rows = std::max<std::int64_t>((offsets.back() + 127) / 128 * 128, 128) + 64;  // 64 rows no expert owns
+  } else {
+    for (std::int64_t e = 0; e < experts; ++e) first[e] = e * tc.capacity, counts.push_back(std::int32_t(tc.rows_per_expert[e]));
+    rows = experts * tc.capacity;
+  }
+  Bf16Matrix a(rows * k, 3), b(experts * n * k, 4);
+  mm::DeviceBuffer<bf16> c(std::size_t(rows * n));
+  // C poisoned (0xFFFF: a NaN) so that rows the kernel must not write are seen unwritten.
+  MM_CUDA_CHECK(cudaMemset(c.data(), 0xFF, std::size_t(rows * n) * sizeof(bf16)));
+  mm::DeviceBuffer<std::int64_t> d_offsets(offsets.size());
+  mm::DeviceBuffer<std::int32_t> d_counts(std::max<std::size_t>(counts.size(), 1));
+  MM_CUDA_CHECK(cudaMemcpy(d_offsets.data(), offsets.data(), offsets.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice));
+  if (!counts.empty())
+    MM_CUDA_CHECK(cudaMemcpy(d_counts.data(), counts.data(), counts.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
+  cudaStream_t stream = nullptr;
+  MM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const gl_status status =
+      tc.capacity == 0
+          ? gl_grouped_gemm(experts, rows, n, k, a.device.data(), b.device.data(), c.data(), d_offsets.data(),
+                            tc.host_copy ? offsets.data() : nullptr, tc.tile_rows, stream)
+          : gl_grouped_gemm_masked(experts, tc.capacity, n, k, a.device.data(), b.device.data(), c.data(), d_counts.data(),
+                                   tc.host_copy ? counts.data() : nullptr, tc.tile_rows, stream);
+  ASSERT_EQ(status, GL_OK) << gl_status_name(status) << ": " << gl_last_error();
+  const std::string path = gl_last_path();
+  EXPECT_NE(path.find(tc.path), std::string::npos) << "ran " << path;
+  MM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  MM_CUDA_CHECK(cudaStreamDestroy(stream));
+  std::vector<bf16> got(std::size_t(rows * n));
+  MM_CUDA_CHECK(cudaMemcpy(got.data(), c.data(), got.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+  // Every expert's rows against fp64; rows past the last tile of the buffer (contiguous) untouched.
+  int bad = 0;
+  std::string first_bad;
+  for (std::int64_t e = 0; e < experts; ++e)
+    for (std::int64_t r = first[e]; r < first[e] + tc.rows_per_expert[e]; ++r)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double want = 0, scale = 0;
+        for (std::int64_t l = 0; l < k; ++l) {
+          const double t = double(a.host[std::size_t(r * k + l)]) * double(b.host[std::size_t((e * n + j) * k + l)]);
+          want += t, scale += std::fabs(t);
+        }
+        const double g = double(__bfloat162float(got[std::size_t(r * n + j)]));
+        if (!(std::fabs(g - want) <= 8e-3 * scale + 1e-6) && bad++ == 0)
+          first_bad = "expert " + std::to_string(e) + " C(" + std::to_string(r) + "," + std::to_string(j) + ") = " +
+                      std::to_string(g) + ", want " + std::to_string(want);
+      }
+  EXPECT_EQ(bad, 0) << first_bad << " (" << path << ")";
+  if (tc.capacity == 0) {
+    const std::int64_t untouched = (offsets.back() + 127) / 128 * 128;
+    for (std::int64_t i = untouched * n; i < rows * n; ++i) {
+      std::uint16_t bits;
+      std::memcpy(&bits, &got[std::size_t(i)], 2);
+      ASSERT_EQ(bits, 0xFFFF) << "C row " << i / n << " is past every expert's tiles but was written (" << path << ")";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(lib, LibGrouped, ::testing::ValuesIn(grouped_cases()),
+                         [](const ::testing::TestParamInfo<GroupedCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

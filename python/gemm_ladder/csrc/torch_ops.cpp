@@ -1,4 +1,4 @@
-// torch.ops.gemm_ladder.mm and .linear as C++ kernels: the dispatcher calls gl_gemm directly, with no
+// torch.ops.gemm_ladder.mm, .linear and .grouped_mm as C++ kernels: the dispatcher calls gl_gemm directly, with no
 // Python between a compiled graph (or an eager call of the op) and the library.
 //
 // Why: a torch.library.custom_op whose kernel is Python costs about 45-70 µs of host time per call
@@ -7,7 +7,7 @@
 // 2.41 ms on the Python operator (plots/data/h200/lib_model.csv). Here a call is a few checks on the
 // tensors' sizes and strides, an empty result, and gl_gemm.
 //
-// The checks and their messages are _core.py's (plan, check_shapes, b_layout, linear_rows), in the
+// The checks and their messages are _core.py's (plan, check_shapes, b_layout, linear_rows, grouped_plan), in the
 // same order, so that an operator called directly refuses what the Python one refused with the same
 // line. The fake implementations (for torch.compile's tracing) stay in Python (_torch_ops.py).
 //
@@ -18,20 +18,34 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
-#include <sstream>
+#include <utility>
 #include <string>
 
 #include "gemm_ladder.h"
 
 namespace {
 
+/// A message of strings, integers and devices, joined without an ostream: an integer streamed into one
+/// (c10::str, std::ostringstream) crashed the process on the H200 machine's torch 2.11 (SIGSEGV in every
+/// check whose message held an integer; those of strings alone were raised), so integers go through
+/// std::to_string and the checks below get one string.
+std::string piece(const char* s) { return s; }
+std::string piece(const std::string& s) { return s; }
+std::string piece(int64_t v) { return std::to_string(v); }
+std::string piece(int v) { return std::to_string(v); }
+std::string piece(const c10::Device& d) { return d.str(); }
+template <class... Pieces>
+std::string text(const Pieces&... pieces) {
+  std::string s;
+  ((s += piece(pieces)), ...);
+  return s;
+}
+
 /// Python's tuple of these values: "(3, 4)", "(3,)".
 std::string tuple_of(c10::IntArrayRef values) {
-  std::ostringstream s;
-  s << "(";
-  for (size_t i = 0; i < values.size(); ++i) s << (i ? ", " : "") << values[i];
-  s << (values.size() == 1 ? ",)" : ")");
-  return s.str();
+  std::string s = "(";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + (values.size() == 1 ? ",)" : ")");
 }
 std::string dims(const at::Tensor& t) { return tuple_of(t.sizes()); }
 std::string strides(const at::Tensor& t) { return tuple_of(t.strides()); }
@@ -43,6 +57,8 @@ std::string dtype_name(const at::Tensor& t) {
     case at::kFloat: return "float32";
     case at::kHalf: return "float16";
     case at::kDouble: return "float64";
+    case at::kInt: return "int32";
+    case at::kLong: return "int64";
     default: return name;
   }
 }
@@ -53,17 +69,17 @@ bool dense(int64_t rows, int64_t cols, const at::Tensor& t) {
 
 /// a (M×K) @ b (K×N) into a new row-major C on the current stream of a's device.
 at::Tensor mm_impl(const at::Tensor& a, const at::Tensor& b) {
-  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, "a and b must be matrices (2-D): got shapes ", dims(a), " and ", dims(b));
+  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 2, text("a and b must be matrices (2-D): got shapes ", dims(a), " and ", dims(b)));
   const int64_t m = a.size(0), k = a.size(1), k2 = b.size(0), n = b.size(1);
-  TORCH_CHECK_VALUE(k == k2, "shape mismatch: a is ", m, "x", k, " and b is ", k2, "x", n, ": a's columns (", k,
-                    ") must equal b's rows (", k2, ")");
+  TORCH_CHECK_VALUE(k == k2, text("shape mismatch: a is ", m, "x", k, " and b is ", k2, "x", n, ": a's columns (", k,
+                    ") must equal b's rows (", k2, ")"));
   const bool bf16 = a.scalar_type() == at::kBFloat16, f32 = a.scalar_type() == at::kFloat;
-  TORCH_CHECK_TYPE(bf16 || f32, "dtype ", dtype_name(a), " is not supported: mm takes bfloat16 (a bf16 GEMM, bf16 C) or ",
-                   "float32 (tf32, fp32 C); fp8 goes through mm_fp8");
-  TORCH_CHECK_TYPE(b.scalar_type() == a.scalar_type(), "a is ", dtype_name(a), " but b is ", dtype_name(b),
-                   ": both must have the same dtype");
-  TORCH_CHECK_VALUE(dense(m, k, a), "a: strides ", strides(a), " for a ", m, "x", k, " matrix: gemm_ladder takes a row-major a ",
-                    "(strides (", k, ", 1)) and copies nothing; call .contiguous() on it");
+  TORCH_CHECK_TYPE(bf16 || f32, text("dtype ", dtype_name(a), " is not supported: mm takes bfloat16 (a bf16 GEMM, bf16 C) or ",
+                   "float32 (tf32, fp32 C); fp8 goes through mm_fp8"));
+  TORCH_CHECK_TYPE(b.scalar_type() == a.scalar_type(), text("a is ", dtype_name(a), " but b is ", dtype_name(b),
+                   ": both must have the same dtype"));
+  TORCH_CHECK_VALUE(dense(m, k, a), text("a: strides ", strides(a), " for a ", m, "x", k, " matrix: gemm_ladder takes a row-major a ",
+                    "(strides (", k, ", 1)) and copies nothing; call .contiguous() on it"));
   gl_layout layout;
   int64_t ldb;
   if ((k == 1 || b.stride(0) == 1) && (n == 1 || b.stride(1) == k)) {
@@ -71,42 +87,86 @@ at::Tensor mm_impl(const at::Tensor& a, const at::Tensor& b) {
   } else if ((n == 1 || b.stride(1) == 1) && (k == 1 || b.stride(0) == n)) {
     layout = GL_RRR, ldb = n;
   } else {
-    TORCH_CHECK_VALUE(false, "b: strides ", strides(b), " for a ", k, "x", n, " matrix: gemm_ladder takes b row-major ",
+    TORCH_CHECK_VALUE(false, text("b: strides ", strides(b), " for a ", k, "x", n, " matrix: gemm_ladder takes b row-major ",
                       "(strides (", n, ", 1), RRR) or as the transpose of a row-major ", n, "x", k, " matrix (strides (1, ",
-                      k, "), RCR: weight.t()), and copies nothing; call .contiguous() on it");
+                      k, "), RCR: weight.t()), and copies nothing; call .contiguous() on it"));
   }
-  TORCH_CHECK_TYPE(a.is_cuda(), "a is on ", a.device(), ": gemm_ladder runs on CUDA tensors");
-  TORCH_CHECK_TYPE(b.is_cuda(), "b is on ", b.device(), ": gemm_ladder runs on CUDA tensors");
-  TORCH_CHECK_TYPE(b.get_device() == a.get_device(), "b is on cuda:", b.get_device(), " but a is on cuda:", a.get_device(),
-                   ": all operands on one device");
+  TORCH_CHECK_TYPE(a.is_cuda(), text("a is on ", a.device(), ": gemm_ladder runs on CUDA tensors"));
+  TORCH_CHECK_TYPE(b.is_cuda(), text("b is on ", b.device(), ": gemm_ladder runs on CUDA tensors"));
+  TORCH_CHECK_TYPE(b.get_device() == a.get_device(), text("b is on cuda:", b.get_device(), " but a is on cuda:", a.get_device(),
+                   ": all operands on one device"));
   at::Tensor c = at::empty({m, n}, a.options());
   if (m == 0 || n == 0) return c;
   if (k == 0) return c.zero_();
   const c10::cuda::CUDAGuard guard(a.device());
   const gl_status status = gl_gemm(bf16 ? GL_BF16 : GL_TF32, layout, m, n, k, a.data_ptr(), k, b.data_ptr(), ldb,
                                    c.data_ptr(), n, nullptr, nullptr, c10::cuda::getCurrentCUDAStream(a.get_device()).stream());
-  TORCH_CHECK_VALUE(status != GL_INVALID_ARGUMENT && status != GL_UNSUPPORTED, gl_last_error());
-  TORCH_CHECK(status == GL_OK, gl_status_name(status), ": ", gl_last_error());
+  TORCH_CHECK_VALUE(status != GL_INVALID_ARGUMENT && status != GL_UNSUPPORTED, text(gl_last_error()));
+  TORCH_CHECK(status == GL_OK, text(gl_status_name(status), ": ", gl_last_error()));
   return c;
 }
 
 /// x (..., K) @ weight (N, K)ᵀ: x's rows as a view, the weight read in place (RCR).
 at::Tensor linear_impl(const at::Tensor& x, const at::Tensor& weight) {
-  TORCH_CHECK_VALUE(weight.dim() == 2, "weight must be a matrix (N, K): got shape ", dims(weight));
-  TORCH_CHECK_VALUE(x.dim() >= 1, "x must have at least one dimension (..., K)");
+  TORCH_CHECK_VALUE(weight.dim() == 2, text("weight must be a matrix (N, K): got shape ", dims(weight)));
+  TORCH_CHECK_VALUE(x.dim() >= 1, text("x must have at least one dimension (..., K)"));
   const int64_t n = weight.size(0), k = weight.size(1);
-  TORCH_CHECK_VALUE(x.size(-1) == k, "shape mismatch: x has ", x.size(-1), " features (its last dimension) but weight is ", n,
-                    "x", k);
+  TORCH_CHECK_VALUE(x.size(-1) == k, text("shape mismatch: x has ", x.size(-1), " features (its last dimension) but weight is ", n,
+                    "x", k));
   at::Tensor rows;
   try {
     rows = x.view({-1, k});
   } catch (const c10::Error&) {  // torch's "view size is not compatible with input tensor's size and stride"
-    TORCH_CHECK_VALUE(false, "x: shape ", dims(x), " with strides ", strides(x), " is not rows of ", k,
-                      " elements a view can flatten; gemm_ladder copies nothing: call .contiguous() on it");
+    TORCH_CHECK_VALUE(false, text("x: shape ", dims(x), " with strides ", strides(x), " is not rows of ", k,
+                      " elements a view can flatten; gemm_ladder copies nothing: call .contiguous() on it"));
   }
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - 1);
   shape.push_back(n);
   return mm_impl(rows, weight.t()).view(shape);
+}
+
+/// Every expert's a_g @ b[g]ᵀ (chapter 13's grouped kernel): a (rows, K) in the contiguous layout, b (E, N, K),
+/// offsets (E + 1) int64 on the device; a new zero-filled (rows, N) C, each expert's rows written.
+at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offsets, int64_t tile_rows) {
+  TORCH_CHECK_TYPE(a.scalar_type() == at::kBFloat16 && b.scalar_type() == at::kBFloat16, text("grouped_mm takes bfloat16 a and b (a bf16 grouped GEMM, bf16 C): got ", dtype_name(a), " and ",
+                   dtype_name(b)));
+  TORCH_CHECK_TYPE(offsets.scalar_type() == at::kLong, text("offsets is ", dtype_name(offsets),
+                   ": grouped_mm takes int64 offsets (E + 1 of them, offsets[0] = 0; call .to(torch.int64))"));
+  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 3, text("a must be a matrix (rows, K) and b the experts' weights (E, N, K): got shapes ",
+                    dims(a), " and ", dims(b)));
+  const int64_t rows = a.size(0), k = a.size(1), e = b.size(0), n = b.size(1), k2 = b.size(2);
+  TORCH_CHECK_VALUE(k == k2, text("shape mismatch: a is ", rows, "x", k, " and b is ", e, "x", n, "x", k2, ": a's columns (", k,
+                    ") must equal the weights' K (", k2, ")"));
+  TORCH_CHECK_VALUE(e >= 1, text("b has no experts (E = 0): grouped_mm needs at least one"));
+  TORCH_CHECK_VALUE(offsets.dim() == 1 && offsets.size(0) == e + 1, text("offsets has shape ", dims(offsets), ": it must hold E + 1 = ",
+                    e + 1, " int64 (offsets[0] = 0, offsets[g + 1] where expert g ends)"));
+  TORCH_CHECK_VALUE(e + 1 == 1 || offsets.stride(0) == 1, text("offsets: stride ", strides(offsets),
+                    ": grouped_mm takes contiguous offsets and copies nothing; call .contiguous() on it"));
+  TORCH_CHECK_VALUE(dense(rows, k, a), text("a: strides ", strides(a), " for a ", rows, "x", k,
+                    " matrix: grouped_mm takes a row-major a (strides (", k, ", 1)) and copies nothing; call .contiguous() on it"));
+  TORCH_CHECK_VALUE((e == 1 || b.stride(0) == n * k) && (n == 1 || b.stride(1) == k) && (k == 1 || b.stride(2) == 1), text("b: strides ",
+                    strides(b), " for ", e, " weights of ", n, "x", k, ": grouped_mm takes them contiguous (strides (", n * k, ", ", k,
+                    ", 1): nn.Linear weights stacked) and copies nothing; call .contiguous() on it"));
+  TORCH_CHECK_VALUE(n % 256 == 0, text("N = ", n, ": grouped_mm needs N % 256 == 0 (chapter 13's 256-column tile must stay inside one ",
+                    "expert's weight)"));
+  TORCH_CHECK_VALUE(k % 8 == 0, text("K = ", k, ": grouped_mm needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)"));
+  TORCH_CHECK_VALUE(tile_rows == 0 || tile_rows == 64 || tile_rows == 128, text("tile_rows = ", tile_rows,
+                    ": 0 (the library chooses), 64 or 128"));
+  const std::pair<const at::Tensor*, const char*> operands[] = {{&a, "a"}, {&b, "b"}, {&offsets, "offsets"}};
+  for (const auto& [t, name] : operands) {
+    TORCH_CHECK_TYPE(t->is_cuda(), text(name, " is on ", t->device(), ": gemm_ladder runs on CUDA tensors"));
+    TORCH_CHECK_TYPE(t->get_device() == a.get_device(), text(name, " is on cuda:", t->get_device(), " but a is on cuda:",
+                     a.get_device(), ": all operands on one device"));
+  }
+  at::Tensor c = at::zeros({rows, n}, a.options());
+  if (rows == 0 || n == 0 || k == 0) return c;
+  const c10::cuda::CUDAGuard guard(a.device());
+  const gl_status status = gl_grouped_gemm(e, rows, n, k, a.data_ptr(), b.data_ptr(), c.data_ptr(),
+                                           offsets.const_data_ptr<int64_t>(), nullptr, tile_rows,
+                                           c10::cuda::getCurrentCUDAStream(a.get_device()).stream());
+  TORCH_CHECK_VALUE(status != GL_INVALID_ARGUMENT && status != GL_UNSUPPORTED, text(gl_last_error()));
+  TORCH_CHECK(status == GL_OK, text(gl_status_name(status), ": ", gl_last_error()));
+  return c;
 }
 
 }  // namespace
@@ -114,14 +174,17 @@ at::Tensor linear_impl(const at::Tensor& x, const at::Tensor& weight) {
 TORCH_LIBRARY_FRAGMENT(gemm_ladder, m) {
   m.def("mm(Tensor a, Tensor b) -> Tensor");
   m.def("linear(Tensor x, Tensor weight) -> Tensor");
+  m.def("grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CUDA, m) {
   m.impl("mm", &mm_impl);
   m.impl("linear", &linear_impl);
+  m.impl("grouped_mm", &grouped_mm_impl);
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CPU, m) {  // refused with the Python operator's TypeError ("a is on cpu: ...")
   m.impl("mm", &mm_impl);
   m.impl("linear", &linear_impl);
+  m.impl("grouped_mm", &grouped_mm_impl);
 }

@@ -1,4 +1,4 @@
-// Chapter 13, step 3: grouped_skip_padding. grouped_contiguous's kernel, whose consumer warpgroups
+// Chapter 13, the appendix's dead end: grouped_skip_padding. grouped_contiguous's kernel, whose consumer warpgroups
 // skip the 64 rows of a tile that are all padding.
 //
 // Each expert's rows start on a multiple of 128 (the contiguous layout, step 1), so an expert's last

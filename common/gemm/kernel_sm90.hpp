@@ -57,7 +57,7 @@ struct KernelConfig {
   static constexpr int kPieceN = PieceN;    ///< columns of one piece: one 128-byte swizzle row of C
   static constexpr int kCBuffers = 2;       ///< pieces in flight per consumer warpgroup
   /// A consumer warpgroup whose 64 rows of a tile are all past the tile's problem (a grouped tile's
-  /// padding: the work's `row_end`) skips the tile's wgmma and its store (chapter 13, step 3).
+  /// padding: the work's `row_end`) skips the tile's wgmma and its store (chapter 13's appendix: a dead end).
   static constexpr bool kSkipIdleConsumers = false;
 };
 

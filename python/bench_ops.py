@@ -133,6 +133,26 @@ def graph_of(fn, reps):
     return graph
 
 
+def measure_variants(variants, graph_variant, args, flush, host_reps=None):
+    """Each variant (name -> fn) and a CUDA graph of `graph_variant` replayed (name "cuda_graph"), measured
+    alike: (variant, kernel µs, op µs, the kernels' names, host µs, µs with L2 flushed). host_reps(variant):
+    calls for the host time (default args.host_reps)."""
+    graph = graph_of(variants[graph_variant], args.reps)
+    graph1 = graph_of(variants[graph_variant], 1)
+    out = []
+    for variant, fn in list(variants.items()) + [("cuda_graph", None)]:
+        if variant == "cuda_graph":
+            kernel_us, op_us, names = profiled_loop_us(graph.replay, 1, args.reps)
+            host_us = host_time_us(graph.replay, 1) / args.reps
+            flushed = flushed_us(graph1.replay, args.flushed_reps, flush)
+        else:
+            kernel_us, op_us, names = profiled_loop_us(fn, args.reps)
+            host_us = host_time_us(fn, host_reps(variant) if host_reps else args.host_reps)
+            flushed = flushed_us(fn, args.flushed_reps, flush)
+        out.append((variant, kernel_us, op_us, names, host_us, flushed))
+    return out
+
+
 def chapter_medians(path):
     """{(M, N, K): median µs} of every_shape (RCR) in a chapter 11 CSV, the last row of each size."""
     medians = {}
@@ -189,19 +209,11 @@ def grouped_rows(args, flush):
     for e in range(experts):  # every expert's rows against torch.mm's
         ref = torch.mm(xc[starts[e]:starts[e + 1]], w[e].t())
         torch.testing.assert_close(c[first[e]:first[e] + counts[e]].float(), ref.float(), rtol=2e-2, atol=2e-2)
-    graph = graph_of(variants["grouped_out"], args.reps)
-    graph1 = graph_of(variants["grouped_out"], 1)
     rows = []
-    for variant, fn in list(variants.items()) + [("cuda_graph", None)]:
-        if variant == "cuda_graph":
-            kernel_us, op_us, names = profiled_loop_us(graph.replay, 1, args.reps)
-            host_us = host_time_us(graph.replay, 1) / args.reps
-            flushed = flushed_us(graph1.replay, args.flushed_reps, flush)
-        else:
-            kernel_us, op_us, names = profiled_loop_us(fn, args.reps)
-            # a loop launches a kernel per expert: few enough calls that the launch queue never fills
-            host_us = host_time_us(fn, max(2, args.host_reps // 64) if variant == "torch_loop" else args.host_reps)
-            flushed = flushed_us(fn, args.flushed_reps, flush)
+    # a loop launches a kernel per expert: few enough calls that the launch queue never fills
+    host_reps = lambda variant: max(2, args.host_reps // 64) if variant == "torch_loop" else args.host_reps  # noqa: E731
+    for variant, kernel_us, op_us, names, host_us, flushed in measure_variants(variants, "grouped_out", args, flush,
+                                                                                host_reps):
         torch_variant = variant.startswith("torch")
         rows.append({
             "problem": "moe_qwen3_gate_up_4096", "M": total, "N": n, "K": k, "dtype": "bf16", "layout": "RCR",
@@ -259,17 +271,7 @@ def main():
         torch.testing.assert_close(gemm_ladder.mm(a, wt).float(), torch.mm(a, wt).float(), rtol=2e-2, atol=2e-2 * k ** 0.5)
         gemm_ladder.mm(a, wt, out=c)
         path = gemm_ladder.last_path()
-        graph = graph_of(variants["library_out"], args.reps)
-        graph1 = graph_of(variants["library_out"], 1)
-        for variant, fn in list(variants.items()) + [("cuda_graph", None)]:
-            if variant == "cuda_graph":
-                kernel_us, op_us, names = profiled_loop_us(graph.replay, 1, args.reps)
-                host_us = host_time_us(graph.replay, 1) / args.reps
-                flushed = flushed_us(graph1.replay, args.flushed_reps, flush)
-            else:
-                kernel_us, op_us, names = profiled_loop_us(fn, args.reps)
-                host_us = host_time_us(fn, args.host_reps)
-                flushed = flushed_us(fn, args.flushed_reps, flush)
+        for variant, kernel_us, op_us, names, host_us, flushed in measure_variants(variants, "library_out", args, flush):
             ch = chapter.get((m, n, k))
             rows.append({
                 "problem": name, "M": m, "N": n, "K": k, "dtype": "bf16", "layout": "RCR", "variant": variant,

@@ -89,3 +89,16 @@ BF16 = (4, 16)
 F32 = (2, 32)
 F16 = (2, 16)
 E4M3FN = (10, 8)
+
+
+class DLPackOnly:
+    """A torch tensor seen only through DLPack: the path any other array library takes."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, **kwargs):
+        return self.t.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()

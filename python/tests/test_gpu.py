@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from support import gpu_and_torch_missing
+from support import DLPackOnly, gpu_and_torch_missing
 
 pytestmark = pytest.mark.skipif(bool(gpu_and_torch_missing()), reason=gpu_and_torch_missing() or "-")
 
@@ -178,19 +178,6 @@ def test_opcheck(op):
     utils = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic") if target == "mm_fp8" else \
         ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
     torch.library.opcheck(getattr(torch.ops.gemm_ladder, target).default, args, test_utils=utils)
-
-
-class DLPackOnly:
-    """A torch tensor seen only through DLPack: the path any other array library takes."""
-
-    def __init__(self, t):
-        self.t = t
-
-    def __dlpack__(self, **kwargs):
-        return self.t.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.t.__dlpack_device__()
 
 
 def test_dlpack_arrays():

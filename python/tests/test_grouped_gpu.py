@@ -6,7 +6,7 @@ the checks before a launch. Skipped, with the reason, without such a GPU or with
 
 import pytest
 
-from support import gpu_and_torch_missing
+from support import DLPackOnly, gpu_and_torch_missing
 
 pytestmark = pytest.mark.skipif(bool(gpu_and_torch_missing()), reason=gpu_and_torch_missing() or "-")
 
@@ -133,19 +133,6 @@ def test_cpp_operator_is_registered():
     assert _torch_ops.CPP_OPS, "the C++ operators were not built (see the warning at import)"
     schema = str(torch.ops.gemm_ladder.grouped_mm.default._schema)
     assert schema == "gemm_ladder::grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0) -> Tensor", schema
-
-
-class DLPackOnly:
-    """A torch tensor seen only through DLPack: the path any other array library takes."""
-
-    def __init__(self, t):
-        self.t = t
-
-    def __dlpack__(self, **kwargs):
-        return self.t.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.t.__dlpack_device__()
 
 
 def test_dlpack_arrays():

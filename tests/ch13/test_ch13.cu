@@ -26,6 +26,18 @@ namespace {
 
 constexpr int kGuardRows = 130;  // rows of C past the buffer the kernel is given: must stay poisoned
 
+/// Expert e's `rows` rows of a host copy of C (`first` its first row; `swiglu`: C holds SiLU(gate)·up, N / 2
+/// columns) against the fp64 reference of its rows of A times its weight, e's N×K rows of the stacked B.
+CheckResult check_expert(const bf16* A, const bf16* B, const std::vector<bf16>& c, int e, std::int64_t first,
+                         std::int64_t rows, int n, int k, bool swiglu) {
+  const int c_cols = swiglu ? n / 2 : n;
+  GemmProblem p;
+  p.m = rows, p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
+  const Reference gemm_ref = reference_gemm_device(p, A + first * k, B + std::int64_t(e) * n * k);
+  const std::vector<bf16> out(c.begin() + first * c_cols, c.begin() + (first + rows) * c_cols);
+  return check_gemm(swiglu ? swiglu_reference(gemm_ref) : gemm_ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
+}
+
 /// Each expert's rows of C (poisoned before the launch) against the fp64 reference of its rows of A
 /// times its weight; the pad rows between experts are not checked, the guard rows past the buffer
 /// must be untouched.
@@ -66,12 +78,7 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
   const std::vector<bf16> c = C.download();
   for (int e = 0; e < E; ++e) {
     if (rows[e] == 0) continue;
-    GemmProblem p;
-    p.m = rows[e], p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
-    const Reference gemm_ref = reference_gemm_device(p, A.data() + first[e] * k, B.data() + std::int64_t(e) * n * k);
-    const Reference ref = swiglu ? swiglu_reference(gemm_ref) : gemm_ref;
-    const std::vector<bf16> out(c.begin() + first[e] * c_cols, c.begin() + (first[e] + rows[e]) * c_cols);
-    const CheckResult r = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
+    const CheckResult r = check_expert(A.data(), B.data(), c, e, first[e], rows[e], n, k, swiglu);
     EXPECT_TRUE(r.ok) << "expert " << e << " of " << E << " (" << rows[e] << " rows, N " << n << ", K " << k
                       << (masked ? ", masked" : ", contiguous") << ", " << tile_rows << "-row tiles"
                       << (variant == GroupedVariant::skip_padding ? " skipping padding, " : swiglu ? " SiLU(gate)·up, " : ", ")
@@ -197,11 +204,7 @@ TEST(SwiGlu, TheUnfusedTwinMatchesTheReference) {
   const std::vector<bf16> h = H.download();
   for (int e = 0; e < E; ++e) {
     if (rows[e] == 0) continue;
-    GemmProblem p;
-    p.m = rows[e], p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
-    const Reference ref = swiglu_reference(reference_gemm_device(p, A.data() + layout.first[e] * k, B.data() + std::int64_t(e) * n * k));
-    const std::vector<bf16> out(h.begin() + layout.first[e] * n / 2, h.begin() + (layout.first[e] + rows[e]) * n / 2);
-    const CheckResult r = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
+    const CheckResult r = check_expert(A.data(), B.data(), h, e, layout.first[e], rows[e], n, k, true);
     EXPECT_TRUE(r.ok) << "expert " << e << ": " << r.summary;
   }
 }

@@ -102,3 +102,17 @@ class DLPackOnly:
 
     def __dlpack_device__(self):
         return self.t.__dlpack_device__()
+
+
+def rerun_with_python_ops(test_file: str, exclude: str) -> None:
+    """Runs `test_file` again in a process where the C++ operators are not built (GEMM_LADDER_CPP_OPS=0: the
+    Python custom_ops stand in, with the same schemas, fakes and refusals), leaving out the tests matching
+    `exclude` (the caller itself); asserts that it passed."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, GEMM_LADDER_CPP_OPS="0")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file, "-k",
+                        f"not {exclude}"], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout[-3000:]

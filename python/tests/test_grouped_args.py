@@ -7,7 +7,7 @@ import pytest
 
 import gemm_ladder
 from gemm_ladder import _core
-from support import BF16, F32, FakeCudaArray, library_missing, no_sm90a, torch_missing
+from support import BF16, F32, FakeCudaArray, library_missing, no_sm90a, rerun_with_python_ops, torch_missing
 
 ADDR = 0x7F0000000000  # 256-byte aligned: an address no call below reaches the GPU with
 I64, I32 = (0, 64), (0, 32)
@@ -168,11 +168,4 @@ def test_cpu_tensors_are_refused():
 def test_the_python_operator_passes_the_same_tests():
     # Where the C++ operators cannot be built (GEMM_LADDER_CPP_OPS=0 forces it) the Python custom_op stands
     # in, with the same schema, fake and refusals: this file again, in a process that registers that one.
-    import os
-    import subprocess
-    import sys
-    env = dict(os.environ, GEMM_LADDER_CPP_OPS="0")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
-                        "not the_python_operator_passes"], env=env, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-    assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout[-3000:]
+    rerun_with_python_ops(__file__, "the_python_operator_passes")

@@ -5,7 +5,7 @@ with the reason, where torch is not importable."""
 
 import pytest
 
-from support import torch_missing
+from support import rerun_with_python_ops, torch_missing
 
 pytestmark = pytest.mark.skipif(bool(torch_missing()), reason=torch_missing() or "-")
 
@@ -104,11 +104,4 @@ def test_the_python_operators_pass_the_same_tests():
     # Where the C++ operators cannot be built (no library yet, no compiler; GEMM_LADDER_CPP_OPS=0 forces it)
     # the Python custom_ops stand in, with the same schemas, fakes and refusals: this file again, in a
     # process that registers those.
-    import os
-    import subprocess
-    import sys
-    env = dict(os.environ, GEMM_LADDER_CPP_OPS="0")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
-                        "not the_python_operators_pass"], env=env, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-    assert " passed" in r.stdout and " failed" not in r.stdout, r.stdout[-3000:]
+    rerun_with_python_ops(__file__, "the_python_operators_pass")

@@ -127,8 +127,8 @@ class PipelineTmaAsync {
   /// (ClusterM, ClusterN) as CuTe numbers a cluster's blocks.
   MM_HD PipelineTmaAsync(SharedStorage& storage, Params params, int thread_idx, int block_rank = 0)
       : full_(storage.full),
-        full_smem_(detail::smem_address(storage.full)),
-        empty_smem_(detail::smem_address(storage.empty)),
+        full_smem_(held(detail::smem_address(storage.full))),
+        empty_smem_(held(detail::smem_address(storage.empty))),
         params_(params),
         watchdog_(params.watchdog, detail::smem_address(&storage.watchdog)) {
     if (thread_idx == 0) {
@@ -177,6 +177,18 @@ class PipelineTmaAsync {
   }
 
  private:
+  // A shared-window address the compiler keeps in a register instead of recomputing it. ptxas knows
+  // an address converted from a shared variable (cvta) as a function of the block's cluster id, and
+  // rematerializes it at each use, S2UR SR_CgaCtaId and two more instructions every time, rather
+  // than hold a register: 4-5 times per K step in chapter 09's loops (13-18 of their 186-236
+  // instructions), between one step's last wgmma and the next step's first, where nothing hides them.
+  // The value passed through an asm statement is opaque: computed once, held.
+  MM_HD static std::uint32_t held(std::uint32_t address) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("mov.b32 %0, %1;\n" : "=r"(address) : "r"(address));
+#endif
+    return address;
+  }
   // The barriers' shared-window addresses, converted once: each use in the loop is an add.
   MM_HD std::uint32_t full(State state) const { return full_smem_ + 8u * std::uint32_t(state.index()); }
   MM_HD std::uint32_t empty(State state) const { return empty_smem_ + 8u * std::uint32_t(state.index()); }

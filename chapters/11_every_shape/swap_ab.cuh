@@ -71,12 +71,15 @@ inline constexpr std::int64_t kSwapMaxM = 64;
 /// GPU's bandwidth: B's N×K·2 bytes streamed at the fraction of the GPU the units keep busy (units /
 /// (rounds × SMs)); each slice beyond one adds its partial sums written and read again (8 bytes for
 /// each of the N × `tile_bn` values of its slots); each round of units adds a fixed cost, kRoundBytes
-/// (a unit's epilogue and fixup while its ring waits: about 1.5 µs, the bytes the GPU would have moved
+/// (a unit's epilogue and fixup while its ring waits: about 3 µs, the bytes the GPU would have moved
 /// meanwhile).
 inline double modeled_swap_time(const GemmProblem& p, int tile_bn, std::int64_t tiles, int splits, int sms) {
-  // Fitted to one case (M = 16, 14336×4096 in the run of the appendix: 7 slices in 6 rounds ran at
-  // 68% of cuBLAS where 1 slice, as M = 32's tile chose, ran at 96%).
-  constexpr double kRoundBytes = 6e6;
+  // Fitted to two cases: M = 16, 14336×4096 (the appendix's run: 7 slices in 6 rounds ran at 68% of
+  // cuBLAS where 1 slice, as M = 32's tile chose, ran at 96%; any cost above 3 MB a round picks 1
+  // slice), and M = 16, 6144×4096 (2026-11-29, every step at the suite's slow shapes: 48 tiles of 128
+  // rows in 5 slices, 2 rounds, ran at 81%, one round of 96 tiles of 64 rows unsplit at 92.5%; with 6 MB
+  // a round the model preferred the 5 slices, above 10 MB it picks the one round).
+  constexpr double kRoundBytes = 12e6;
   const double weights = 2.0 * double(p.n) * double(p.k), partial = 8.0 * double(tile_bn) * double(p.n);
   const std::int64_t units = tiles * splits;
   const std::int64_t rounds = launch::ceil_div(units, sms);

@@ -37,7 +37,8 @@ torch backends, on torch._grouped_mm (torch's own grouped GEMM, unpadded rows). 
 has moe_layer_rel_diff: the first MoE layer on a shared input, which the tolerance judges (see
 TOLERANCE_REL: a near-tie in the router makes the logits of two roundings differ by a whole expert).
 
-Exit status 0; 1 when a backend's logits are outside the bf16 tolerance (the CSV is written first);
+Exit status 0; 1 when a backend's logits (with --moe, its first MoE layer's output) are outside the
+bf16 tolerance (the CSV is written first);
 2 with one line when it cannot run: no torch, no CUDA GPU, gemm_ladder not importable or refusing.
 """
 

@@ -7,9 +7,8 @@
 The model is built here from seeded random weights (nothing is downloaded): hidden 4096, 32 query
 heads and 8 key/value heads of 128 (grouped-query attention), RMSNorm, RoPE (theta 500000), a SwiGLU
 MLP of 14336 with gate and up in one 28672×4096 weight, q, k and v in one 6144×4096 weight, a
-128256-token vocabulary, bf16, `--layers` layers (4 unless told; Llama-3-8B has 32). It has no MoE
-layer: the grouped GEMM it needs is not in the library yet. Attention is torch's
-`scaled_dot_product_attention` for every backend; only the linear layers change:
+128256-token vocabulary, bf16, `--layers` layers (4 unless told; Llama-3-8B has 32). Attention is
+torch's `scaled_dot_product_attention` for every backend; only the linear layers change:
 
     torch_eager         torch.nn.functional.linear (cuBLAS), eager
     ours_eager          gemm_ladder.linear (chapter 11's every_shape), eager
@@ -26,7 +25,20 @@ inputs and cache. Writes --csv (schema: CSV_COLUMNS below) and prints a table. C
 of the run: each compiled backend compiles once per step (prefill, each decode batch), and the CSV's
 compile_s has each first call's time; max-autotune's runs to minutes (--skip-autotune).
 
-Exit status 0; 1 when a backend's logits are outside the bf16 tolerance (the CSV is written first);
+--moe swaps the model for Qwen3-30B-A3B's layers (hidden 2048, 32 query and 4 key/value heads of 128,
+vocabulary 151936) whose MLP is a mixture of 128 experts of 768, top 8 (QWEN3_30B_A3B below):
+
+    PYTHONPATH=python python python/examples/llama_decoder.py --moe --skip-autotune --csv plots/data/h200/lib_model_moe.csv
+
+The router (softmax, top 8, renormalized), the sort of the routed tokens by expert and the weighted sum
+are torch's for every backend; the experts' gate+up and down GEMMs run on gemm_ladder.grouped_mm
+(chapter 13's grouped kernel, the rows scattered into its layout padded to 128 per expert) or, for the
+torch backends, on torch._grouped_mm (torch's own grouped GEMM, unpadded rows). Each row then also
+has moe_layer_rel_diff: the first MoE layer on a shared input, which the tolerance judges (see
+TOLERANCE_REL: a near-tie in the router makes the logits of two roundings differ by a whole expert).
+
+Exit status 0; 1 when a backend's logits (with --moe, its first MoE layer's output) are outside the
+bf16 tolerance (the CSV is written first);
 2 with one line when it cannot run: no torch, no CUDA GPU, gemm_ladder not importable or refusing.
 """
 
@@ -67,6 +79,9 @@ class Config:
     rope_theta: float = 500000.0
     norm_eps: float = 1e-5
     max_positions: int = 8192
+    experts: int = 0            # 0: a dense SwiGLU MLP of `ffn`; else a mixture of this many experts
+    experts_per_token: int = 0  # top-k of the router
+    expert_ffn: int = 0         # each expert's SwiGLU width
 
     @property
     def qkv(self) -> int:
@@ -77,6 +92,12 @@ class Config:
 LLAMA3_8B = Config()
 # Small enough for a CPU in a test; every GEMM dimension still a multiple of 64.
 TINY = Config(hidden=256, heads=4, kv_heads=2, head_dim=64, ffn=512, vocab=1024, layers=2, max_positions=1024)
+# --moe: Qwen3-30B-A3B's layer (hidden 2048, 32 query and 4 key/value heads of 128, 128 experts of 768,
+# top 8, vocabulary 151936, RoPE theta 10^6) without its q/k RMSNorm, which changes no GEMM.
+QWEN3_30B_A3B = Config(hidden=2048, heads=32, kv_heads=4, head_dim=128, ffn=0, vocab=151936, rope_theta=1e6,
+                       norm_eps=1e-6, experts=128, experts_per_token=8, expert_ffn=768)
+# --moe --tiny: 8 experts of 256, top 2; grouped_mm's N (512 and 256) still multiples of 256.
+TINY_MOE = dataclasses.replace(TINY, ffn=0, experts=8, experts_per_token=2, expert_ffn=256)
 
 
 def torch_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -122,9 +143,11 @@ class RMSNorm(nn.Module):
         return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
 
 
-def random_weight(n: int, k: int, device, generator) -> nn.Parameter:
-    """An (N, K) bf16 weight, nn.Linear's layout, with variance 1/K: activations keep their scale."""
-    w = torch.empty(n, k, device=device, dtype=torch.bfloat16).normal_(0.0, k ** -0.5, generator=generator)
+def random_weight(n: int, k: int, device, generator, experts: int = 0) -> nn.Parameter:
+    """An (N, K) bf16 weight, nn.Linear's layout, with variance 1/K: activations keep their scale.
+    With `experts`, that many stacked: (E, N, K)."""
+    shape = (experts, n, k) if experts else (n, k)
+    w = torch.empty(shape, device=device, dtype=torch.bfloat16).normal_(0.0, k ** -0.5, generator=generator)
     return nn.Parameter(w, requires_grad=False)
 
 
@@ -163,25 +186,113 @@ class MLP(nn.Module):
         return linear(F.silu(gate) * up, self.w_down)          # (B, T, hidden)
 
 
+# --- The mixture of experts (--moe) -------------------------------------------------------------------
+#
+# The router, the sort by expert and the weighted sum stay torch's for every backend; what changes is
+# `experts(xs, counts, w_gate_up, w_down, tokens)`: the routed tokens xs (rows, hidden), sorted by expert,
+# with counts (E,) of them per expert, no expert getting more than `tokens` rows -> each row's expert
+# output (rows, hidden), in the same order.
+
+def torch_experts(xs, counts, w_gate_up, w_down, tokens):
+    """torch's grouped GEMM (torch._grouped_mm: the rows unpadded, int32 ends; CUTLASS on sm_90)."""
+    ends = counts.cumsum(0).to(torch.int32)                                              # (E,)
+    gate, up = torch._grouped_mm(xs, w_gate_up.transpose(-2, -1), offs=ends).chunk(2, dim=-1)  # (rows, F) each
+    return torch._grouped_mm(F.silu(gate) * up, w_down.transpose(-2, -1), offs=ends)      # (rows, hidden)
+
+
+GROUPED_ALIGN = 128  # grouped_mm's contiguous layout: each expert's rows start on a multiple of 128
+
+
+def padded_rows(routed: int, experts: int, tokens: int) -> int:
+    """Rows of grouped_mm's A that hold any routing of `routed` rows over `experts` experts, no expert
+    getting more than `tokens` (a token picks distinct experts): each expert that gets rows pads them to a
+    multiple of 128. Known from the shapes alone, so the step needs no host sync (torch.compile, graphs)."""
+    busy = min(experts, routed)
+    per_expert = -(-tokens // GROUPED_ALIGN) * GROUPED_ALIGN
+    unpadded = -(-(routed + busy * (GROUPED_ALIGN - 1)) // GROUPED_ALIGN) * GROUPED_ALIGN
+    return max(GROUPED_ALIGN, min(unpadded, busy * per_expert))
+
+
+def contiguous_layout(counts: torch.Tensor, routed: int):
+    """On the device, from counts (E,) int64 summing to `routed`: grouped_mm's offsets (E + 1,) and where
+    each sorted row goes (routed,): expert g's rows start at first[g], the experts before it padded to 128."""
+    padded = (counts + GROUPED_ALIGN - 1) // GROUPED_ALIGN * GROUPED_ALIGN
+    first = padded.cumsum(0) - padded                                # (E,) multiples of 128
+    offsets = F.pad(first + counts, (1, 0))                          # (E + 1,): offsets[g + 1] = expert g's end
+    expert = torch.repeat_interleave(torch.arange(counts.numel(), device=counts.device), counts, output_size=routed)
+    rank = torch.arange(routed, device=counts.device) - (counts.cumsum(0) - counts)[expert]
+    return offsets, first[expert] + rank                             # (E + 1,), (rows,)
+
+
+def make_ladder_experts(grouped_mm):
+    """The experts on gemm_ladder.grouped_mm (chapter 13's kernel): the sorted rows scattered into the
+    padded layout, two grouped GEMMs, the rows gathered back. grouped_mm(a, w, offsets, out=None)."""
+    def ladder_experts(xs, counts, w_gate_up, w_down, tokens):
+        routed, rows = xs.shape[0], padded_rows(xs.shape[0], w_down.shape[0], tokens)
+        offsets, dest = contiguous_layout(counts, routed)
+        a = xs.new_empty(rows, xs.shape[1])                          # padding rows: never read back
+        a[dest] = xs                                                 # (rows, hidden)
+        gate, up = grouped(a, w_gate_up, offsets).chunk(2, dim=-1)   # (rows, F) each
+        return grouped(F.silu(gate) * up, w_down, offsets)[dest]     # (routed, hidden)
+
+    def grouped(a, w, offsets):
+        if torch.compiler.is_compiling():  # the functional operator: its result is zero-filled (a memset)
+            return grouped_mm(a, w, offsets)
+        return grouped_mm(a, w, offsets, out=a.new_empty(a.shape[0], w.shape[1]))  # eager: no memset
+    return ladder_experts
+
+
+class MoE(nn.Module):
+    """Qwen3-MoE's sparse block: a softmax router over E experts, the top k renormalized, each expert a
+    SwiGLU of expert_ffn; the tokens' outputs are their experts' weighted sum."""
+
+    def __init__(self, cfg: Config, device, generator):
+        super().__init__()
+        self.cfg, E, F_, H = cfg, cfg.experts, cfg.expert_ffn, cfg.hidden
+        self.w_router = random_weight(E, H, device, generator)                          # (128, 2048)
+        self.w_gate_up = random_weight(2 * F_, H, device, generator, experts=E)          # (128, 1536, 2048)
+        self.w_down = random_weight(H, F_, device, generator, experts=E)                # (128, 2048, 768)
+
+    def forward(self, x, experts):
+        B, T, H = x.shape
+        k, xf = self.cfg.experts_per_token, x.reshape(B * T, H)                         # (n, H)
+        probs = F.linear(xf, self.w_router).float().softmax(dim=-1)                     # (n, E), torch's always
+        weights, chosen = probs.topk(k, dim=-1)                                         # (n, k)
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+        flat = chosen.flatten()                                                         # (n·k,) row t·k + j
+        order = flat.argsort(stable=True)                                               # (n·k,) sorted by expert
+        counts = torch.zeros(self.cfg.experts, dtype=torch.int64, device=x.device).scatter_add_(
+            0, flat, torch.ones_like(flat))                                             # (E,)
+        ys = experts(xf[order // k], counts, self.w_gate_up, self.w_down, B * T)        # (n·k, H) sorted
+        y = torch.empty_like(ys)
+        y[order] = ys                                                                   # (n·k, H) token-major
+        y = (y.view(B * T, k, H).float() * weights.unsqueeze(-1)).sum(dim=1)            # (n, H)
+        return y.to(x.dtype).view(B, T, H)
+
+
 class Block(nn.Module):
     def __init__(self, cfg: Config, device, generator):
         super().__init__()
         self.attn_norm, self.attn = RMSNorm(cfg, device), Attention(cfg, device, generator)
-        self.mlp_norm, self.mlp = RMSNorm(cfg, device), MLP(cfg, device, generator)
+        self.mlp_norm = RMSNorm(cfg, device)
+        self.mlp = MoE(cfg, device, generator) if cfg.experts else MLP(cfg, device, generator)
 
-    def forward(self, x, k_cache, v_cache, pos, cos, sin, linear):
+    def forward(self, x, k_cache, v_cache, pos, cos, sin, linear, experts=torch_experts):
         x = x + self.attn(self.attn_norm(x), k_cache, v_cache, pos, cos, sin, linear)
+        if isinstance(self.mlp, MoE):
+            return x + self.mlp(self.mlp_norm(x), experts)
         return x + self.mlp(self.mlp_norm(x), linear)
 
 
 class Decoder(nn.Module):
     """tokens (B, T) at positions pos .. pos+T-1 -> the last position's logits (B, vocab); writes
-    the tokens' keys and values into the cache. `linear(x, weight)` computes every linear layer."""
+    the tokens' keys and values into the cache. `linear(x, weight)` computes every linear layer and,
+    with cfg.experts, `experts(...)` the experts' GEMMs (torch_experts, or make_ladder_experts')."""
 
-    def __init__(self, cfg: Config, device, seed: int = 0, linear=torch_linear):
+    def __init__(self, cfg: Config, device, seed: int = 0, linear=torch_linear, experts=torch_experts):
         super().__init__()
         g = torch.Generator(device=device).manual_seed(seed)
-        self.cfg, self.linear = cfg, linear
+        self.cfg, self.linear, self.experts = cfg, linear, experts
         self.embed = nn.Parameter(torch.empty(cfg.vocab, cfg.hidden, device=device, dtype=torch.bfloat16)
                                   .normal_(0.0, 1.0, generator=g), requires_grad=False)
         self.blocks = nn.ModuleList(Block(cfg, device, g) for _ in range(cfg.layers))
@@ -196,7 +307,7 @@ class Decoder(nn.Module):
         cos, sin = self.cos[pos:pos + T], self.sin[pos:pos + T]  # (T, D)
         x = F.embedding(tokens, self.embed)                      # (B, T, hidden)
         for i, block in enumerate(self.blocks):
-            x = block(x, cache.k[i], cache.v[i], pos, cos, sin, self.linear)
+            x = block(x, cache.k[i], cache.v[i], pos, cos, sin, self.linear, self.experts)
         x = self.norm(x[:, -1:])                                 # (B, 1, hidden): the last position only
         return self.linear(x, self.lm_head)[:, 0]                # (B, vocab)
 
@@ -219,16 +330,23 @@ REFERENCE = "torch_eager"
 # context: tokens already in the KV cache; ms: a step's median; pct_of_*: tokens/s as % of that torch
 # backend's in the same phase and batch; max_abs_diff: the largest |logit - torch_eager's logit|,
 # max_rel_diff: that over the largest |torch_eager's logit|; compile_s: the first call's wall time
-# (tracing, compiling, autotuning) of a compiled backend.
+# (tracing, compiling, autotuning) of a compiled backend. moe_layer_rel_diff (--moe only): the first MoE
+# layer on the step's own tokens, the same input and so the same routing for every backend, against
+# torch_eager's experts, over the largest |output|; with --moe, within_tolerance judges it, not the logits.
 CSV_COLUMNS = ["backend", "linear", "compile_mode", "phase", "batch", "tokens", "context", "layers",
                "median_ms", "min_ms", "tokens_per_s", "pct_of_torch_eager", "pct_of_torch_compile",
                "max_abs_diff", "max_rel_diff", "tolerance_rel", "within_tolerance", "compile_s",
-               "gpu", "torch_version", "timestamp"]
+               "gpu", "torch_version", "timestamp", "moe_layer_rel_diff"]
 
 # bf16 keeps 8 significant bits: one rounding moves a value by up to 2^-8 of it. The logits pass
 # through 4·layers + 1 GEMMs, each rounded to bf16, whose K cuBLAS and every_shape may sum in other
 # orders: on a CPU, this model's 4 layers summed in two orders differ by 0.0098 of the largest logit.
 # 2^-5 (0.031) leaves three times that; a wrong tile or a lost K slice is far beyond it.
+# An MoE model's logits are no such test: where a token's 8th and 9th experts score within a rounding
+# of each other, a backend's bf16 rounding picks the other one, and the token's output moves by a whole
+# expert's share (torch's own compiled model differs from its eager one by 0.13 of the largest logit).
+# So with --moe the tolerance is applied to one MoE layer on a shared input (moe_layer_rel_diff), and the
+# logits' difference is reported beside it.
 TOLERANCE_REL = 2.0 ** -5
 
 
@@ -260,9 +378,10 @@ class Workload:
             self.cache = KVCache(cfg, phase.batch, phase.context + 1, device)
             context = torch.randint(0, cfg.vocab, (phase.batch, phase.context), device=device, generator=g)
             with torch.no_grad():
-                linear, model.linear = model.linear, torch_linear
+                kernels = model.linear, model.experts
+                model.linear, model.experts = torch_linear, torch_experts
                 model(context, self.cache, 0)
-                model.linear = linear
+                model.linear, model.experts = kernels
             self.tokens = torch.randint(0, cfg.vocab, (phase.batch, 1), device=device, generator=g)
             self.pos = phase.context  # every step writes and reads the same position: all steps alike
 
@@ -305,9 +424,33 @@ def load_gemm_ladder():
     return gemm_ladder.linear
 
 
-def make_runner(model: Decoder, backend: Backend, linears: dict):
+def load_ladder_experts():
+    """The experts on gemm_ladder.grouped_mm, checked once against torch_experts on 8 experts of 256 and
+    100 tokens routed to 2 each (one expert over a 128-row tile, one without rows); SystemExit with one
+    line if it cannot run (load_gemm_ladder has imported the package)."""
+    import gemm_ladder
+    experts = make_ladder_experts(gemm_ladder.grouped_mm)
+    try:
+        g = torch.Generator(device="cuda").manual_seed(7)
+        counts = torch.tensor([130, 0, 20, 10, 10, 10, 10, 10], device="cuda")
+        xs = torch.randn(200, 256, device="cuda", dtype=torch.bfloat16, generator=g)
+        w_gate_up = torch.randn(8, 512, 256, device="cuda", dtype=torch.bfloat16, generator=g) / 16
+        w_down = torch.randn(8, 256, 256, device="cuda", dtype=torch.bfloat16, generator=g) / 16
+        ref = torch_experts(xs, counts, w_gate_up, w_down, 130).float()
+        err = ((experts(xs, counts, w_gate_up, w_down, 130).float() - ref).abs().max() / ref.abs().max()).item()
+    except Exception as e:
+        raise SystemExit(f"llama_decoder: gemm_ladder.grouped_mm cannot run here ({type(e).__name__}: {e})")
+    if not err <= 2.0 ** -5:  # two GEMMs and a SwiGLU rounded to bf16; NaN fails too
+        raise SystemExit(f"llama_decoder: the experts on gemm_ladder.grouped_mm differ from torch's by {err:.3g} of "
+                         "the largest value on 8 experts of 256")
+    return experts
+
+
+def make_runner(model: Decoder, backend: Backend, linears: dict, experts: dict | None = None):
     """The callable that runs a step for `backend`: the model itself, or torch.compile of it."""
     model.linear = linears[backend.linear]
+    if experts is not None:
+        model.experts = experts[backend.linear]
     if backend.compile_mode == "eager":
         return model
     torch._dynamo.reset()  # each compiled backend traces afresh: no cache entry of another backend's linear
@@ -318,6 +461,24 @@ def make_runner(model: Decoder, backend: Backend, linears: dict):
         torch.compiler.cudagraph_mark_step_begin()  # a new step: outputs of the last may be reused
         return compiled(tokens, cache, pos)
     return run
+
+
+def moe_layer_check(model: Decoder, backend: Backend, experts: dict):
+    """check(workload) -> the first MoE layer's output (float) on the workload's tokens, embedded and
+    normalized (the same input for every backend, hence the same routing), computed as `backend` runs it:
+    eager, or compiled as its own graph."""
+    layer, norm, fn = model.blocks[0].mlp, model.blocks[0].mlp_norm, experts[backend.linear]
+
+    def run(x):
+        return layer(x, fn)
+    if backend.compile_mode != "eager":
+        run = torch.compile(run, fullgraph=True, dynamic=False,
+                            mode=None if backend.compile_mode == "default" else backend.compile_mode)
+
+    def check(w: Workload) -> torch.Tensor:
+        x = norm(F.embedding(w.tokens, model.embed))  # (B, T, hidden)
+        return run(x).float()
+    return check
 
 
 def add_comparisons(rows: list[dict]) -> None:
@@ -331,10 +492,12 @@ def add_comparisons(rows: list[dict]) -> None:
 def measure(args, cfg: Config, device, after_backend=lambda rows: None) -> list[dict]:
     """Every backend at every phase: the CSV's rows. after_backend(rows) runs when a backend is done
     (the script writes the CSV there, so that a run stopped during max-autotune keeps the rest)."""
-    linears = {"torch": torch_linear}
+    linears, experts = {"torch": torch_linear}, ({"torch": torch_experts} if cfg.experts else None)
     backends = [b for b in BACKENDS if b.name in args.backends]
     if any(b.linear == "gemm_ladder" for b in backends):
         linears["gemm_ladder"] = load_gemm_ladder()
+        if cfg.experts:
+            experts["gemm_ladder"] = load_ladder_experts()
     t0 = time.perf_counter()
     model = Decoder(cfg, device, seed=args.seed)
     workloads = [Workload(model, p, args.seed, device) for p in phases_of(args)]
@@ -343,9 +506,10 @@ def measure(args, cfg: Config, device, after_backend=lambda rows: None) -> list[
         f"{sum(p.numel() for p in model.parameters()) / 1e9:.2f} B parameters, built in {time.perf_counter() - t0:.1f} s")
     gpu, version = torch.cuda.get_device_name(), torch.__version__
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    rows, reference = [], {}
+    rows, reference, layer_reference = [], {}, {}
     for backend in backends:
-        fn = make_runner(model, backend, linears)
+        fn = make_runner(model, backend, linears, experts)
+        layer_check = moe_layer_check(model, backend, experts) if cfg.experts else None
         for w in workloads:
             p = w.phase
             t = time.perf_counter()
@@ -360,6 +524,15 @@ def measure(args, cfg: Config, device, after_backend=lambda rows: None) -> list[
             if ref is not None:
                 abs_diff = (logits - ref).abs().max().item()
                 rel_diff = abs_diff / ref.abs().max().item()
+            layer_diff = None
+            if layer_check is not None:
+                out = layer_check(w)
+                if backend.name == REFERENCE:
+                    layer_reference[key] = out
+                if key in layer_reference:
+                    ref_out = layer_reference[key]
+                    layer_diff = ((out - ref_out).abs().max() / ref_out.abs().max()).item()
+            judged = rel_diff if layer_check is None else layer_diff
             times = cuda_times_ms(lambda: w.step(fn), args.warmup, args.reps)
             ms = statistics.median(times)
             rows.append(dict(
@@ -367,15 +540,15 @@ def measure(args, cfg: Config, device, after_backend=lambda rows: None) -> list[
                 batch=p.batch, tokens=p.tokens, context=p.context, layers=cfg.layers, median_ms=ms,
                 min_ms=min(times), tokens_per_s=p.tokens / (ms / 1e3), max_abs_diff=abs_diff,
                 max_rel_diff=rel_diff, tolerance_rel=TOLERANCE_REL,
-                within_tolerance=None if rel_diff is None else ("yes" if rel_diff <= TOLERANCE_REL else "no"),
+                within_tolerance=None if judged is None else ("yes" if judged <= TOLERANCE_REL else "no"),
                 compile_s=None if backend.compile_mode == "eager" else first_s,
-                gpu=gpu, torch_version=version, timestamp=stamp))
+                gpu=gpu, torch_version=version, timestamp=stamp, moe_layer_rel_diff=layer_diff))
             log(f"{backend.name:>18} {p.name:>7} batch {p.batch:>3}: {ms:8.3f} ms, "
                 f"{rows[-1]['tokens_per_s']:10.0f} tokens/s" + (f" (first call {first_s:.1f} s)" if backend.compile_mode != "eager" else ""))
             del logits
         add_comparisons(rows)
         after_backend(rows)
-    model.linear = torch_linear
+    model.linear, model.experts = torch_linear, torch_experts
     return rows
 
 
@@ -411,6 +584,10 @@ def table(rows: list[dict]) -> str:
              "–" if r["max_abs_diff"] is None else f"{r['max_abs_diff']:.3g}",
              "–" if r["max_rel_diff"] is None else f"{r['max_rel_diff']:.2g}",
              "–" if r["compile_s"] is None else f"{r['compile_s']:.1f}"] for r in rows]
+    if any(r.get("moe_layer_rel_diff") is not None for r in rows):
+        head.append("MoE layer rel")
+        for line, r in zip(body, rows):
+            line.append("–" if r.get("moe_layer_rel_diff") is None else f"{r['moe_layer_rel_diff']:.2g}")
     widths = [max(len(x) for x in col) for col in zip(head, *body)]
     lines = ["  ".join(x.rjust(w) for x, w in zip(line, widths)) for line in [head] + body]
     return "\n".join(lines)
@@ -431,6 +608,9 @@ def parse_args(argv=None):
     p.add_argument("--reps", type=int, default=30, help="timed steps, the median is reported (default 30)")
     p.add_argument("--seed", type=int, default=0, help="weights' and tokens' seed (default 0)")
     p.add_argument("--tiny", action="store_true", help="hidden 256, 2 layers, vocabulary 1024: a smoke run")
+    p.add_argument("--moe", action="store_true",
+                   help="Qwen3-30B-A3B's layers instead: 128 experts of 768, top 8, hidden 2048, the experts on "
+                        "gemm_ladder.grouped_mm against torch._grouped_mm (with --tiny: 8 experts of 256, top 2)")
     p.add_argument("--csv", help="write the rows here (columns: see CSV_COLUMNS in this file)")
     args = p.parse_args(argv)
     known = {b.name for b in BACKENDS}
@@ -449,10 +629,16 @@ def parse_args(argv=None):
     return args
 
 
+def config_of(args) -> Config:
+    """The model --tiny and --moe ask for, --layers of it."""
+    cfg = {(False, False): LLAMA3_8B, (True, False): TINY, (False, True): QWEN3_30B_A3B, (True, True): TINY_MOE}[
+        (bool(args.tiny), bool(args.moe))]
+    return dataclasses.replace(cfg, layers=args.layers or cfg.layers)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
-    cfg = TINY if args.tiny else LLAMA3_8B
-    cfg = dataclasses.replace(cfg, layers=args.layers or cfg.layers)
+    cfg = config_of(args)
     if max(args.prefill_tokens, args.context + 1) > cfg.max_positions:
         cfg = dataclasses.replace(cfg, max_positions=max(args.prefill_tokens, args.context + 1))
     if not torch.cuda.is_available():
@@ -480,9 +666,10 @@ def main(argv=None) -> int:
         print(f"\nwrote {args.csv}")
     outside = [r for r in rows if r["within_tolerance"] == "no"]
     for r in outside:
-        print(f"llama_decoder: {r['backend']} {r['phase']} batch {r['batch']}: logits differ from {REFERENCE}'s by "
-              f"{r['max_rel_diff']:.3g} of the largest logit, more than the bf16 tolerance {TOLERANCE_REL:.3g}",
-              file=sys.stderr)
+        what, diff = (("its first MoE layer differs", r["moe_layer_rel_diff"]) if cfg.experts
+                      else ("logits differ", r["max_rel_diff"]))
+        print(f"llama_decoder: {r['backend']} {r['phase']} batch {r['batch']}: {what} from {REFERENCE}'s by "
+              f"{diff:.3g} of the largest value, more than the bf16 tolerance {TOLERANCE_REL:.3g}", file=sys.stderr)
     return 1 if outside else 0
 
 

@@ -5,7 +5,11 @@
 Without torch every test is skipped; on a CPU the model's own logic runs (its KV cache, its grouped-
 query attention against a plain one, the shapes its linear layers see, its CSV read by the page
 checker, its one-line refusal without a GPU); with a GPU and gemm_ladder, our linear against torch's,
-eager and under torch.compile(fullgraph=True), and the script end to end.
+eager and under torch.compile(fullgraph=True), and the script end to end. The same for --moe (the
+Qwen3-30B-A3B-shaped mixture of experts): on a CPU its routing against a float64 loop over tokens, its
+padded layout against gemm_ladder.grouped_layout and a stand-in grouped_mm written from the documented
+rule, and a strict export (no graph break) holding grouped_mm's fake; on a GPU, its experts on our
+kernel against a float64 reference, and the model eager, compiled and end to end.
 """
 
 from __future__ import annotations
@@ -137,11 +141,142 @@ def test_csv_reads_as_the_page_checker_reads_it(tmp_path):
 
 
 @pytest.mark.skipif(HAS_GPU, reason="checks the refusal on a machine without a CUDA GPU")
-def test_without_gpu_one_line_and_exit_2():
-    r = subprocess.run([sys.executable, str(SCRIPT), "--tiny"], capture_output=True, text=True, timeout=120)
+@pytest.mark.parametrize("flags", [["--tiny"], ["--tiny", "--moe"]])
+def test_without_gpu_one_line_and_exit_2(flags):
+    r = subprocess.run([sys.executable, str(SCRIPT), *flags], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "no CUDA GPU" in lines[0], r.stderr
+
+
+# --- CPU: the mixture of experts (--moe) ------------------------------------------------------------
+
+def test_moe_config_is_qwen3_30b_a3b():
+    c = ld.QWEN3_30B_A3B
+    assert (c.hidden, c.heads, c.kv_heads, c.head_dim, c.vocab) == (2048, 32, 4, 128, 151936)
+    assert (c.experts, c.experts_per_token, c.expert_ffn, c.rope_theta) == (128, 8, 768, 1e6)
+    for flags, cfg in (([], ld.LLAMA3_8B), (["--tiny"], ld.TINY), (["--moe"], ld.QWEN3_30B_A3B),
+                       (["--moe", "--tiny"], ld.TINY_MOE)):
+        assert ld.config_of(ld.parse_args(flags)) == cfg
+    assert ld.config_of(ld.parse_args(["--moe", "--layers", "2"])).layers == 2
+
+
+def routing(layer, xf):
+    """The layer's own routing of xf (n, H), as MoE.forward computes it: (weights, chosen), (n, k) each."""
+    probs = F.linear(xf, layer.w_router).float().softmax(dim=-1)
+    weights, chosen = probs.topk(layer.cfg.experts_per_token, dim=-1)
+    return weights / weights.sum(dim=-1, keepdim=True), chosen
+
+
+def moe_float64(layer, x):
+    """The MoE layer token by token in float64 (the bf16 weights upcast), on the layer's own routing."""
+    xf = x.reshape(-1, x.shape[-1])
+    weights, chosen = routing(layer, xf)
+    out = torch.zeros(xf.shape, dtype=torch.float64, device=x.device)
+    for t in range(xf.shape[0]):
+        for w, e in zip(weights[t].tolist(), chosen[t].tolist()):
+            gate, up = (layer.w_gate_up[e].double() @ xf[t].double()).chunk(2)
+            out[t] += w * (layer.w_down[e].double() @ (F.silu(gate) * up))
+    return out.view(x.shape)
+
+
+@torch.no_grad()
+def test_moe_layer_matches_float64_per_token():
+    """The sort by expert, torch._grouped_mm's experts and the weighted sum give each token its top-k
+    experts' outputs, weighted by the renormalized softmax."""
+    cfg = ld.TINY_MOE
+    layer = ld.Decoder(cfg, "cpu", seed=6).blocks[0].mlp
+    x = torch.randn(3, 11, cfg.hidden, generator=torch.Generator().manual_seed(2)).to(torch.bfloat16)
+    assert rel_diff(layer(x, ld.torch_experts), moe_float64(layer, x)) <= 2 ** -6
+
+
+def test_padded_rows_hold_any_routing():
+    """The rows known from the shapes hold the worst routing; at decode (tokens <= 128) at most 128·E,
+    where the library picks its 64-row tile."""
+    assert ld.padded_rows(8, 128, 1) == 1024 and ld.padded_rows(512, 128, 64) == 16384 == 128 * 128
+    assert ld.padded_rows(32768, 128, 4096) == 49024
+    gen = torch.Generator().manual_seed(3)
+    for tokens, k, E in ((1, 8, 128), (64, 8, 128), (100, 2, 8), (4096, 8, 128), (300, 8, 128)):
+        bound = ld.padded_rows(tokens * k, E, tokens)
+        skewed = [tokens] * k + [0] * (E - k)                          # every token to the same k experts
+        spread = [0] * E                                               # every expert busy, as evenly as can be
+        for i in range(tokens * k):
+            spread[i % E] += 1
+        random = torch.stack([torch.randperm(E, generator=gen)[:k] for _ in range(tokens)]).flatten().bincount(minlength=E)
+        for counts in (skewed, spread, random.tolist()):
+            assert sum(counts) == tokens * k and max(counts) <= tokens
+            assert gemm_ladder_layout(counts)[2] <= bound, (tokens, counts)
+
+
+def gemm_ladder_layout(counts):
+    from gemm_ladder import _core  # pure Python: needs neither the library nor a GPU
+    return _core.grouped_layout(counts)
+
+
+def test_contiguous_layout_is_the_librarys():
+    """contiguous_layout (on the device, from the counts) gives gemm_ladder.grouped_layout's offsets, and
+    puts the sorted rows of expert g at its first row onwards."""
+    counts = [3, 0, 140, 1, 0, 128, 7]
+    offsets, dest = ld.contiguous_layout(torch.tensor(counts), sum(counts))
+    want_offsets, first, _ = gemm_ladder_layout(counts)
+    assert offsets.tolist() == want_offsets
+    want_dest = [f + r for f, c in zip(first, counts) for r in range(c)]
+    assert dest.tolist() == want_dest
+
+
+def stand_in_grouped_mm(a, w, offsets, out=None):
+    """grouped_mm's documented rule in Python: expert g's rows are align_up(offsets[g], 128) ..
+    offsets[g + 1] - 1 of a and the result, the rest zero (or out's)."""
+    E, rows = w.shape[0], a.shape[0]
+    assert offsets.dtype == torch.int64 and offsets.shape == (E + 1,) and offsets[0] == 0
+    assert a.is_contiguous() and w.is_contiguous() and w.shape[1] % 256 == 0
+    c = torch.zeros(rows, w.shape[1], dtype=a.dtype) if out is None else out
+    for g in range(E):
+        start, end = -(-int(offsets[g]) // 128) * 128, int(offsets[g + 1])
+        assert end <= rows
+        if end > start:
+            c[start:end] = (a[start:end].float() @ w[g].float().T).to(a.dtype)
+    return c
+
+
+@torch.no_grad()
+def test_moe_model_on_the_padded_layout():
+    """The whole model with make_ladder_experts over the stand-in: the scatter into the padded layout and
+    the gather back give torch_experts' logits, at prefill and at a decode step."""
+    cfg = ld.TINY_MOE
+    model = ld.Decoder(cfg, "cpu", seed=7)
+    tokens = torch.randint(0, cfg.vocab, (4, 37), generator=torch.Generator().manual_seed(4))
+    torch_steps = run_model(model, tokens, 40, 36)
+    model.experts = ld.make_ladder_experts(stand_in_grouped_mm)
+    for i, (ours, ref) in enumerate(zip(run_model(model, tokens, 40, 36), torch_steps)):
+        assert rel_diff(ours, ref) <= ld.TOLERANCE_REL, f"step {i}"
+
+
+def test_moe_traces_with_the_fake_grouped_mm_without_a_graph_break():
+    """The MoE layer on fake CUDA tensors, exported strictly (a graph break fails it, as fullgraph=True
+    does): the two grouped GEMMs are gemm_ladder's operator, shaped by its fake."""
+    gemm_ladder = pytest.importorskip("gemm_ladder", reason="gemm_ladder is not importable")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    experts = ld.make_ladder_experts(gemm_ladder.grouped_mm)
+
+    class Layer(torch.nn.Module):
+        def forward(self, x, w_router, w_gate_up, w_down):
+            layer = ld.MoE.__new__(ld.MoE)
+            torch.nn.Module.__init__(layer)
+            layer.cfg, layer.w_router, layer.w_gate_up, layer.w_down = ld.TINY_MOE, w_router, w_gate_up, w_down
+            return layer(x, experts)
+
+    cfg = ld.TINY_MOE
+    with FakeTensorMode():
+        bf16 = dict(device="cuda", dtype=torch.bfloat16)
+        args = (torch.empty(2, 5, cfg.hidden, **bf16), torch.empty(cfg.experts, cfg.hidden, **bf16),
+                torch.empty(cfg.experts, 2 * cfg.expert_ffn, cfg.hidden, **bf16),
+                torch.empty(cfg.experts, cfg.hidden, cfg.expert_ffn, **bf16))
+        exported = torch.export.export(Layer(), args, strict=True)
+    targets = [str(n.target) for n in exported.graph.nodes if n.op == "call_function"]
+    assert targets.count("gemm_ladder.grouped_mm.default") == 2, targets
+    out = [n for n in exported.graph.nodes if n.op == "output"][0].args[0][0].meta["val"]
+    assert tuple(out.shape) == (2, 5, cfg.hidden) and out.dtype == torch.bfloat16
 
 
 # --- GPU: our linear against torch's ----------------------------------------------------------------
@@ -190,6 +325,59 @@ def test_script_end_to_end(tmp_path):
         reader = csv.DictReader(f)
         assert reader.fieldnames == ld.CSV_COLUMNS
         rows = list(reader)
+    assert [(x["backend"], x["phase"], x["batch"]) for x in rows] == [
+        (b, p, n) for b in ("torch_eager", "ours_eager") for p, n in (("prefill", "1"), ("decode", "1"), ("decode", "64"))]
+    assert all(x["within_tolerance"] == "yes" and float(x["tokens_per_s"]) > 0 for x in rows)
+
+
+# --- GPU: the mixture of experts on grouped_mm ------------------------------------------------------
+
+@needs_gemm_ladder
+@torch.no_grad()
+@pytest.mark.parametrize("cfg,tokens", [(ld.TINY_MOE, 300), (dataclasses.replace(ld.QWEN3_30B_A3B, layers=1), 64),
+                                        (dataclasses.replace(ld.QWEN3_30B_A3B, layers=1), 1)])
+def test_moe_layer_on_grouped_mm_matches_float64(cfg, tokens):
+    """One MoE layer with its experts on gemm_ladder.grouped_mm against the float64 loop over tokens,
+    on the same routing: Qwen3-30B-A3B's 128 experts at decode sizes, the tiny one with experts past a
+    128-row tile."""
+    g = torch.Generator(device="cuda").manual_seed(8)
+    layer = ld.MoE(cfg, "cuda", g)
+    x = torch.randn(1, tokens, cfg.hidden, device="cuda", generator=g).to(torch.bfloat16)
+    got = layer(x, ld.make_ladder_experts(gemm_ladder.grouped_mm))
+    assert rel_diff(got, moe_float64(layer, x)) <= 2 ** -6
+
+
+@needs_gemm_ladder
+@torch.no_grad()
+def test_moe_model_eager_and_compiled_match_torch():
+    """The tiny MoE model on our kernels, eager and under torch.compile(fullgraph=True), against torch's."""
+    cfg = ld.TINY_MOE
+    model = ld.Decoder(cfg, "cuda", seed=9)
+    tokens = torch.randint(0, cfg.vocab, (2, 33), device="cuda", generator=torch.Generator(device="cuda").manual_seed(5))
+    torch_steps = run_model(model, tokens, 40, 32)
+    kernels = ({"torch": ld.torch_linear, "gemm_ladder": gemm_ladder.linear},
+               {"torch": ld.torch_experts, "gemm_ladder": ld.make_ladder_experts(gemm_ladder.grouped_mm)})
+    eager = ld.make_runner(model, ld.Backend("ours_eager", "gemm_ladder", "eager"), *kernels)
+    for i, (ours, ref) in enumerate(zip(run_model(eager, tokens, 40, 32), torch_steps)):
+        assert rel_diff(ours, ref) <= ld.TOLERANCE_REL, f"eager step {i}"
+    compiled = ld.make_runner(model, ld.Backend("ours_compile", "gemm_ladder", "default"), *kernels)
+    cache = ld.KVCache(cfg, 2, 40, "cuda")
+    prefill = compiled(tokens[:, :32], cache, 0).clone()
+    decode = compiled(tokens[:, 32:], cache, 32).clone()
+    assert rel_diff(prefill, torch_steps[0]) <= ld.TOLERANCE_REL
+    assert rel_diff(decode, torch_steps[1]) <= ld.TOLERANCE_REL
+
+
+@needs_gemm_ladder
+def test_moe_script_end_to_end(tmp_path):
+    out = tmp_path / "moe.csv"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, str(SCRIPT), "--moe", "--tiny", "--backends", "torch_eager,ours_eager",
+                        "--prefill-tokens", "256", "--context", "64", "--reps", "3", "--warmup", "1", "--csv", str(out)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
     assert [(x["backend"], x["phase"], x["batch"]) for x in rows] == [
         (b, p, n) for b in ("torch_eager", "ours_eager") for p, n in (("prefill", "1"), ("decode", "1"), ("decode", "64"))]
     assert all(x["within_tolerance"] == "yes" and float(x["tokens_per_s"]) > 0 for x in rows)

@@ -115,15 +115,15 @@ struct CollectiveEpilogueTma {
     }
 
     /// The warpgroup's accumulators to C (`accum`: its register fragment (MMA,MMA_M,1) of 64×BN row
-    /// blocks, CollectiveMma::partition_fragment_C's): row block h at rows m0 + 64·h.., columns n0..
-    /// (elements outside C are not stored: TMA drops them).
+    /// blocks, CollectiveMma::partition_fragment_C's): row block h from row m0 + 64·h and column n0
+    /// on (elements outside C are not stored: TMA drops them).
     template <class Accumulators>
     MM_HD void store(Accumulators& accum, int m0, int n0) {
       MM_UNROLL
       for (int h = 0; h < int(size<1>(accum.layout())); ++h) store_rows(flatten(accum(_, h, 0)), m0 + Cfg::kWgmmaM * h, n0);
     }
 
-    /// One 64×BN row block (`acc`: (2,2,BN/8), GmmaFragmentLayout<BN>) to C at rows m0.., columns n0...
+    /// One 64×BN row block (`acc`: (2,2,BN/8), GmmaFragmentLayout<BN>) to C from row m0 and column n0 on.
     template <class Frag>
     MM_HD void store_rows(Frag&& acc, int m0, int n0) {
       if constexpr (Scale == EpilogueScale::per_tensor) {
@@ -189,7 +189,7 @@ struct CollectiveEpilogueStrided {
     MM_HD Consumer(const Params& p, TensorStorage&, int, int thread) : params(p), t(thread) {}
 
     /// The warpgroup's accumulators (its register fragment (MMA,MMA_M,1) of 64×N row blocks) to the
-    /// kernel's C: row block h at rows m0 + 64·h.., columns n0...
+    /// kernel's C: row block h from row m0 + 64·h and column n0 on.
     template <class Accumulators>
     MM_HD void store(Accumulators& accum, int m0, int n0) {
       MM_UNROLL

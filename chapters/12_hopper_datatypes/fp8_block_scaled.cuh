@@ -273,19 +273,19 @@ struct CollectiveMmaBlockScaled
   using HalfN = typename Cfg::HalfN;
   using Atom = SM90_64xNx32_F32E4M3E4M3_SS<HalfN::value>;  // m64n128k32, both operands K-major
 
-  template <class Pipe>
+  template <class Pipe, class Accumulators>
   MM_HD static void mma(const typename Self::Params& params, Pipe& pipeline, typename Base::State& read, typename Base::State&,
-                        typename Self::TensorStorage& storage, float (&accs)[1][Base::kAccumulators], int cw,
-                        const WorkUnit& work) {
+                        typename Self::TensorStorage& storage, Accumulators& accum, int cw, const WorkUnit& work) {
     using BK = typename Cfg::BK;
     constexpr int kHalves = Cfg::BN::value / HalfN::value;
-    float(&acc)[Base::kAccumulators] = accs[0];  // this thread's values of the warpgroup's 64×256 tile: the fp32 sum
-    float partial[HalfN::value / 2];              // one half's products over one K block, as the tensor core added them
+    constexpr int kHalfGroups = HalfN::value / 8;  // 8-column groups of a half
+    auto acc = flatten(accum(_, 0, 0));  // (2,2,BN/8): this thread's values of the warpgroup's 64×256 tile: the fp32 sum
+    auto partial = make_uninitialized_tensor<float>(GmmaFragmentLayout<HalfN::value>{});  // (2,2,HalfN/8): one half's products over one K block, as the tensor core added them
     auto sA = make_tensor(make_smem_ptr(storage.a), typename Base::RingA{});  // (BM,BK,S)
     auto sB = make_tensor(make_smem_ptr(storage.b), typename Base::RingB{});  // (BN,BK,S)
     const int t = int(threadIdx.x) % 128;
-    // This thread's rows of the tile are row0 and row0 + 8 (the accumulator layout): values 4i + 0, 1
-    // are on the first, 4i + 2, 3 on the second.
+    // This thread's rows of the tile are row0 and row0 + 8 (the accumulator layout): values (c, 0, g)
+    // are on the first, (c, 1, g) on the second.
     const int row0 = work.tile.m * Cfg::BM::value + Cfg::kWgmmaM * cw + 16 * (t / 32) + (t % 32) / 4, row1 = row0 + 8;
     typename Self::Scales scales = Self::load_scales(params, work.k_begin, row0, row1);  // kTmaScales: none
     [[maybe_unused]] float b_chunk[kHalves], b_next[kHalves];  // kBScalesInRegisters: B's scales of 32 K blocks, one per lane
@@ -294,7 +294,7 @@ struct CollectiveMmaBlockScaled
       load_scales_b_lanes(params, b_next, work.k_begin + kScaleBLanes, work.tile.n * kHalves, t % 32);
     }
     MM_UNROLL
-    for (int v = 0; v < Base::kAccumulators; ++v) acc[v] = 0.0f;
+    for (int v = 0; v < int(acc.size()); ++v) acc(v) = 0.0f;
     for (int kt = work.k_begin; kt < work.k_end; ++kt) {
       [[maybe_unused]] int lane_kb = 0;  // kBScalesInRegisters: the lane that holds K block kt's scales of B
       if constexpr (kBScalesInRegisters) {
@@ -342,8 +342,8 @@ struct CollectiveMmaBlockScaled
           pipeline.consumer_release(read);  // the stage is read: the producer may refill it
           ++read;
         }
-        // Promotion: this half's K block, with its scales, into the fp32 accumulators. Values 64h.. of
-        // the 64×256 layout are the half's 64 values, in the same order.
+        // Promotion: this half's K block, with its scales, into the fp32 accumulators. The half's column
+        // group g is the tile's group kHalfGroups·h + g; row half r takes row r's scale.
         float s0, s1;
         if constexpr (kEarlyScales) {
           s0 = early0[h], s1 = early1[h];
@@ -352,7 +352,11 @@ struct CollectiveMmaBlockScaled
           s0 = scales.a0 * b, s1 = scales.a1 * b;
         }
         MM_UNROLL
-        for (int v = 0; v < HalfN::value / 2; ++v) acc[HalfN::value / 2 * h + v] += partial[v] * ((v / 2) % 2 ? s1 : s0);
+        for (int g = 0; g < kHalfGroups; ++g)
+          MM_UNROLL
+          for (int r = 0; r < 2; ++r)
+            MM_UNROLL
+            for (int c = 0; c < 2; ++c) acc(c, r, kHalfGroups * h + g) += partial(c, r, g) * (r ? s1 : s0);
       }
       scales = next;
     }

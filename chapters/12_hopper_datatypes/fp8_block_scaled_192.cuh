@@ -41,14 +41,14 @@ struct CollectiveMmaBlockScaled192 : CollectiveMmaBlockScaledBase<Cfg, 2> {
   using Atom0 = SM90_64xNx32_F32E4M3E4M3_SS<Chunk0N::value>;  // m64n128k32
   using Atom1 = SM90_64xNx32_F32E4M3E4M3_SS<Chunk1N::value>;  // m64n64k32
 
-  template <class Pipe>
+  template <class Pipe, class Accumulators>
   MM_HD static void mma(const typename Self::Params& params, Pipe& pipeline, typename Base::State& read, typename Base::State&,
-                        typename Self::TensorStorage& storage, float (&accs)[1][Base::kAccumulators], int cw,
-                        const WorkUnit& work) {
+                        typename Self::TensorStorage& storage, Accumulators& accum, int cw, const WorkUnit& work) {
     using BK = typename Cfg::BK;
-    float(&acc)[Base::kAccumulators] = accs[0];  // this thread's values of the warpgroup's 64×192 tile: the fp32 sum
-    float partial0[Chunk0N::value / 2];           // the first chunk's products over one K block
-    float partial1[Chunk1N::value / 2];           // the second chunk's
+    constexpr int kGroups0 = Chunk0N::value / 8, kGroups1 = Chunk1N::value / 8;  // 8-column groups of each chunk
+    auto acc = flatten(accum(_, 0, 0));  // (2,2,24): this thread's values of the warpgroup's 64×192 tile: the fp32 sum
+    auto partial0 = make_uninitialized_tensor<float>(GmmaFragmentLayout<Chunk0N::value>{});  // (2,2,16): the first chunk's products over one K block
+    auto partial1 = make_uninitialized_tensor<float>(GmmaFragmentLayout<Chunk1N::value>{});  // (2,2,8): the second chunk's
     auto sA = make_tensor(make_smem_ptr(storage.a), typename Base::RingA{});  // (BM,BK,S)
     auto sB = make_tensor(make_smem_ptr(storage.b), typename Base::RingB{});  // (BN,BK,S)
     const int t = int(threadIdx.x) % 128;
@@ -56,7 +56,7 @@ struct CollectiveMmaBlockScaled192 : CollectiveMmaBlockScaledBase<Cfg, 2> {
     const int row0 = work.tile.m * Cfg::BM::value + Cfg::kWgmmaM * cw + 16 * (t / 32) + (t % 32) / 4, row1 = row0 + 8;
     typename Self::Scales scales = Self::load_scales(params, work.k_begin, row0, row1);
     MM_UNROLL
-    for (int v = 0; v < Base::kAccumulators; ++v) acc[v] = 0.0f;
+    for (int v = 0; v < int(acc.size()); ++v) acc(v) = 0.0f;
     for (int kt = work.k_begin; kt < work.k_end; ++kt) {
       if (kt % Cfg::kScaleChunk == 0) Self::stage_scales_b(params, storage, cw, t, kt, n0 / HalfN::value);
       pipeline.consumer_wait(read);
@@ -79,8 +79,11 @@ struct CollectiveMmaBlockScaled192 : CollectiveMmaBlockScaledBase<Cfg, 2> {
         const float s0 = scales.a0 * first_b, s1 = scales.a1 * first_b;
         const float u0 = scales.a0 * upper_b, u1 = scales.a1 * upper_b;
         MM_UNROLL
-        for (int v = 0; v < Chunk0N::value / 2; ++v)
-          acc[v] += partial0[v] * (v / 4 < 8 ? ((v / 2) % 2 ? s1 : s0) : ((v / 2) % 2 ? u1 : u0));
+        for (int g = 0; g < kGroups0; ++g)  // groups 0-7: columns 0-63; 8-15: columns 64-127
+          MM_UNROLL
+          for (int r = 0; r < 2; ++r)
+            MM_UNROLL
+            for (int c = 0; c < 2; ++c) acc(c, r, g) += partial0(c, r, g) * (g < 8 ? (r ? s1 : s0) : (r ? u1 : u0));
         warpgroup_fence_operand(acc);
       }
       warpgroup_wait<0>();
@@ -91,7 +94,11 @@ struct CollectiveMmaBlockScaled192 : CollectiveMmaBlockScaledBase<Cfg, 2> {
         // Columns 128-191 are always in the second block (n0 is a multiple of 64).
         const float s0 = scales.a0 * second_b, s1 = scales.a1 * second_b;
         MM_UNROLL
-        for (int v = 0; v < Chunk1N::value / 2; ++v) acc[Chunk0N::value / 2 + v] += partial1[v] * ((v / 2) % 2 ? s1 : s0);
+        for (int g = 0; g < kGroups1; ++g)
+          MM_UNROLL
+          for (int r = 0; r < 2; ++r)
+            MM_UNROLL
+            for (int c = 0; c < 2; ++c) acc(c, r, kGroups0 + g) += partial1(c, r, g) * (r ? s1 : s0);
       }
       scales = next;
     }

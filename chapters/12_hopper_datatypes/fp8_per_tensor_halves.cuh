@@ -26,26 +26,27 @@ struct CollectiveMmaHalves : CollectiveMma<Cfg, e4m3> {
   using Base = CollectiveMma<Cfg, e4m3>;
   using HalfAtom = SM90_64xNx32_F32E4M3E4M3_SS<Cfg::BN::value / 2>;  // m64n128k32, both operands K-major
 
-  template <class Pipe>
+  template <class Pipe, class Accumulators>
   MM_HD static void mma(const typename Base::Params&, Pipe& pipeline, typename Base::State& read,
-                        typename Base::State& release, typename Base::TensorStorage& storage,
-                        float (&acc)[1][Base::kAccumulators], int row_block, const WorkUnit& work) {
+                        typename Base::State& release, typename Base::TensorStorage& storage, Accumulators& accum,
+                        int row_block, const WorkUnit& work) {
     using BK = typename Cfg::BK;
-    using Half = float[Base::kAccumulators / 2];
+    using HalfFragment = GmmaFragmentLayout<Cfg::BN::value / 2>;  // (2,2,BN/16): the N/2 atom's values
     auto sA = make_tensor(make_smem_ptr(storage.a), typename Base::RingA{});  // (BM,BK,S)
     auto sB = make_tensor(make_smem_ptr(storage.b), typename Base::RingB{});  // (BN,BK,S)
     for (int kt = work.k_begin; kt < work.k_end; ++kt) {
       pipeline.consumer_wait(read);
       auto a_tile = local_tile(sA(_, _, read.index()), make_shape(Int<Cfg::kWgmmaM>{}, BK{}), make_coord(row_block, 0));
-      // Half h of the tile is values 64h.. of the 64×256 accumulator layout, in the N = 128 atom's order.
+      // Half h of the tile is column groups BN/16·h.. of the 64×256 fragment: the N = 128 atom's
+      // fragment, in the same order.
       MM_UNROLL
       for (int h = 0; h < 2; ++h) {
         auto b_half = local_tile(sB(_, _, read.index()), make_shape(Int<Cfg::BN::value / 2>{}, BK{}), make_coord(h, 0));
-        gmma_k_block<HalfAtom, GmmaMajor::K, GmmaMajor::K>(a_tile, b_half, reinterpret_cast<Half&>(acc[0][Base::kAccumulators / 2 * h]),
-                                                           kt > work.k_begin);  // 4 × k32
+        auto acc_half = local_tile(flatten(accum(_, 0, 0)), shape(HalfFragment{}), make_coord(0, 0, h));  // (2,2,BN/16)
+        gmma_k_block<HalfAtom, GmmaMajor::K, GmmaMajor::K>(a_tile, b_half, acc_half, kt > work.k_begin);  // 4 × k32
       }
       warpgroup_wait<2>();  // the previous step's two groups have completed: its stage is free
-      warpgroup_fence_operand(acc[0]);
+      warpgroup_fence_operand(accum);
       if (kt > work.k_begin) {
         pipeline.consumer_release(release);
         ++release;
@@ -53,7 +54,7 @@ struct CollectiveMmaHalves : CollectiveMma<Cfg, e4m3> {
       ++read;
     }
     warpgroup_wait<0>();
-    warpgroup_fence_operand(acc[0]);
+    warpgroup_fence_operand(accum);
     pipeline.consumer_release(release);
     ++release;
   }

@@ -11,8 +11,9 @@
 // (the caller interleaves them once, when it loads them): rows 256t .. 256t + 127 of an expert's B are
 // W_gate's rows 128t .. 128t + 127, rows 256t + 128 .. 256t + 255 are W_up's same rows. A warpgroup's
 // accumulators of a 64×256 tile hold column c of the tile in the same registers' places as column
-// c + 128, 64 values apart (wgmma's C layout: value i of a thread is in the column group i / 4 of 8
-// columns), so output column c of the tile is SiLU(acc[i]) · acc[i + 64] with both in the thread.
+// c + 128, 16 column groups apart (wgmma's C layout: value (c, r, g) of a thread's fragment is in
+// the column group g of 8 columns), so output column c of the tile is SiLU(acc(c, r, g)) ·
+// acc(c, r, g + 16) with both in the thread.
 //
 //   GemmKernelCooperative          unchanged
 //   + CollectiveMma                unchanged: B is the experts' interleaved gate+up weights, (E·2I) × K
@@ -61,13 +62,19 @@ struct CollectiveEpilogueSwiGlu {
 
     /// The warpgroup's 64×256 accumulators of the tile at rows m0.., columns n0.. of the gate+up
     /// GEMM: SiLU(gate)·up to C's rows m0.., columns n0/2 ...
-    template <int NAcc>
-    MM_HD void store(float (&acc)[NAcc], int m0, int n0) {
-      constexpr int kHalf = NAcc / 2;  // value i: gate column; value i + kHalf: the same output's up column
-      float h[kHalf];
+    template <class Accumulators>
+    MM_HD void store(Accumulators& accum, int m0, int n0) {
+      constexpr int kHalf = Cfg::BN::value / 16;  // column group g: gate columns; g + kHalf: the same outputs' up columns
+      auto acc = flatten(accum(_, 0, 0));                                    // (2,2,2·kHalf): the 64×256 tile's values
+      auto out = make_gmma_accumulators<Cfg::BN::value / 2>();               // ((2,2,kHalf),1,1): the half-width tile's
+      auto h = flatten(out(_, 0, 0));                                        // (2,2,kHalf)
       MM_UNROLL
-      for (int i = 0; i < kHalf; ++i) h[i] = silu(acc[i]) * acc[i + kHalf];
-      store_.store(h, m0, n0 / 2);
+      for (int g = 0; g < kHalf; ++g)
+        MM_UNROLL
+        for (int r = 0; r < 2; ++r)
+          MM_UNROLL
+          for (int c = 0; c < 2; ++c) h(c, r, g) = silu(acc(c, r, g)) * acc(c, r, g + kHalf);
+      store_.store(out, m0, n0 / 2);
     }
     /// SiLU(x) = x · sigmoid(x) = x / (1 + e^-x), with the SFU's exponential (ex2.approx) and a fast
     /// division: two instructions each, where expf and a full division take about twenty (their cost

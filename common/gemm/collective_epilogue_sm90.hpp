@@ -114,13 +114,21 @@ struct CollectiveEpilogueTma {
       if constexpr (Scale == EpilogueScale::per_tensor) scale = *params.scale_a * *params.scale_b;
     }
 
-    /// The warpgroup's 64×BN accumulators to C at rows m0.., columns n0.. (elements outside C are
-    /// not stored: TMA drops them).
-    template <int NAcc>
-    MM_HD void store(float (&acc)[NAcc], int m0, int n0) {
+    /// The warpgroup's accumulators to C (`accum`: its register fragment (MMA,MMA_M,1) of 64×BN row
+    /// blocks, CollectiveMma::partition_fragment_C's): row block h from row m0 + 64·h and column n0
+    /// on (elements outside C are not stored: TMA drops them).
+    template <class Accumulators>
+    MM_HD void store(Accumulators& accum, int m0, int n0) {
+      MM_UNROLL
+      for (int h = 0; h < int(size<1>(accum.layout())); ++h) store_rows(flatten(accum(_, h, 0)), m0 + Cfg::kWgmmaM * h, n0);
+    }
+
+    /// One 64×BN row block (`acc`: (2,2,BN/8), GmmaFragmentLayout<BN>) to C from row m0 and column n0 on.
+    template <class Frag>
+    MM_HD void store_rows(Frag&& acc, int m0, int n0) {
       if constexpr (Scale == EpilogueScale::per_tensor) {
         MM_UNROLL
-        for (int v = 0; v < NAcc; ++v) acc[v] *= scale;
+        for (int v = 0; v < int(acc.size()); ++v) acc(v) *= scale;
       }
       const int bar_id = 1 + cw;
       MM_UNROLL
@@ -180,12 +188,18 @@ struct CollectiveEpilogueStrided {
     /// Thread `thread` of a consumer warpgroup.
     MM_HD Consumer(const Params& p, TensorStorage&, int, int thread) : params(p), t(thread) {}
 
-    /// The warpgroup's 64×N accumulators to the kernel's C at rows m0.., columns n0...
-    template <int NAcc>
-    MM_HD void store(float (&acc)[NAcc], int m0, int n0) {
-      using Atom = SM90_64xNx16_F32BF16BF16_SS<NAcc * 2, GmmaMajor::K, GmmaMajor::K>;  // the C layout of any 64×N wgmma
-      store_accumulators_strided<Atom>(acc, params.c, params.row_stride, params.col_stride, m0, n0, params.rows,
-                                       params.cols, t);
+    /// The warpgroup's accumulators (its register fragment (MMA,MMA_M,1) of 64×N row blocks) to the
+    /// kernel's C: row block h from row m0 + 64·h and column n0 on.
+    template <class Accumulators>
+    MM_HD void store(Accumulators& accum, int m0, int n0) {
+      MM_UNROLL
+      for (int h = 0; h < int(size<1>(accum.layout())); ++h) {
+        auto acc = flatten(accum(_, h, 0));  // (2,2,N/8)
+        constexpr int kN = 2 * decltype(acc.size())::value;  // the tile's columns: two a value
+        using Atom = SM90_64xNx16_F32BF16BF16_SS<kN, GmmaMajor::K, GmmaMajor::K>;  // the C layout of any 64×N wgmma
+        store_accumulators_strided<Atom>(acc, params.c, params.row_stride, params.col_stride, m0 + 64 * h, n0,
+                                         params.rows, params.cols, t);
+      }
     }
     /// No stores in flight to wait for.
     MM_HD void store_tail() {}

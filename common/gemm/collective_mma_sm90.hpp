@@ -87,8 +87,17 @@ struct CollectiveMma {
   using Pipeline = PipelineTmaAsync<kStages>;  ///< the ring's barriers
   using State = typename Pipeline::State;      ///< a position in the ring
   using Atom = typename GmmaAtomFor<Element, BN::value, MajorA, MajorB>::type;  ///< the 64×BN wgmma
-  /// Accumulators a consumer thread holds for 64 rows of the tile.
-  static constexpr int kAccumulators = BN::value / 2;
+  /// One warpgroup's wgmma: the atom alone (CUTLASS tiles it over the consumers, Layout<Shape<_2,_1,_1>>;
+  /// here each consumer is one TiledMma, and mma() says which 64 rows it multiplies).
+  using TiledMma = decltype(make_tiled_mma(Atom{}, Layout<Shape<_1, _1, _1>>{}));
+  /// A consumer warpgroup's accumulators for Rows·64 rows of the tile (CuTe's partition_fragment_C):
+  /// (MMA,Rows,1), in registers, uninitialized (the first K step's wgmma overwrite it). The kernel
+  /// hands the whole fragment to mma(), the scheduler's fixup and the epilogue; each takes row block
+  /// h's values as `flatten(accum(_, h, 0))`, (c, r, g) = GmmaFragmentLayout<BN>.
+  template <int Rows = 1>
+  MM_HD static constexpr auto partition_fragment_C() {
+    return mm::partition_fragment_C(TiledMma{}, make_shape(Int<kWgmmaM * Rows>{}, BN{}));
+  }
 
   /// The rings' shared memory (CUTLASS's TensorStorage of the main loop); the pipeline's barriers
   /// live in the kernel's PipelineStorage.
@@ -140,14 +149,16 @@ struct CollectiveMma {
   }
 
   /// A consumer warpgroup: K steps [work.k_begin, work.k_end) of rows [64·row_block, 64·(row_block +
-  /// Rows)) of the tile against all its BN columns, into `acc` (overwritten by the first step): Rows
-  /// wgmma groups a K step (1 when the consumers share a tile, 2 when one consumer owns a 128-row
-  /// tile: the ping-pong kernel). One K step's groups in flight: a stage is released once the next
+  /// Rows)) of the tile against all its BN columns, into `accum` (partition_fragment_C<Rows>(),
+  /// (MMA,Rows,1); overwritten by the first step): Rows wgmma groups a K step (1 when the consumers
+  /// share a tile, 2 when one consumer owns a 128-row tile: the ping-pong kernel), row block h into
+  /// `accum(_, h, 0)`. One K step's groups in flight: a stage is released once the next
   /// step's groups have been issued and its own have completed; the last stage after
   /// warpgroup_wait<0> (the tail). `read` and `release` run on across calls.
-  template <int Rows, class Pipe>
+  template <class Pipe, class Accumulators>
   MM_HD static void mma(const Params&, Pipe& pipeline, State& read, State& release, TensorStorage& storage,
-                        float (&acc)[Rows][kAccumulators], int row_block, const WorkUnit& work) {
+                        Accumulators& accum, int row_block, const WorkUnit& work) {
+    constexpr int Rows = decltype(size<1>(accum.layout()))::value;  // 64-row wgmma a K step
     auto sA = make_tensor(make_smem_ptr(storage.a), RingA{});  // (BM,BK,S)
     auto sB = make_tensor(make_smem_ptr(storage.b), RingB{});  // (BN,BK,S)
     for (int kt = work.k_begin; kt < work.k_end; ++kt) {
@@ -155,11 +166,10 @@ struct CollectiveMma {
       MM_UNROLL
       for (int h = 0; h < Rows; ++h) {
         auto a_tile = local_tile(sA(_, _, read.index()), make_shape(Int<kWgmmaM>{}, BK{}), make_coord(row_block + h, 0));  // (64,BK)
-        gmma_k_block<Atom, MajorA, MajorB>(a_tile, sB(_, _, read.index()), acc[h], kt > work.k_begin);  // B: (BN,BK)
+        gmma_k_block<Atom, MajorA, MajorB>(a_tile, sB(_, _, read.index()), accum(_, h, 0), kt > work.k_begin);  // B: (BN,BK)
       }
       warpgroup_wait<Rows>();  // the previous step's groups have completed: its stage is free
-      MM_UNROLL
-      for (int h = 0; h < Rows; ++h) warpgroup_fence_operand(acc[h]);
+      warpgroup_fence_operand(accum);
       if (kt > work.k_begin) {
         pipeline.consumer_release(release);
         ++release;
@@ -167,8 +177,7 @@ struct CollectiveMma {
       ++read;
     }
     warpgroup_wait<0>();
-    MM_UNROLL
-    for (int h = 0; h < Rows; ++h) warpgroup_fence_operand(acc[h]);
+    warpgroup_fence_operand(accum);
     pipeline.consumer_release(release);  // the range's last stage
     ++release;
   }

@@ -150,7 +150,7 @@ struct GemmKernelCooperative {
       const int cw = wg - 1;
       typename Mainloop::State read;     // the stage to multiply next
       typename Mainloop::State release;  // the oldest stage not yet released
-      float acc[1][Mainloop::kAccumulators];  // this thread's values of the warpgroup's 64×BN tile
+      auto accum = Mainloop::template partition_fragment_C<1>();  // (MMA,1,1): this thread's values of the warpgroup's 64×BN tile
       typename Epilogue::Consumer epilogue(params.epilogue, shared.epilogue(), cw, t);
       for (auto work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
         if constexpr (Cfg::kSkipIdleConsumers) {
@@ -159,11 +159,11 @@ struct GemmKernelCooperative {
             continue;
           }
         }
-        Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, acc, cw, work);
-        scheduler.fixup(work, acc[0], cw, t, pipeline.watchdog());
+        Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, accum, cw, work);
+        scheduler.fixup(work, accum, cw, t, pipeline.watchdog());
         if (!scheduler.compute_epilogue(work)) continue;
         const TileOrigin o = tile_origin<Cfg>(work);
-        epilogue.store(acc[0], o.m0 + Cfg::kWgmmaM * cw, o.n0);
+        epilogue.store(accum, o.m0 + Cfg::kWgmmaM * cw, o.n0);
       }
       epilogue.store_tail();
     }
@@ -236,14 +236,14 @@ struct GemmKernelPingpong {
         release.advance(skipped);
         work = scheduler.advance_to_next_work();
       }
-      float acc[kRows][Mainloop::kAccumulators];  // this thread's values of the consumer's BM×BN tile
+      auto accum = Mainloop::template partition_fragment_C<kRows>();  // (MMA,kRows,1): this thread's values of the consumer's BM×BN tile
       typename Epilogue::Consumer epilogue(params.epilogue, shared.epilogue(), cw, t);
       bool my_turn = cw == 0;  // consumer 0 starts; consumer 1 waits for its first turn
       while (work.is_valid()) {
         // Our turn on the tensor cores: the other consumer has issued its unit's wgmma.
         if (!my_turn) named_barrier_sync(kTurnBarrier + cw, 256);
         my_turn = false;
-        Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, acc, 0, work);
+        Mainloop::mma(params.mainloop, pipeline, read, release, shared.tensors.mainloop, accum, 0, work);
         // The other consumer's unit, whose stages are not ours; its turn when it has one.
         const auto other = scheduler.advance_to_next_work();
         if (other.is_valid()) {
@@ -252,13 +252,10 @@ struct GemmKernelPingpong {
           read.advance(skipped);
           release.advance(skipped);
         }
-        MM_UNROLL
-        for (int h = 0; h < kRows; ++h) {
-          scheduler.fixup(work, acc[h], cw, t, pipeline.watchdog());
-          if (scheduler.compute_epilogue(work)) {
-            const TileOrigin o = tile_origin<Cfg>(work);
-            epilogue.store(acc[h], o.m0 + Cfg::kWgmmaM * h, o.n0);
-          }
+        scheduler.fixup(work, accum, cw, t, pipeline.watchdog());
+        if (scheduler.compute_epilogue(work)) {
+          const TileOrigin o = tile_origin<Cfg>(work);
+          epilogue.store(accum, o.m0, o.n0);  // row block h at rows o.m0 + 64·h
         }
         work = scheduler.advance_to_next_work();
       }

@@ -14,7 +14,8 @@
 // kernel's launch (microseconds, the whole budget of a small problem) and one slice's partial.
 //
 // A slot holds one consumer warpgroup's accumulators in their register order ("fragment order"):
-// thread t's values 4i..4i+3 at float4 index i·128 + t, so the writer's and the reader's accesses
+// thread t's four values of column group g (the fragment's (c, r, g), c and r 0 or 1: registers
+// 4g..4g+3) at float4 index g·128 + t, so the writer's and the reader's accesses
 // are the same coalesced 16-byte stores and loads, and no one needs to know where in C a value
 // belongs (CUTLASS's workspace does the same).
 //
@@ -25,9 +26,11 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "layout/integer.hpp"  // MM_HD
 #include "layout/mbarrier.hpp"  // MM_MBARRIER_WATCHDOG, WatchdogState
+#include "layout/tensor.hpp"  // flatten, size_v, layout<I>
 
 namespace mm {
 
@@ -56,29 +59,44 @@ struct SplitKFixup {
   MM_HD int* counter(std::int64_t tile, int wg) const { return counters + tile * consumers + wg; }
 };
 
-/// Thread `t` of a warpgroup stores its accumulators into `slot` in fragment order (coalesced float4s).
-template <int NAcc>
-MM_HD void store_partial(float const (&acc)[NAcc], float* slot, int t) {
+/// Thread `t` of a warpgroup stores its accumulators (`accum`: its register fragment (MMA,MMA_M,1) of
+/// the wgmma's C, each row block's values (c, r, g) = (column in the pair, row half, 8-column group))
+/// into `slot` in fragment order: one float4 per column group, at float4 index (G·h + g)·128 + t for
+/// group g of row block h (G groups a block): coalesced.
+template <class Accumulators>
+MM_HD void store_partial(Accumulators const& accum, float* slot, int t) {
   auto* v = reinterpret_cast<float4*>(slot);
 MM_UNROLL
-  for (int i = 0; i < NAcc / 4; ++i) v[i * 128 + t] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+  for (int h = 0; h < int(size<1>(accum.layout())); ++h) {
+    auto acc = flatten(accum(_, h, 0));  // (2,2,G)
+    constexpr int kGroups = size_v<std::remove_cvref_t<decltype(layout<2>(acc.layout()))>>;
+MM_UNROLL
+    for (int g = 0; g < kGroups; ++g)
+      v[(kGroups * h + g) * 128 + t] = make_float4(acc(0, 0, g), acc(1, 0, g), acc(0, 1, g), acc(1, 1, g));
+  }
 }
 
 /// Thread `t` adds the values another unit's thread `t` stored into `slot` to its accumulators.
-template <int NAcc>
-MM_HD void add_partial(float (&acc)[NAcc], const float* slot, int t) {
+template <class Accumulators>
+MM_HD void add_partial(Accumulators& accum, const float* slot, int t) {
   const auto* v = reinterpret_cast<const float4*>(slot);
 MM_UNROLL
-  for (int i = 0; i < NAcc / 4; ++i) {
+  for (int h = 0; h < int(size<1>(accum.layout())); ++h) {
+    auto acc = flatten(accum(_, h, 0));  // (2,2,G)
+    constexpr int kGroups = size_v<std::remove_cvref_t<decltype(layout<2>(acc.layout()))>>;
+MM_UNROLL
+    for (int g = 0; g < kGroups; ++g) {
+      const int i = (kGroups * h + g) * 128 + t;
 #if defined(__CUDA_ARCH__)
-    const float4 p = __ldcg(v + i * 128 + t);  // from L2: another SM wrote it during this launch
+      const float4 p = __ldcg(v + i);  // from L2: another SM wrote it during this launch
 #else
-    const float4 p = v[i * 128 + t];
+      const float4 p = v[i];
 #endif
-    acc[4 * i] += p.x;
-    acc[4 * i + 1] += p.y;
-    acc[4 * i + 2] += p.z;
-    acc[4 * i + 3] += p.w;
+      acc(0, 0, g) += p.x;
+      acc(1, 0, g) += p.y;
+      acc(0, 1, g) += p.z;
+      acc(1, 1, g) += p.w;
+    }
   }
 }
 

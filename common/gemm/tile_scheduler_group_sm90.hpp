@@ -141,8 +141,8 @@ struct PersistentGroupTileScheduler {
   }
 
   /// Whole tiles leave no partial sums: nothing to fix up.
-  template <int NAcc>
-  MM_HD void fixup(const GroupWorkTileInfo&, float (&)[NAcc], int, int, WatchdogState&) const {}
+  template <class Accumulators>
+  MM_HD void fixup(const GroupWorkTileInfo&, Accumulators&, int, int, WatchdogState&) const {}
   /// Every unit stores its tile.
   MM_HD constexpr bool compute_epilogue(const GroupWorkTileInfo&) const { return true; }
 

@@ -102,8 +102,8 @@ struct PersistentTileScheduler {
     return get_current_work();
   }
   /// Whole tiles leave no partial sums: nothing to fix up.
-  template <int NAcc>
-  MM_HD void fixup(const WorkTileInfo&, float (&)[NAcc], int, int, WatchdogState&) const {}
+  template <class Accumulators>
+  MM_HD void fixup(const WorkTileInfo&, Accumulators&, int, int, WatchdogState&) const {}
   /// Every unit stores its tile.
   MM_HD constexpr bool compute_epilogue(const WorkTileInfo&) const { return true; }
 };
@@ -183,7 +183,9 @@ struct SplitKScheduler {
   }
   /// Consumer warpgroup `cw` (thread `t`), after the main loop of `work`: a slice before the last
   /// leaves its partial sum and signals; the last slice waits for the others and adds them.
-  MM_HD void fixup(const WorkTileInfo& work, float (&acc)[NAcc], int cw, int t, WatchdogState& watchdog) const {
+  template <class Accumulators>
+  MM_HD void fixup(const WorkTileInfo& work, Accumulators& acc, int cw, int t, WatchdogState& watchdog) const {
+    static_assert(decltype(acc.size())::value == NAcc, "a slot holds one consumer thread's accumulators");
     if (params.units.splits == 1) return;
     const int bar_id = 1 + cw;  // a named barrier per consumer warpgroup (0 is __syncthreads')
     if (work.split < params.units.splits - 1) {
@@ -258,7 +260,9 @@ struct StreamKScheduler {
   }
   /// Consumer warpgroup `cw` (thread `t`), after the main loop of `work`: a piece that ends before its
   /// tile's last K step leaves its partial sum in the block's slot; the finisher adds the others'.
-  MM_HD void fixup(const WorkTileInfo& work, float (&acc)[NAcc], int cw, int t, WatchdogState& watchdog) const {
+  template <class Accumulators>
+  MM_HD void fixup(const WorkTileInfo& work, Accumulators& acc, int cw, int t, WatchdogState& watchdog) const {
+    static_assert(decltype(acc.size())::value == NAcc, "a slot holds one consumer thread's accumulators");
     const int bar_id = 1 + cw;
     if (work.k_end < params.units.k_steps) {  // a piece that leaves a partial sum: the block's slot
       store_partial(acc, params.fixup.slot(0, block, cw), t);
@@ -315,10 +319,12 @@ struct SplitKReduceScheduler {
     return get_current_work();
   }
   /// With K split, every slice stores its fp32 partial C into its slice of the workspace.
-  MM_HD void fixup(const WorkTileInfo& work, float (&acc)[NAcc], int cw, int t, WatchdogState&) const {
+  template <class Accumulators>
+  MM_HD void fixup(const WorkTileInfo& work, Accumulators& accum, int cw, int t, WatchdogState&) const {
+    static_assert(decltype(size<1>(accum.layout()))::value == 1, "a consumer of 64 rows (the cooperative kernel)");
     if (params.units.splits == 1) return;
     float* slice = params.workspace + std::int64_t(work.split) * params.m * params.n;
-    store_accumulators_strided<Atom>(acc, slice, params.n, 1, work.tile.m * params.tile_m + 64 * cw,
+    store_accumulators_strided<Atom>(flatten(accum(_, 0, 0)), slice, params.n, 1, work.tile.m * params.tile_m + 64 * cw,
                                      work.tile.n * params.tile_n, params.m, params.n, t);
   }
   /// C is stored by the kernel only when K is not split (else by the second kernel).

@@ -253,6 +253,19 @@ MM_HD constexpr auto make_tiled_mma(Op const&, Layout<S, D> const& atom_layout, 
   return TiledMMA<AtomT, decltype(l3), Perm>{};
 }
 
+/// A register accumulator for one thread's part of an (M,N) tile of C (CuTe's free
+/// partition_fragment_C(tiled_mma, shape)): (MMA,MMA_M,MMA_N), the atom's values of C, then the
+/// atoms along M and N. Its shape does not depend on the thread, so no thread index is asked for;
+/// its layout is compact, in the atom's register order (value v of atom (m, n) at v + MMA·(m + MMA_M·n)).
+/// Uninitialized, as CuTe's (make_uninitialized_tensor): the first MMA overwrites it, or the caller
+/// clears it.
+template <class A, class L, class P, class Shape>
+MM_HD constexpr auto partition_fragment_C(TiledMMA<A, L, P> const& mma, Shape const& shape_mn) {
+  using C = typename TiledMMA<A, L, P>::traits::ValTypeC;
+  auto part = mma.get_slice(_0{}).partition_C(make_tensor(static_cast<C*>(nullptr), make_layout(shape_mn)));
+  return make_uninitialized_tensor<C>(make_layout(part.shape()));
+}
+
 /// Number of threads of a TiledMMA.
 template <class A, class L, class P>
 MM_HD constexpr auto size(TiledMMA<A, L, P> const&) { return Int<TiledMMA<A, L, P>::size()>{}; }

@@ -256,6 +256,15 @@ MM_UNROLL
   for (int i = 0; i < N; ++i) warpgroup_fence_operand(acc[i]);
 }
 
+/// warpgroup_fence_operand on every value of a register fragment (an owning tensor, or a view of
+/// one: `accum(_, h, 0)`), in the fragment's order.
+template <class Frag>
+  requires(is_tensor_v<Frag>)
+MM_HD void warpgroup_fence_operand(Frag&& accum) {
+MM_UNROLL
+  for (int i = 0; i < int(accum.size()); ++i) warpgroup_fence_operand(accum(i));
+}
+
 /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16` with A and B in shared memory ("SS"):
 /// D(64×N) = A(64×16)·B(16×N) + (accumulate ? D : 0), issued by one warpgroup. Each of its 128
 /// threads passes the same two descriptors and its own N/2 fp32 accumulators. `MajorA`/`MajorB`:
@@ -291,6 +300,42 @@ struct SM90_64xNx16_F32BF16BF16_SS {
 template <int N>
 using GmmaAccumulatorLayout = Layout<Shape<Shape<_4, _8, _4>, Shape<_2, _2, Int<N / 8>>>,
                                      Stride<Stride<_128, _1, _16>, Stride<_64, _8, _512>>>;
+
+/// One thread's values of a 64×N wgmma accumulator as a register fragment: the value mode of
+/// GmmaAccumulatorLayout, (c, r, g) = (column in the pair, row half, 8-column group), laid out in
+/// register order (d_i with i = c + 2·r + 4·g). What partition_fragment_C gives, per atom, for any
+/// TiledMMA of these atoms (its mode 0); value (c, r, g) is at row 16·warp + lane/4 + 8·r, column
+/// 8·g + 2·(lane % 4) + c of the atom's tile.
+template <int N>
+using GmmaFragmentLayout = Layout<Shape<_2, _2, Int<N / 8>>, Stride<_1, _2, _4>>;
+
+/// A raw array of a thread's accumulators (chapters 09 and 10 write `float acc[N / 2]`) viewed as
+/// its register fragment (GmmaFragmentLayout): what the helpers' array overloads forward.
+template <class T, int NAcc>
+MM_HD constexpr auto make_gmma_fragment_view(T (&acc)[NAcc]) {
+  return make_tensor(&acc[0], GmmaFragmentLayout<2 * NAcc>{});
+}
+
+/// A warpgroup's accumulators for Rows 64×N row blocks, in registers and uninitialized: what
+/// partition_fragment_C gives for one warpgroup's TiledMMA of a 64×N wgmma over a (64·Rows)×N tile,
+/// ((2,2,N/8),Rows,1) (every fp32 wgmma has this C layout). For values with no main loop of their
+/// own: an epilogue's reshaped tile, a test.
+template <int N, int Rows = 1>
+MM_HD auto make_gmma_accumulators() {
+  using Atom = SM90_64xNx16_F32BF16BF16_SS<N, GmmaMajor::K, GmmaMajor::K>;
+  return partition_fragment_C(make_tiled_mma(Atom{}, Layout<Shape<_1, _1, _1>>{}), make_shape(Int<64 * Rows>{}, Int<N>{}));
+}
+
+namespace detail {
+/// The registers behind a compact fp32 fragment (an owning tensor or a view of one), as the array
+/// the wgmma asm statements take: its values in register order.
+template <class Frag>
+MM_HD auto& gmma_registers(Frag&& accum) {
+  using L = std::remove_cvref_t<decltype(accum.layout())>;
+  static_assert(cosize_v<L> == size_v<L>, "a wgmma accumulator fragment is compact: value i in register i");
+  return *reinterpret_cast<float(*)[size_v<L>]>(&*accum.data());
+}
+}  // namespace detail
 
 /// The traits of the bf16 wgmma: shapes, and the accumulator's thread-value layout. From the PTX ISA's
 /// figure "WGMMA .m64nNk16 register fragment layout for accumulator matrix D": thread t of the
@@ -442,6 +487,16 @@ MM_UNROLL
   }
   warpgroup_commit();
   warpgroup_fence_operand(acc);
+}
+
+/// gmma_k_block into a register fragment (partition_fragment_C's, or a view of one atom's values:
+/// `accum(_, h, 0)`): the atom's N/2 values, compact, in register order.
+template <class Atom, GmmaMajor MajorA, GmmaMajor MajorB, class TA, class TB, class Frag>
+  requires(is_tensor_v<Frag>)
+MM_HD void gmma_k_block(TA const& a_tile, TB const& b_tile, Frag&& accum, bool accumulate) {
+  constexpr int kN = size_v<std::remove_cvref_t<decltype(get<1>(typename MMA_Traits<Atom>::Shape_MNK{}))>>;
+  static_assert(size_v<std::remove_cvref_t<decltype(accum.layout())>> == kN / 2, "gmma_k_block: the fragment holds one atom's values");
+  gmma_k_block<Atom, MajorA, MajorB>(a_tile, b_tile, detail::gmma_registers(accum), accumulate);
 }
 
 }  // namespace mm

@@ -70,6 +70,15 @@ struct ArrayEngine {
   MM_HD constexpr T const* begin() const { return data_; }
 };
 
+/// Storage of an owning tensor whose elements start uninitialized (make_uninitialized_tensor):
+/// ArrayEngine with a constructor that writes nothing, so that a tensor of it declared without an
+/// initializer holds its values as they are, and counts as initialized.
+template <class T, int N>
+struct UninitializedArrayEngine : ArrayEngine<T, N> {
+  /// Writes nothing.
+  MM_HD constexpr UninitializedArrayEngine() {}
+};
+
 namespace detail {
 // The element type behind what a tensor's operator() returns: the type itself, or for the proxy
 // reference of a host-side recast view (RecastPtr), the type it stands for.
@@ -231,6 +240,20 @@ MM_HD constexpr auto make_tensor(L const& l) {
     return Tensor<ArrayEngine<T, cosize_v<L>>, L>{};
   } else {
     return make_tensor<T>(make_layout(l));
+  }
+}
+/// An owning tensor of T with a static layout whose values are left uninitialized, as CuTe's
+/// make_tensor<T>(layout) leaves them (ours zeroes): registers that the first write defines, such as
+/// wgmma accumulators whose first instruction overwrites them. Zeroing them costs an instruction per
+/// two values when they live across a loop (the compiler cannot drop it: the wgmma asm reads them).
+template <class T, class L>
+MM_HD constexpr auto make_uninitialized_tensor(L const& l) {
+  if constexpr (is_layout_like_v<L>) {
+    static_assert(is_static_v<L>, "make_uninitialized_tensor<T>(layout): an owning tensor needs a compile-time layout");
+    Tensor<UninitializedArrayEngine<T, cosize_v<L>>, L> t;  // default-initialized (`{}` would zero it all)
+    return t;
+  } else {
+    return make_uninitialized_tensor<T>(make_layout(l));
   }
 }
 /// An owning tensor shaped like `x` (a tensor or a layout), compact column-major: the

@@ -189,14 +189,14 @@ TEST(TileSchedulersSm90, SplitKFixupAddsEverySliceOfTheTile) {
     w.valid = true;
     for (int cw = 0; cw < kConsumers; ++cw)
       for (int t = 0; t < 128; ++t) {
-        float acc[kAcc];
-        for (int v = 0; v < kAcc; ++v) acc[v] = float(1000 * (w.split + 1) + 10 * t + v + 100000 * cw);
+        auto acc = make_gmma_accumulators<2 * kAcc>();  // ((2,2,kAcc/4),1,1): a 64×16 wgmma's fragment
+        for (int v = 0; v < kAcc; ++v) acc(v) = float(1000 * (w.split + 1) + 10 * t + v + 100000 * cw);
         s.fixup(w, acc, cw, t, watchdog);
         if (!s.compute_epilogue(w)) continue;
         for (int v = 0; v < kAcc; ++v) {
           float want = 0;
           for (int sl = 0; sl < split.splits; ++sl) want += float(1000 * (sl + 1) + 10 * t + v + 100000 * cw);
-          ASSERT_EQ(acc[v], want) << "tile " << w.tile_index << " warpgroup " << cw << " thread " << t;
+          ASSERT_EQ(acc(v), want) << "tile " << w.tile_index << " warpgroup " << cw << " thread " << t;
         }
       }
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <set>
+#include <type_traits>
 
 #include "layout/all.hpp"
 #include "layout/mma_sm90.hpp"
@@ -102,6 +103,37 @@ TEST(MmaSm90, TiledMmaOfTwoWarpgroupsCoversTheBlockOnce) {
     }
   }
   EXPECT_EQ(seen.size(), 128u * 128u);
+}
+
+TEST(MmaSm90, AccumulatorFragmentIsTheRegistersInPtxOrder) {
+  // partition_fragment_C of one warpgroup's TiledMMA over 128×256 (the ping-pong consumer's tile): two
+  // atoms along M, each (c, r, g) = GmmaFragmentLayout, value (c, r, g) of atom h in register
+  // c + 2r + 4g + 128h: the order of the wgmma's d registers, and of `float acc[2][128]`.
+  using Atom = SM90_64xNx16_F32BF16BF16_SS<256, GmmaMajor::K, GmmaMajor::K>;
+  auto accum = partition_fragment_C(make_tiled_mma(Atom{}, Layout<Shape<_1, _1, _1>>{}), make_shape(_128{}, _256{}));
+  static_assert(std::is_same_v<decltype(accum.layout()), Layout<Shape<Shape<_2, _2, _32>, _2, _1>,
+                                                                Stride<Stride<_1, _2, _4>, _128, _256>> const&>);
+  auto part = make_tiled_mma(Atom{}, Layout<Shape<_1, _1, _1>>{}).get_slice(5).partition_C(make_identity_tensor(make_shape(_128{}, _256{})));
+  for (int h = 0; h < 2; ++h) {
+    auto acc = flatten(accum(_, h, 0));  // (2,2,32)
+    static_assert(std::is_same_v<decltype(acc.layout()), GmmaFragmentLayout<256> const&>);
+    EXPECT_EQ(acc.data() - accum.data(), 128 * h);
+    for (int g = 0; g < 32; ++g)
+      for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 2; ++c) {
+          const int i = c + 2 * r + 4 * g;
+          EXPECT_EQ(&acc(c, r, g) - accum.data(), 128 * h + i);
+          // and the coordinate names the value's place in the tile, as the PTX ISA's figure has it
+          auto mn = flatten(part(_, h, 0))(c, r, g);
+          const RowCol e = ptx_wgmma_d(5, i);
+          EXPECT_EQ(int(get<0>(mn)), 64 * h + e.row);
+          EXPECT_EQ(int(get<1>(mn)), e.col);
+        }
+  }
+  // A raw array viewed as the fragment: the same registers (chapters 09-10's helpers forward so).
+  float raw[128] = {};
+  auto view = make_gmma_fragment_view(raw);
+  EXPECT_EQ(&view(1, 1, 31), &raw[127]);
 }
 
 TEST(MmaSm90, DescriptorBitFieldsFollowThePtxIsa) {

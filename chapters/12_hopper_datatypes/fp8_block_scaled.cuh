@@ -225,12 +225,16 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
                          int n0, int k_begin, int k_end) {
     auto sA = make_tensor(make_smem_ptr(storage.a), typename Base::RingA{});  // (BM,BK,S)
     auto sB = make_tensor(make_smem_ptr(storage.b), typename Base::RingB{});  // (BN,BK,S)
+    const auto cA = make_identity_tensor(make_shape(typename Cfg::BM{}, typename Cfg::BK{}));  // a stage's coordinates
+    const auto cB = make_identity_tensor(make_shape(typename Cfg::BN{}, typename Cfg::BK{}));
+    const auto cS = make_identity_tensor(make_shape(typename Cfg::BM{}, _1{}));  // A's scales: (BM,1) of (M, K/128)
     for (int kt = k_begin; kt < k_end; ++kt) {
       pipeline.producer_acquire(write);  // every reader of this stage has released it
       std::uint64_t* bar = pipeline.producer_get_barrier(write);
-      params.tma_a.copy(bar, sA(_, _, write.index()), m0, kt * Cfg::BK::value);
-      params.tma_b.copy(bar, sB(_, _, write.index()), n0, kt * Cfg::BK::value);
-      params.tma_scale_a.copy(bar, make_tensor(make_smem_ptr(storage.scale_a[write.index()]), ScaleStage{}), m0, kt);  // (BM,1)
+      params.tma_a.copy(bar, sA(_, _, write.index()), domain_offset(make_coord(m0, kt * Cfg::BK::value), cA));
+      params.tma_b.copy(bar, sB(_, _, write.index()), domain_offset(make_coord(n0, kt * Cfg::BK::value), cB));
+      params.tma_scale_a.copy(bar, make_tensor(make_smem_ptr(storage.scale_a[write.index()]), ScaleStage{}),
+                              domain_offset(make_coord(m0, kt), cS));
       ++write;
     }
   }

@@ -131,6 +131,8 @@ struct CollectiveEpilogueTma {
         for (int v = 0; v < int(acc.size()); ++v) acc(v) *= scale;
       }
       const int bar_id = 1 + cw;
+      // The row block's global coordinates, (64,BN), and piece j's, (64,kPieceN): tiles of an identity tensor.
+      const auto gC = domain_offset(make_coord(m0, n0), make_identity_tensor(make_shape(Int<Cfg::kWgmmaM>{}, typename Cfg::BN{})));
       MM_UNROLL
       for (int j = 0; j < kPieces; ++j) {
         auto piece = make_tensor(make_smem_ptr(storage.c[cw][stores.buffer()]), Piece{});  // (64,kPieceN)
@@ -144,7 +146,7 @@ struct CollectiveEpilogueTma {
         fence_proxy_async_shared();  // the shared-memory writes, visible to the copy engine
         named_barrier_sync(bar_id, 128);
         if (t == 0) {
-          params.tma_c.store(piece, m0, n0 + Cfg::kPieceN * j);
+          params.tma_c.store(piece, local_tile(gC, make_shape(Int<Cfg::kWgmmaM>{}, Int<Cfg::kPieceN>{}), make_coord(0, j)));
           tma_store_commit();
         }
         stores.advance();

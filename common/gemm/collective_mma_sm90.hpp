@@ -139,11 +139,13 @@ struct CollectiveMma {
                          int k_begin, int k_end) {
     auto sA = make_tensor(make_smem_ptr(storage.a), RingA{});  // (BM,BK,S)
     auto sB = make_tensor(make_smem_ptr(storage.b), RingB{});  // (BN,BK,S)
+    const auto cA = make_identity_tensor(make_shape(BM{}, BK{}));  // (BM,BK): a stage's coordinates in its tile
+    const auto cB = make_identity_tensor(make_shape(BN{}, BK{}));  // (BN,BK)
     for (int kt = k_begin; kt < k_end; ++kt) {
       pipeline.producer_acquire(write);  // every reader of this stage has released it
       std::uint64_t* bar = pipeline.producer_get_barrier(write);
-      params.tma_a.copy(bar, sA(_, _, write.index()), m0, kt * BK::value);
-      params.tma_b.copy(bar, sB(_, _, write.index()), n0, kt * BK::value);
+      params.tma_a.copy(bar, sA(_, _, write.index()), domain_offset(make_coord(m0, kt * BK::value), cA));
+      params.tma_b.copy(bar, sB(_, _, write.index()), domain_offset(make_coord(n0, kt * BK::value), cB));
       ++write;
     }
   }

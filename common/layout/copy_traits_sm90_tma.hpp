@@ -32,6 +32,7 @@
 #include "layout/copy_sm90_desc.hpp"  // host: the tensor map
 #include "layout/copy_sm90_tma.hpp"   // device: the instructions
 #include "layout/mma_sm90.hpp"        // gmma_swizzle_of: the swizzle a layout encodes
+#include "layout/predicate.hpp"       // identity tensors: a tile's global coordinates
 #include "layout/tensor.hpp"
 
 namespace mm {
@@ -128,6 +129,14 @@ struct TmaCopy {
     MM_UNROLL
     for (int b = 0; b < Boxes::kBoxes; ++b) issue_box(bar, stage, c0, c1, b, 0);
   }
+  /// The same, the tile named by its coordinates: `coords` is the tile of an identity tensor of the
+  /// global tensor (make_identity_tensor, local_tile, domain_offset), whose element (0,0) is the global
+  /// coordinate of the stage's element (0,0), as CuTe's TMA copies take a tile of `get_tma_tensor`.
+  template <class Stage, class E2, class L>
+  MM_HD void copy(std::uint64_t* bar, Stage&& stage, Tensor<E2, L> const& coords) const {
+    const auto origin = coords(0);
+    copy(bar, stage, int(get<0>(origin)), int(get<1>(origin)));
+  }
   /// Multicast: this block's share of the boxes (block `rank` of the `Multicast` sharing the tile),
   /// written into every block of `mask`, each completing on its own barrier at `bar`'s offset.
   template <class Stage>
@@ -147,6 +156,12 @@ struct TmaCopy {
       SM90_TMA_STORE_2D::copy(&map, &stage(Boxes::mode0_origin(b), Boxes::mode1_origin(b)),
                               Boxes::kContiguous == 0 ? g0 : g1, Boxes::kContiguous == 0 ? g1 : g0);
     }
+  }
+  /// The same, the global tile named by its coordinates (see copy).
+  template <class Stage, class E2, class L>
+  MM_HD void store(Stage const& stage, Tensor<E2, L> const& coords) const {
+    const auto origin = coords(0);
+    store(stage, int(get<0>(origin)), int(get<1>(origin)));
   }
   /// prefetch.tensormap: the map into the cache before its first use.
   MM_HD void prefetch() const { tma_prefetch_map(&map); }

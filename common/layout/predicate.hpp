@@ -202,6 +202,15 @@ MM_HD constexpr auto make_identity_tensor(Shape const& shape) {
   return make_tensor(CoordIterator<decltype(base)>{base}, make_layout(wrap(shape), strides));
 }
 
+/// CuTe's domain_offset: `t` seen from coordinate `coord` on, t'(x) = t(coord + x) (the same layout,
+/// the iterator moved by the layout's offset of `coord`). For an identity tensor the coordinates it
+/// holds move by `coord`: a tile whose origin is not a multiple of the tile's shape (a grouped GEMM's
+/// rows of one expert, the row block of one consumer warpgroup) is `local_tile` of it at (0, ...).
+template <class Coord, class E2, class L>
+MM_HD constexpr auto domain_offset(Coord const& coord, Tensor<E2, L> const& t) {
+  return make_tensor(t.data() + t.layout()(coord), t.layout());
+}
+
 /// A register tensor of bools shaped like `t`: pred(i) = elem_less(t(i), bound).
 /// Build it once before the main loop, use it with copy_if.
 template <class E2, class L, class Bound>

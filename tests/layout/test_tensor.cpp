@@ -115,6 +115,27 @@ TEST(Tensor, GemmOnFragments) {
     }
 }
 
+TEST(Predication, DomainOffsetMovesAnIdentityTensorsCoordinates) {
+  // A stage's coordinates at a tile origin that is no multiple of the tile (a grouped GEMM's expert
+  // rows): domain_offset((m0, k0), identity(BM, BK))(i, j) == (m0 + i, k0 + j), element 0 the origin.
+  auto c = make_identity_tensor(make_shape(_8{}, _4{}));
+  auto g = domain_offset(make_coord(37, 64), c);
+  EXPECT_EQ(to_string(g(0)), "(37,64)");
+  EXPECT_EQ(to_string(g(5, 3)), "(42,67)");
+  // The epilogue's way: a row block moved to (m0, n0), then piece j of its columns by local_tile.
+  auto row_block = domain_offset(make_coord(128, 256), make_identity_tensor(make_shape(_4{}, _16{})));
+  auto piece = local_tile(row_block, make_shape(_4{}, _8{}), make_coord(0, 1));
+  EXPECT_EQ(to_string(piece(0)), "(128,264)");
+  EXPECT_EQ(to_string(piece(3, 7)), "(131,271)");
+  // A data tensor moves its pointer by the layout's offset of the coordinate.
+  std::vector<int> v(6 * 5);
+  std::iota(v.begin(), v.end(), 0);
+  auto m = make_tensor(v.data(), make_shape(6, 5), make_stride(5, _1{}));
+  auto moved = domain_offset(make_coord(2, 3), m);
+  EXPECT_EQ(moved(0, 0), m(2, 3));
+  EXPECT_EQ(moved(1, 1), m(3, 4));
+}
+
 TEST(Predication, IdentityTensorAndCopyIf) {
   int M = 10, N = 13;
   std::vector<int> src(M * N), dst(M * N, -1);

@@ -64,7 +64,7 @@ namespace {
 // ---- The schedules: one problem, three schedulers ----
 
 constexpr int kTilesM = 3, kTilesN = 3, kGroupM = 16, kKSteps = 8, kBlocks = 4, kSplits = 2;
-constexpr int kAcc = 4;  // accumulators of the one thread whose fixup is run (a multiple of 4)
+constexpr int kAcc = 8;  // accumulators of the one thread whose fixup is run (a 64×16 wgmma's: N = 2·kAcc is a wgmma N)
 
 struct Unit {
   WorkTileInfo work;
@@ -101,13 +101,13 @@ std::vector<Unit> walk(typename Scheduler::Params params) {
       Unit& u = units[id];
       if (u.final != (pass == 1)) continue;
       Scheduler s(params, u.block, kBlocks);
-      float acc[kAcc];
-      for (float& a : acc) a = float(1u << id);
+      auto acc = make_gmma_accumulators<2 * kAcc>();  // a 64×(2·kAcc) wgmma's fragment, ((2,2,kAcc/4),1,1)
+      for (int v = 0; v < kAcc; ++v) acc(v) = float(1u << id);
       s.fixup(u.work, acc, 0, 0, watchdog);
       if (!u.final) continue;
-      const auto bits = std::uint32_t(acc[0]);
-      if (float(bits) != acc[0] || !(bits >> id & 1u)) {
-        std::fprintf(stderr, "hopper_kernel_dump: unit %zu's fixup gave %g\n", id, double(acc[0]));
+      const auto bits = std::uint32_t(acc(0));
+      if (float(bits) != acc(0) || !(bits >> id & 1u)) {
+        std::fprintf(stderr, "hopper_kernel_dump: unit %zu's fixup gave %g\n", id, double(acc(0)));
         std::exit(1);
       }
       for (std::size_t o = 0; o < units.size(); ++o)
@@ -261,8 +261,8 @@ void print_swap() {
   Epilogue::TensorStorage storage;
   for (int cw = 0; cw < 2; ++cw)
     for (int t = 0; t < 128; ++t) {
-      float acc[NAcc];
-      for (int v = 0; v < NAcc; ++v) acc[v] = float(1000 * (128 * cw + t) + v);
+      auto acc = make_gmma_accumulators<SwapTile::BN::value>();  // the warpgroup's fragment, ((2,2,BN/8),1,1)
+      for (int v = 0; v < NAcc; ++v) acc(v) = float(1000 * (128 * cw + t) + v);
       typename Epilogue::Consumer consumer(params, storage, cw, t);
       consumer.store(acc, 0 * SwapTile::BM::value + SwapTile::kWgmmaM * cw, 0 * SwapTile::BN::value);  // tile (0, 0)
     }

@@ -63,6 +63,21 @@ def run_model(model, tokens, cache_len, split):
     return out
 
 
+def assert_compiled_steps_match(compiled, cfg, tokens, torch_steps):
+    """A compiled runner's prefill of tokens[:, :32] and its one decode step of tokens[:, 32:] (33 tokens,
+    a cache of 40) against torch's first two steps, within the script's tolerance."""
+    cache = ld.KVCache(cfg, tokens.shape[0], 40, "cuda")
+    prefill = compiled(tokens[:, :32], cache, 0).clone()
+    decode = compiled(tokens[:, 32:], cache, 32).clone()
+    assert rel_diff(prefill, torch_steps[0]) <= ld.TOLERANCE_REL
+    assert rel_diff(decode, torch_steps[1]) <= ld.TOLERANCE_REL
+
+
+def script_env():
+    """The environment the example script runs in: this checkout's python/ first on PYTHONPATH."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")]))
+
+
 # --- CPU: the model's logic -------------------------------------------------------------------------
 
 def test_config_is_llama3_8b():
@@ -306,17 +321,13 @@ def test_ours_under_torch_compile_fullgraph():
     torch_steps = run_model(model, tokens, 40, 32)
     compiled = ld.make_runner(model, ld.Backend("ours_compile", "gemm_ladder", "default"),
                               {"torch": ld.torch_linear, "gemm_ladder": gemm_ladder.linear})
-    cache = ld.KVCache(ld.TINY, 2, 40, "cuda")
-    prefill = compiled(tokens[:, :32], cache, 0).clone()
-    decode = compiled(tokens[:, 32:], cache, 32).clone()
-    assert rel_diff(prefill, torch_steps[0]) <= ld.TOLERANCE_REL
-    assert rel_diff(decode, torch_steps[1]) <= ld.TOLERANCE_REL
+    assert_compiled_steps_match(compiled, ld.TINY, tokens, torch_steps)
 
 
 @needs_gemm_ladder
 def test_script_end_to_end(tmp_path):
     out = tmp_path / "model.csv"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")]))
+    env = script_env()
     r = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--backends", "torch_eager,ours_eager",
                         "--prefill-tokens", "256", "--context", "64", "--reps", "3", "--warmup", "1", "--csv", str(out)],
                        capture_output=True, text=True, timeout=300, env=env)
@@ -361,17 +372,13 @@ def test_moe_model_eager_and_compiled_match_torch():
     for i, (ours, ref) in enumerate(zip(run_model(eager, tokens, 40, 32), torch_steps)):
         assert rel_diff(ours, ref) <= ld.TOLERANCE_REL, f"eager step {i}"
     compiled = ld.make_runner(model, ld.Backend("ours_compile", "gemm_ladder", "default"), *kernels)
-    cache = ld.KVCache(cfg, 2, 40, "cuda")
-    prefill = compiled(tokens[:, :32], cache, 0).clone()
-    decode = compiled(tokens[:, 32:], cache, 32).clone()
-    assert rel_diff(prefill, torch_steps[0]) <= ld.TOLERANCE_REL
-    assert rel_diff(decode, torch_steps[1]) <= ld.TOLERANCE_REL
+    assert_compiled_steps_match(compiled, cfg, tokens, torch_steps)
 
 
 @needs_gemm_ladder
 def test_moe_script_end_to_end(tmp_path):
     out = tmp_path / "moe.csv"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")]))
+    env = script_env()
     r = subprocess.run([sys.executable, str(SCRIPT), "--moe", "--tiny", "--backends", "torch_eager,ours_eager",
                         "--prefill-tokens", "256", "--context", "64", "--reps", "3", "--warmup", "1", "--csv", str(out)],
                        capture_output=True, text=True, timeout=300, env=env)

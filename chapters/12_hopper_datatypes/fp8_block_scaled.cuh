@@ -20,7 +20,10 @@
 //                  columns, two in flight, 74-76%: A read from shared memory four times a step.)
 //   a wait per half the promotion reads `partial`, so each half waits for its own wgmma
 //                  (warpgroup_wait<0>); the other consumer warpgroup's wgmma keep the tensor core
-//                  busy meanwhile.
+//                  busy meanwhile, if they are queued behind this one's and not beside them: the
+//                  two consumers take turns issuing (a named barrier between them per half,
+//                  cuBLASLt's order; without it they fall into lock-step and promote together
+//                  while the tensor core idles: the appendix step fp8_block_scaled_no_turns).
 //   the scales     read before the step's first wgmma, never after a wait (DeepGEMM's order), and
 //                  from nowhere that makes the K step wait on L2: A's (a float per row and K block)
 //                  come with the stage, a third TMA copy on its full barrier, and each thread reads
@@ -264,7 +267,24 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
 /// kBScalesInRegisters (kTmaScales' B half alone, with kEarlyScales; the appendix step
 /// fp8_block_scaled_register_b_scales, an ablation): B's scales by shuffle from registers, A's still by
 /// LDG a step ahead. It says how much of step 2 is the registers and no staging barriers.
-template <class Cfg, bool kEarlyScales = false, bool kTmaScales = false, bool kBScalesInRegisters = kTmaScales>
+///
+/// Turns (issue 35's step 3, fp8_block_scaled: per_half): the two consumer warpgroups take turns
+/// issuing their halves' wgmma, as cuBLASLt's block-scaled kernel orders its two (a 256-thread named
+/// barrier there too). Without it, both are released by the same full barrier and issue their groups
+/// together; the tensor core interleaves the two groups' wgmma, both finish together and both promote
+/// together while the tensor core idles, and the lock-step keeps itself (the appendix step
+/// fp8_block_scaled_no_turns). With it, consumer 0 waits at the barrier before it issues and consumer
+/// 1 after, so consumer 1's group is queued whole before consumer 0's and is promoted while consumer
+/// 0's runs. per_k_block: before each K block's first half only (the appendix's ablation).
+/// The barrier is met at two places, so it is barrier.sync (named_barrier_sync_unaligned): bar.sync,
+/// barrier.sync.aligned, ran 4 points of cuBLASLt faster met at two places, but PTX allows the
+/// aligned form only where every thread meets the barrier at the same instruction (synccheck reports
+/// it); met at one place, with the wgmma in two branches, and by two mbarriers (CUTLASS's
+/// OrderedSequenceBarrier), the turns measured no faster than none (notes/issue35_plan.md, step 3).
+enum class WarpgroupTurns { none, per_k_block, per_half };
+
+template <class Cfg, bool kEarlyScales = false, bool kTmaScales = false, bool kBScalesInRegisters = kTmaScales,
+          WarpgroupTurns Turns = WarpgroupTurns::none>
 struct CollectiveMmaBlockScaled
     : std::conditional_t<kTmaScales, CollectiveMmaBlockScaledTmaBase<Cfg>, CollectiveMmaBlockScaledBase<Cfg>> {
   // The slot of A's scales is refilled once the stage is released, after the last half's wait: they
@@ -276,6 +296,9 @@ struct CollectiveMmaBlockScaled
   using Base = typename Self::Base;
   using HalfN = typename Cfg::HalfN;
   using Atom = SM90_64xNx32_F32E4M3E4M3_SS<HalfN::value>;  // m64n128k32, both operands K-major
+  /// The turns' named barrier (1 and 2 are the epilogue's and the fixup's, per consumer; 3 and 4 the ping-pong kernel's).
+  static constexpr int kTurnBarrier = 5;
+  static_assert(Turns == WarpgroupTurns::none || Cfg::kConsumers == 2, "turns between two consumer warpgroups");
 
   template <class Pipe, class Accumulators>
   MM_HD static void mma(const typename Self::Params& params, Pipe& pipeline, typename Base::State& read, typename Base::State&,
@@ -338,7 +361,12 @@ struct CollectiveMmaBlockScaled
       MM_UNROLL
       for (int h = 0; h < kHalves; ++h) {
         auto b_half = local_tile(sB(_, _, read.index()), make_shape(HalfN{}, BK{}), make_coord(h, 0));  // (128,BK)
+        const bool turn = Turns == WarpgroupTurns::per_half || (Turns == WarpgroupTurns::per_k_block && h == 0);
+        // Consumer 0 waits until consumer 1's group is queued, then queues its own. (Two places, one
+        // barrier: barrier.sync, which may be met at different instructions.)
+        if (turn && cw == 0) named_barrier_sync_unaligned(kTurnBarrier, 2 * 128);
         gmma_k_block<Atom, GmmaMajor::K, GmmaMajor::K>(a_tile, b_half, partial, false);  // 4 × k32, from 0
+        if (turn && cw == 1) named_barrier_sync_unaligned(kTurnBarrier, 2 * 128);
         if (h == 0 && kt + 1 < work.k_end) next = Self::load_scales(params, kt + 1, row0, row1);  // while the wgmma run
         warpgroup_wait<0>();  // the promotion reads this half's products
         warpgroup_fence_operand(partial);
@@ -369,7 +397,7 @@ struct CollectiveMmaBlockScaled
 
 /// The kernel: the block-scaled main loop (fp8_block_scaled's unless told), fp8_per_tensor's epilogue
 /// without its scale, whole tiles.
-template <class Cfg, class Mainloop = CollectiveMmaBlockScaled<Cfg, true, true>>
+template <class Cfg, class Mainloop = CollectiveMmaBlockScaled<Cfg, true, true, true, WarpgroupTurns::per_half>>
 using Fp8BlockKernel = GemmKernelCooperative<Cfg, Mainloop, CollectiveEpilogueTma<Cfg, bf16>, PersistentTileScheduler>;
 
 /// Empty when fp8_block_scaled takes `p`; otherwise the rule it breaks (launch::fp8_rejects: RCR, K %
@@ -399,15 +427,16 @@ PreparedGemm prepare_fp8_block_scaled_kernel(const GemmProblem& p, const e4m3* A
   return gemm.prepared(name);
 }
 
-/// fp8_block_scaled (issue 35's step 2, the chapter's step since 2026-11-29): the kTmaScales kernel
-/// where TMA can read A's scales as an (M, Kb) matrix (CollectiveMmaBlockScaledTmaBase::tma_scales_rejects:
+/// fp8_block_scaled (issue 35's steps 2 and 3, the chapter's step): the kTmaScales kernel where TMA
+/// can read A's scales as an (M, Kb) matrix (CollectiveMmaBlockScaledTmaBase::tma_scales_rejects:
 /// M % 4 == 0 and a 16-byte aligned scale_a), otherwise the kEarlyScales kernel, whose LDG reads any
-/// M. The rules and errors of prepare_fp8_block_scaled_kernel.
-template <class Cfg = Fp8BlockCfg>
+/// M; both with the consumers taking `Turns` (per half unless told). The rules and errors of
+/// prepare_fp8_block_scaled_kernel.
+template <class Cfg = Fp8BlockCfg, WarpgroupTurns Turns = WarpgroupTurns::per_half>
 PreparedGemm prepare_fp8_block_scaled(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks = 0,
                                       const char* name = "fp8_block_scaled") {
-  using TmaScales = Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, true>>;
-  using LdgScales = Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, false>>;
+  using TmaScales = Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, true, true, Turns>>;
+  using LdgScales = Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, false, false, Turns>>;
   if (CollectiveMmaBlockScaledTmaBase<Cfg>::tma_scales_rejects(p).empty())
     return prepare_fp8_block_scaled_kernel<Cfg, TmaScales>(p, A, B, C, max_blocks, name);
   return prepare_fp8_block_scaled_kernel<Cfg, LdgScales>(p, A, B, C, max_blocks, name);

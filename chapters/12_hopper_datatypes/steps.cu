@@ -57,7 +57,8 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_steps(int max_blocks) {
 std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
   return {
       // fp8_block_scaled.cuh: 1×128 and 128×128 scales, each K block promoted to fp32 with its scales;
-      // A's scales by TMA with the stage, B's in registers (issue 35's step 2; LDG for M % 4 != 0)
+      // A's scales by TMA with the stage, B's in registers (issue 35's step 2; LDG for M % 4 != 0); the
+      // consumers take turns issuing each half's wgmma (step 3)
       prepared_kernel<e4m3, bf16>(
           "fp8_block_scaled", DType::e4m3_block,
           [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
@@ -89,6 +90,21 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
             using Kernel = Fp8BlockKernel<Fp8BlockCfg, CollectiveMmaBlockScaled<Fp8BlockCfg, true, false, true>>;
             return prepare_fp8_block_scaled_kernel<Fp8BlockCfg, Kernel>(p, a, b, c, max_blocks,
                                                                         "fp8_block_scaled_register_b_scales");
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
+      // fp8_block_scaled.cuh as the chapter's step was before the turns: the two consumers' wgmma unordered
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_no_turns", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_block_scaled<Fp8BlockCfg, WarpgroupTurns::none>(p, a, b, c, max_blocks, "fp8_block_scaled_no_turns");
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
+      // fp8_block_scaled.cuh with turns before each K block's first half only (an ablation of step 3)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_turns_k_block", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_block_scaled<Fp8BlockCfg, WarpgroupTurns::per_k_block>(p, a, b, c, max_blocks,
+                                                                                        "fp8_block_scaled_turns_k_block");
           },
           fp8_block_scaled_rejects, arch::sm90a),
       // fp8_block_scaled_192.cuh: 128×192 tiles in chunks of 128 and 64 columns, both in flight

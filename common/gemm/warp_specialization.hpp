@@ -4,6 +4,7 @@
 //   warpgroup_reg_dealloc<N>()   setmaxnreg.dec: this warpgroup keeps N registers per thread
 //   warpgroup_reg_alloc<N>()     setmaxnreg.inc: this warpgroup grows to N registers per thread
 //   named_barrier_sync(id, n)    bar.sync id, n: the n threads (whole warps) using barrier id meet
+//   named_barrier_sync_unaligned(id, n)  barrier.sync id, n: the same, met at different instructions
 //   named_barrier_arrive(id, n)  bar.arrive id, n: counts as arrived, does not wait (a one-way signal)
 //
 // A block of 384 threads with one register budget for all (65536 / 384 = 168 per thread at one block
@@ -49,6 +50,18 @@ MM_HD void warpgroup_reg_alloc() {
 MM_HD void named_barrier_sync(int id, int threads) {
 #if defined(__CUDA_ARCH__)
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#else
+  (void)id, (void)threads;
+#endif
+}
+
+/// `barrier.sync id, threads` (not .aligned): bar.sync's wait, for barriers whose warps meet at different
+/// instructions. bar.sync is barrier.sync.aligned, which PTX allows only where every thread using the
+/// barrier executes the same instruction (compute-sanitizer's synccheck reports the others); two
+/// warpgroups that take turns meet where each one's turn begins or ends, at two places in the code.
+MM_HD void named_barrier_sync_unaligned(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 #else
   (void)id, (void)threads;
 #endif

@@ -254,21 +254,25 @@ class MoE(nn.Module):
         self.w_down = random_weight(H, F_, device, generator, experts=E)                # (128, 2048, 768)
 
     def forward(self, x, experts):
-        B, T, H = x.shape
-        k, xf = self.cfg.experts_per_token, x.reshape(B * T, H)                         # (n, H)
-        probs = F.linear(xf, self.w_router).float().softmax(dim=-1)                     # (n, E), torch's always
-        weights, chosen = probs.topk(k, dim=-1)                                         # (n, k)
-        weights = weights / weights.sum(dim=-1, keepdim=True)
-        flat = chosen.flatten()                                                         # (n·k,) row t·k + j
-        order = flat.argsort(stable=True)                                               # (n·k,) sorted by expert
-        counts = torch.zeros(self.cfg.experts, dtype=torch.int64, device=x.device).scatter_add_(
-            0, flat, torch.ones_like(flat))                                             # (E,)
-        ys = experts(xf[order // k], counts, self.w_gate_up, self.w_down, B * T)        # (n·k, H) sorted
-        y = torch.empty_like(ys)
-        y[order] = ys                                                                   # (n·k, H) token-major
-        y = (y.view(B * T, k, H).float() * weights.unsqueeze(-1)).sum(dim=1)            # (n, H)
-        return y.to(x.dtype).view(B, T, H)
+        return moe_forward(self.cfg, x, self.w_router, self.w_gate_up, self.w_down, experts)
 
+
+def moe_forward(cfg: Config, x, w_router, w_gate_up, w_down, experts):
+    """MoE.forward on given weights (a function of tensors, so that a test can export it alone)."""
+    B, T, H = x.shape
+    k, xf = cfg.experts_per_token, x.reshape(B * T, H)                                # (n, H)
+    probs = F.linear(xf, w_router).float().softmax(dim=-1)                            # (n, E), torch's always
+    weights, chosen = probs.topk(k, dim=-1)                                           # (n, k)
+    weights = weights / weights.sum(dim=-1, keepdim=True)
+    flat = chosen.flatten()                                                           # (n·k,) row t·k + j
+    order = flat.argsort(stable=True)                                                 # (n·k,) sorted by expert
+    counts = torch.zeros(cfg.experts, dtype=torch.int64, device=x.device).scatter_add_(
+        0, flat, torch.ones_like(flat))                                               # (E,)
+    ys = experts(xf[order // k], counts, w_gate_up, w_down, B * T)                    # (n·k, H) sorted
+    y = torch.empty_like(ys)
+    y[order] = ys                                                                     # (n·k, H) token-major
+    y = (y.view(B * T, k, H).float() * weights.unsqueeze(-1)).sum(dim=1)              # (n, H)
+    return y.to(x.dtype).view(B, T, H)
 
 class Block(nn.Module):
     def __init__(self, cfg: Config, device, generator):

@@ -268,7 +268,7 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
 /// fp8_block_scaled_register_b_scales, an ablation): B's scales by shuffle from registers, A's still by
 /// LDG a step ahead. It says how much of step 2 is the registers and no staging barriers.
 ///
-/// Turns (issue 35's step 3, fp8_block_scaled: per_half): the two consumer warpgroups take turns
+/// Turns (issue 35's step 3a, fp8_block_scaled: per_half): the two consumer warpgroups take turns
 /// issuing their halves' wgmma, as cuBLASLt's block-scaled kernel orders its two (a 256-thread named
 /// barrier there too). Without it, both are released by the same full barrier and issue their groups
 /// together; the tensor core interleaves the two groups' wgmma, both finish together and both promote
@@ -281,7 +281,11 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
 /// aligned form only where every thread meets the barrier at the same instruction (synccheck reports
 /// it); met at one place, with the wgmma in two branches, and by two mbarriers (CUTLASS's
 /// OrderedSequenceBarrier), the turns measured no faster than none (notes/issue35_plan.md, step 3).
-enum class WarpgroupTurns { none, per_k_block, per_half };
+enum class WarpgroupTurns {
+  none,         ///< no order (the appendix step fp8_block_scaled_no_turns)
+  per_k_block,  ///< a turn before each K block's first half (the appendix step fp8_block_scaled_turns_k_block)
+  per_half,     ///< a turn before each half (fp8_block_scaled)
+};
 
 template <class Cfg, bool kEarlyScales = false, bool kTmaScales = false, bool kBScalesInRegisters = kTmaScales,
           WarpgroupTurns Turns = WarpgroupTurns::none>

@@ -58,7 +58,7 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
   return {
       // fp8_block_scaled.cuh: 1×128 and 128×128 scales, each K block promoted to fp32 with its scales;
       // A's scales by TMA with the stage, B's in registers (issue 35's step 2; LDG for M % 4 != 0); the
-      // consumers take turns issuing each half's wgmma (step 3)
+      // consumers take turns issuing each half's wgmma (issue 35's step 3a)
       prepared_kernel<e4m3, bf16>(
           "fp8_block_scaled", DType::e4m3_block,
           [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {

@@ -280,7 +280,7 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
 /// barrier.sync.aligned, ran 4 points of cuBLASLt faster met at two places, but PTX allows the
 /// aligned form only where every thread meets the barrier at the same instruction (synccheck reports
 /// it); met at one place, with the wgmma in two branches, and by two mbarriers (CUTLASS's
-/// OrderedSequenceBarrier), the turns measured no faster than none (notes/issue35_plan.md, step 3).
+/// OrderedSequenceBarrier), the turns measured no faster than none (notes/issue35_plan.md, step 3a).
 enum class WarpgroupTurns {
   none,         ///< no order (the appendix step fp8_block_scaled_no_turns)
   per_k_block,  ///< a turn before each K block's first half (the appendix step fp8_block_scaled_turns_k_block)

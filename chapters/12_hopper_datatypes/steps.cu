@@ -99,7 +99,7 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
             return prepare_fp8_block_scaled<Fp8BlockCfg, WarpgroupTurns::none>(p, a, b, c, max_blocks, "fp8_block_scaled_no_turns");
           },
           fp8_block_scaled_rejects, arch::sm90a),
-      // fp8_block_scaled.cuh with turns before each K block's first half only (an ablation of step 3)
+      // fp8_block_scaled.cuh with turns before each K block's first half only (an ablation of issue 35's step 3a)
       prepared_kernel<e4m3, bf16>(
           "fp8_block_scaled_turns_k_block", DType::e4m3_block,
           [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {

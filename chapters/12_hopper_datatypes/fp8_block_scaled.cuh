@@ -336,7 +336,9 @@ struct CollectiveMmaBlockScaled
           load_scales_b_lanes(params, b_next, kt + kScaleBLanes, work.tile.n * kHalves, t % 32);
         }
       } else {
-        if (kt % Cfg::kScaleChunk == 0) Self::stage_scales_b(params, storage, cw, t, kt, work.tile.n * kHalves);
+        // A chunk starts every kScaleChunk K blocks, and where a unit's K slice starts (split K).
+        if (kt % Cfg::kScaleChunk == 0 || kt == work.k_begin)
+          Self::stage_scales_b(params, storage, cw, t, kt - kt % Cfg::kScaleChunk, work.tile.n * kHalves);
       }
       pipeline.consumer_wait(read);
       auto a_tile = local_tile(sA(_, _, read.index()), make_shape(Int<Cfg::kWgmmaM>{}, BK{}), make_coord(cw, 0));
@@ -401,8 +403,16 @@ struct CollectiveMmaBlockScaled
 
 /// The kernel: the block-scaled main loop (fp8_block_scaled's unless told), fp8_per_tensor's epilogue
 /// without its scale, whole tiles.
-template <class Cfg, class Mainloop = CollectiveMmaBlockScaled<Cfg, true, true, true, WarpgroupTurns::per_half>>
-using Fp8BlockKernel = GemmKernelCooperative<Cfg, Mainloop, CollectiveEpilogueTma<Cfg, bf16>, PersistentTileScheduler>;
+/// `Scheduler`: whole tiles, or chapter 11's split-K (SplitKScheduler: K blocks in slices, the partial
+/// fp32 sums added by the tile's last slice; each K block is promoted on its own, so a slice of whole
+/// K blocks is a sum like any other).
+template <class Cfg, class Mainloop = CollectiveMmaBlockScaled<Cfg, true, true, true, WarpgroupTurns::per_half>,
+          class Scheduler = PersistentTileScheduler>
+using Fp8BlockKernel = GemmKernelCooperative<Cfg, Mainloop, CollectiveEpilogueTma<Cfg, bf16>, Scheduler>;
+
+/// The split-K scheduler of a block-scaled kernel: a slot holds one consumer thread's accumulators.
+template <class Cfg>
+using Fp8BlockSplitK = SplitKScheduler<Cfg::BN::value / 2>;
 
 /// Empty when fp8_block_scaled takes `p`; otherwise the rule it breaks (launch::fp8_rejects: RCR, K %
 /// 16 and N % 8 for TMA's 16-byte rows, the rules cuBLASLt's fp8 has too).
@@ -415,19 +425,24 @@ inline std::string fp8_block_scaled_rejects(const GemmProblem& p) {
 /// then the adapter (the opt-in, a grid of the blocks the GPU holds at once, at most one per tile, at
 /// most `max_blocks` when above 0). Throws std::invalid_argument for a problem it rejects, operands
 /// TMA cannot describe, or a problem without its scales.
+/// `splits` (a split-K kernel only): K slices per tile, at least 1.
 template <class Cfg, class Kernel>
 PreparedGemm prepare_fp8_block_scaled_kernel(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks,
-                                             const char* name) {
-  if (std::string why = fp8_block_scaled_rejects(p); !why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
+                                             const std::string& name, int splits = 1) {
+  if (std::string why = fp8_block_scaled_rejects(p); !why.empty()) throw std::invalid_argument(name + ": " + why);
   if (p.scale_a == nullptr || p.scale_b == nullptr)
-    throw std::invalid_argument(std::string(name) + ": needs the block scales of A and B (GemmProblem::scale_a, scale_b)");
+    throw std::invalid_argument(name + ": needs the block scales of A and B (GemmProblem::scale_a, scale_b)");
   typename GemmAdapter<Kernel>::Arguments args{};
   args.mainloop = Kernel::Mainloop::to_underlying_arguments(p, A, B);
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), p.n);
-  args.scheduler = whole_tiles<Cfg>(p);
+  if constexpr (std::is_same_v<typename Kernel::Scheduler, PersistentTileScheduler>) {
+    args.scheduler = whole_tiles<Cfg>(p);
+  } else {
+    args.scheduler = Kernel::Scheduler::to_underlying_arguments(SplitKTileScheduler::make(tile_order<Cfg>(p), k_steps_of<Cfg>(p), splits));
+  }
   args.max_blocks = max_blocks;
   GemmAdapter<Kernel> gemm;
-  gemm.initialize(args);
+  gemm.initialize(args);  // a split-K kernel's workspace, once per problem
   return gemm.prepared(name);
 }
 

@@ -4,6 +4,7 @@
 #include "12_hopper_datatypes/steps.hpp"
 
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
+#include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"
 #if MM_APPENDIX_STEPS
 #include "12_hopper_datatypes/fp8_block_scaled_192.cuh"
 #include "12_hopper_datatypes/fp8_per_tensor_halves.cuh"
@@ -65,6 +66,14 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
             return prepare_fp8_block_scaled(p, a, b, c, max_blocks);
           },
           fp8_block_scaled_rejects, arch::sm90a),
+      // fp8_block_scaled_small_m.cuh: fp8_block_scaled with K split where the tiles leave SMs idle, and
+      // 64-row tiles for M <= 64 (issue 35's small-M path)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_small_m", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_block_scaled_small_m(p, a, b, c, max_blocks);
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
 #if MM_APPENDIX_STEPS
       // fp8_block_scaled.cuh without flags: A's scales by LDG a step ahead, B's staged in shared
       // memory, each half's read after its wait (the chapter's step until 2026-11-29)
@@ -116,6 +125,15 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
           fp8_block_scaled_192_rejects, arch::sm90a),
 #endif
   };
+}
+
+GemmKernel<e4m3, bf16> fp8_block_scaled_small_m_with(int bm, int splits, int max_blocks) {
+  return prepared_kernel<e4m3, bf16>(
+      "fp8_block_scaled_small_m_" + std::to_string(bm) + "_x" + std::to_string(splits), DType::e4m3_block,
+      [max_blocks, bm, splits](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+        return prepare_fp8_block_scaled_small_m(p, a, b, c, max_blocks, Fp8SmallMPlan{bm, splits});
+      },
+      fp8_block_scaled_rejects, arch::sm90a);
 }
 
 }  // namespace mm::ch12

@@ -1,8 +1,9 @@
-// fp8 e4m3: chapter 12's steps (its steps.cu), per-tensor scales and DeepSeek-V3's block scales. Both
+// fp8 e4m3: chapter 12's steps (its steps.cu), per-tensor scales and DeepSeek-V3's block scales (its last
+// step, fp8_block_scaled_small_m: fp8_block_scaled, with K split and 64-row tiles for few rows). Both
 // read A and B K-major only (RCR), as cuBLASLt's fp8 does.
 #include "prepare.hpp"
 
-#include "12_hopper_datatypes/fp8_block_scaled.cuh"
+#include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"
 #include "12_hopper_datatypes/fp8_per_tensor.cuh"
 
 namespace gl::detail {
@@ -24,7 +25,7 @@ std::string fp8_block_scaled_rejects(const mm::GemmProblem& p) {
 
 mm::PreparedGemm prepare_fp8_block_scaled(const mm::GemmProblem& p, const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b,
                                           __nv_bfloat16* c) {
-  return mm::ch12::prepare_fp8_block_scaled(p, a, b, c);
+  return mm::ch12::prepare_fp8_block_scaled_small_m(p, a, b, c);  // fp8_block_scaled where the tiles fill the GPU
 }
 
 }  // namespace gl::detail

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"  // CollectiveMmaBlockScaledTmaBase::tma_scales_rejects
+#include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"  // choose_fp8_small_m
 #include "12_hopper_datatypes/steps.hpp"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
@@ -198,6 +199,52 @@ TEST(ch12_Fp8, TmaScalesAtEveryKindOfM) {
                           << max_blocks << ": " << r.summary;
       }
   }
+}
+
+// fp8_block_scaled_small_m (issue 35's small-M path) with every plan forced: 64- and 128-row tiles,
+// whole tiles and K in 2, 3 and 5 slices (the last slice short where K has a partial block), at
+// ragged M on both of the main loop's scale paths (TMA for M % 4 == 0, LDG otherwise), rows past
+// M in a 64-row tile and in a second row of 64-row tiles, N past a column block, one K block only
+// (the slices clamp to 1), and few blocks looping over the units. Random block scales (0.5 to 2);
+// C poisoned first.
+TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  for (int bm : {64, 128})
+    for (int splits : {1, 2, 3, 5})
+      for (int max_blocks : {0, 3}) {
+        const auto k = ch12::fp8_block_scaled_small_m_with(bm, splits, max_blocks);
+        for (const Size& s : {Size{4, 8, 16}, Size{1, 8, 16}, Size{64, 2112, 1664}, Size{68, 264, 2000},
+                              Size{17, 520, 4240}, Size{130, 136, 4112}, Size{128, 384, 1040}})
+          for (std::uint64_t seed : {7u, 8u}) {
+            if (max_blocks != 0 && s.n < 500) continue;  // few blocks: only where there are many units
+            const mm::CheckResult r = mm::check_gemm_kernel<e4m3, bf16>(problem(s, "RCR"), k.launch, k.dtype, seed);
+            EXPECT_TRUE(r.ok) << k.name << " at " << mm::test::size_name(s) << " seed " << seed << " max_blocks "
+                              << max_blocks << ": " << r.summary;
+          }
+      }
+}
+
+// The choice of fp8_block_scaled_small_m (CPU): whole 128-row tiles where they fill half of 132 SMs
+// and M > 64; otherwise 64-row tiles, with K split only where those fill less than half the SMs, at
+// least 12 K blocks a slice and at most one unit per SM.
+TEST(ch12_Launch, SmallMChoosesTheTileAndTheSlices) {
+  const auto plan = [](int m, int n, int k) {
+    const auto c = ch12::choose_fp8_small_m(problem({m, n, k}, "RCR"), 132);
+    return std::to_string(c.bm) + "x" + std::to_string(c.splits);
+  };
+  EXPECT_EQ(plan(64, 7168, 16384), "64x4");    // 28 tiles, 128 K blocks: 4 slices, 112 units
+  EXPECT_EQ(plan(128, 7168, 16384), "64x2");   // 56 tiles of 64 rows: 2 slices
+  EXPECT_EQ(plan(64, 2112, 7168), "64x4");     // 9 tiles, 56 K blocks: 4 slices of 14
+  EXPECT_EQ(plan(128, 4096, 7168), "64x4");    // 32 tiles of 64 rows
+  EXPECT_EQ(plan(64, 7168, 2048), "64x1");     // 16 K blocks: a slice would be shorter than 12
+  EXPECT_EQ(plan(128, 7168, 2048), "64x1");    // 56 tiles of 64 rows, 16 K blocks
+  EXPECT_EQ(plan(64, 24576, 1536), "64x1");    // 96 tiles fill more than half the GPU
+  EXPECT_EQ(plan(128, 24576, 1536), "128x1");  // so do 96 tiles of 128 rows: fp8_block_scaled
+  EXPECT_EQ(plan(1, 8, 16), "64x1");
+  EXPECT_EQ(plan(65, 7168, 16384), "64x2");    // two rows of 64-row tiles
+  EXPECT_EQ(plan(4096, 7168, 16384), "128x1");
+  EXPECT_EQ(plan(4096, 4096, 4096), "128x1");
+  EXPECT_EQ(plan(8, 256, 131072), "64x85");    // one tile, 1024 K blocks: slices of 12 (and 13)
 }
 
 TEST(ch12_Launch, TmaScalesTakeWhatTmaReadsAndLeaveTheRestToTheLdgPath) {

@@ -1,0 +1,112 @@
+// Chapter 12, step 4: fp8_block_scaled_small_m. fp8_block_scaled for the few-row problems of a
+// model's decode and small batches (DeepSeek-V3's M = 64 and 128 against N = 2112-7168, K up to
+// 16384), where its 128×256 tiles leave the GPU idle.
+//
+// At M = 64 and N = 7168 fp8_block_scaled has N / 256 = 28 tiles for 132 SMs, each walking all of K,
+// and each half empty: the wgmma multiply 128 rows where 64 exist. Two blocks of chapter 11 fix the
+// two, without a line of new device code:
+//
+//   split K        chapter 11's SplitKScheduler (gemm/tile_scheduler_sm90.hpp): K in slices of whole
+//                  K blocks, one unit of work per (tile, slice), the fp32 partial sums added by each
+//                  tile's last slice. The promotion makes this natural: each K block is scaled and
+//                  added on its own, so a slice of K blocks is a sum like any other. The rule is
+//                  chapter 11's (choose_splits): split only when the tiles fill less than half the
+//                  GPU, as many slices as bring the units to one per SM, with at least
+//                  kFp8MinKBlocksPerSlice K blocks in each.
+//   64-row tiles   KernelConfig<64, 256, 128, 5>: one consumer warpgroup (DeepGEMM's BLOCK_M 64),
+//                  and a fifth stage in the shared memory the second consumer's rows freed. At
+//                  M <= 64 half the wgmma of a 128-row tile; at M = 128 twice the tiles, so fewer
+//                  slices. With one consumer there is no other warpgroup to cover the promotion, so
+//                  the turns are off, and it is used only where the 128-row tiles leave half the
+//                  GPU idle.
+//
+// The main loop and the epilogue are fp8_block_scaled's (CollectiveMmaBlockScaled with A's scales by
+// TMA, B's in registers); what changes is the scheduler and, for M <= 64, the tile. Where the tiles
+// fill the GPU alone (M = 4096, or N large and K short) it is fp8_block_scaled itself. M % 4 != 0 (TMA
+// cannot read scale_a's rows): the same choice with the main loop's LDG scales.
+//
+// Build: cmake --build build --target ch12_hopper_datatypes
+// Run:   build/bin/ch12_hopper_datatypes --kernel fp8_block_scaled_small_m
+#pragma once
+
+#include <string>
+
+#include "11_every_shape/split_k.cuh"  // choose_splits
+#include "12_hopper_datatypes/fp8_block_scaled.cuh"
+
+namespace mm::ch12 {
+
+/// fp8_block_scaled_small_m's tile for M <= 64: 64×256, one consumer warpgroup, 5 stages of 40 KB.
+struct Fp8Block64Cfg : KernelConfig<64, 256, 128, 5> {
+  using HalfN = _128;                     ///< columns one promotion covers: the wgmma's N, one scale block
+  static constexpr int kScaleChunk = 64;  ///< the LDG path's K blocks of B's scales staged at once
+  static_assert(BK::value == kScaleBlock && HalfN::value == kScaleBlock, "a K step and a half tile's columns are one scale block");
+};
+
+/// K blocks a slice keeps at least (choose_splits' min_k_steps for K steps of 128). Measured at the
+/// suite's M = 64 and 128 rows with the slices forced (2026-11-29h call 2): 4 K blocks a slice ran at
+/// 57-61% of cuBLASLt where 8-14 ran at 70-78%, and past one unit per SM a second round costs more
+/// than the longer slices.
+inline constexpr int kFp8MinKBlocksPerSlice = 12;
+
+/// What fp8_block_scaled_small_m runs: the tile's rows and the K slices (1: whole tiles).
+struct Fp8SmallMPlan {
+  int bm = 0;      ///< 64 or 128
+  int splits = 0;  ///< K slices per tile
+};
+
+/// The choice, on the host. Where the 128-row tiles fill at least half the GPU (and M > 64): whole
+/// 128-row tiles, fp8_block_scaled itself. Otherwise 64-row tiles (half the wgmma where M <= 64, twice
+/// the tiles where M > 64), and chapter 11's split rule over them and the K blocks of 128.
+/// Measured with the plans forced at the suite's M = 64 and 128 rows (2026-11-29h call 3): 64-row
+/// tiles won at every row the 128-row tiles leave half the GPU idle, M = 128 included (128×2112×7168
+/// 75 -> 97%, 128×4096×7168 78 -> 95% of cuBLASLt), and lost where they do not (128×24576×1536 79
+/// against 99%).
+inline Fp8SmallMPlan choose_fp8_small_m(const GemmProblem& p, int sms) {
+  const auto tiles_of = [&](int bm) { return launch::ceil_div(p.m, std::int64_t(bm)) * launch::ceil_div(p.n, std::int64_t(256)); };
+  if (p.m > 64 && 2 * tiles_of(128) >= sms) return {128, 1};
+  const int k_blocks = int(launch::ceil_div(p.k, std::int64_t(kScaleBlock)));
+  return {64, ch11::choose_splits(tiles_of(64), k_blocks, sms, kFp8MinKBlocksPerSlice)};
+}
+
+/// The split-K kernel of a block-scaled tile: fp8_block_scaled's main loop with A's scales by TMA
+/// (kTma) or by LDG, the consumers taking turns where there are two.
+template <class Cfg, bool kTma>
+using Fp8BlockSplitKKernel =
+    Fp8BlockKernel<Cfg,
+                   CollectiveMmaBlockScaled<Cfg, true, kTma, kTma, Cfg::kConsumers == 2 ? WarpgroupTurns::per_half : WarpgroupTurns::none>,
+                   Fp8BlockSplitK<Cfg>>;
+
+namespace detail {
+template <class Cfg>
+PreparedGemm prepare_fp8_small_m_with(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks,
+                                      const std::string& path, int splits) {
+  if (CollectiveMmaBlockScaledTmaBase<Cfg>::tma_scales_rejects(p).empty())
+    return prepare_fp8_block_scaled_kernel<Cfg, Fp8BlockSplitKKernel<Cfg, true>>(p, A, B, C, max_blocks, path, splits);
+  return prepare_fp8_block_scaled_kernel<Cfg, Fp8BlockSplitKKernel<Cfg, false>>(p, A, B, C, max_blocks, path, splits);
+}
+}  // namespace detail
+
+/// fp8_block_scaled_small_m (issue 35's small-M path): `plan` as choose_fp8_small_m says unless given
+/// (plan.bm 64 or 128, plan.splits >= 1). The path names the tile and the slices
+/// ("fp8_block_scaled_small_m 64x256 x4"); a 128-row plan of one slice is fp8_block_scaled itself, and
+/// its path says so ("fp8_block_scaled"). The rules and errors of prepare_fp8_block_scaled_kernel.
+inline PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
+                                                     int max_blocks = 0, Fp8SmallMPlan plan = {}) {
+  const char* name = "fp8_block_scaled_small_m";
+  // Everything that refuses the problem before the choice asks the GPU for its SM count.
+  std::string why = fp8_block_scaled_rejects(p);
+  if (why.empty() && (p.scale_a == nullptr || p.scale_b == nullptr))
+    why = "needs the block scales of A and B (GemmProblem::scale_a, scale_b)";
+  if (why.empty()) why = launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", C}});
+  if (!why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
+  if (plan.bm == 0) plan = choose_fp8_small_m(p, device_sm_count());
+  if (plan.bm != 64 && plan.bm != 128) throw std::invalid_argument(std::string(name) + ": tiles of 64 or 128 rows, not " + std::to_string(plan.bm));
+  if (plan.splits < 1) throw std::invalid_argument(std::string(name) + ": at least one K slice, not " + std::to_string(plan.splits));
+  if (plan.bm == 128 && plan.splits == 1) return prepare_fp8_block_scaled(p, A, B, C, max_blocks);  // its path: "fp8_block_scaled"
+  const std::string path = std::string(name) + " " + std::to_string(plan.bm) + "x256 x" + std::to_string(plan.splits);
+  if (plan.bm == 64) return detail::prepare_fp8_small_m_with<Fp8Block64Cfg>(p, A, B, C, max_blocks, path, plan.splits);
+  return detail::prepare_fp8_small_m_with<Fp8BlockCfg>(p, A, B, C, max_blocks, path, plan.splits);
+}
+
+}  // namespace mm::ch12

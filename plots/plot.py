@@ -991,6 +991,59 @@ def plot_ch12_datatypes(all_rows, out_dir) -> bool:
     return True
 
 
+CH12_SUITE = "ch12_hopper_datatypes_suite"
+
+
+def ch12_suite_group(m: int, n: int, k: int) -> str:
+    """Which part of issue 35's DeepSeek-V3 suite a problem belongs to: its M, or the squares."""
+    return "squares" if m == n == k else f"M = {m}"
+
+
+def plot_ch12_suite(all_rows, out_dir) -> bool:
+    """Chapter 12's suite figure: % of cuBLASLt (the same scaling) of fp8_block_scaled, its small-M step and
+    fp8_per_tensor at every problem of DeepSeek-V3's suite, grouped by M."""
+    name = "ch12_suite"
+    rows = [r for r in all_rows if pathlib.Path(r.source).stem == CH12_SUITE and r.pct is not None]
+    if not rows:
+        skip(name, f"no {CH12_SUITE}.csv", out_dir)
+        return False
+    problems: list[tuple[int, int, int]] = []
+    for r in rows:
+        if (r.m, r.n, r.k) not in problems:
+            problems.append((r.m, r.n, r.k))
+    # By M, the squares last; the run's order within a group (a stable sort).
+    problems.sort(key=lambda pr: (pr[0] == pr[1] == pr[2], pr[0]))
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.34 * len(problems) + 2.5), 5.0))
+    series = [("fp8_per_tensor", "e4m3", "fp8_per_tensor (against cuBLASLt per-tensor)", "#9575cd", "x"),
+              ("fp8_block_scaled", "e4m3_block", "fp8_block_scaled (128×256 whole tiles)", "#9e9e9e", "s"),
+              ("fp8_block_scaled_small_m", "e4m3_block", "fp8_block_scaled_small_m (split K, 64-row tiles)", "#c2185b", "o")]
+    for kernel, dtype, label, color, marker in series:
+        pts = {(r.m, r.n, r.k): r.pct for r in rows if r.kernel == kernel and r.dtype == dtype}
+        xs = [j for j, pr in enumerate(problems) if pr in pts]
+        ax.plot(xs, [pts[problems[j]] for j in xs], marker=marker, markersize=5, linestyle="none", color=color, label=label)
+    ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="cuBLASLt (same run, same scaling)")
+    start = 0
+    for j in range(1, len(problems) + 1):
+        if j == len(problems) or ch12_suite_group(*problems[j]) != ch12_suite_group(*problems[start]):
+            ax.text((start + j - 1) / 2, 1.01, ch12_suite_group(*problems[start]), transform=ax.get_xaxis_transform(),
+                    ha="center", va="bottom", fontsize=9)
+            if j < len(problems):
+                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
+            start = j
+    ax.set_xticks(range(len(problems)))
+    ax.set_xticklabels([ch11_label(*pr) for pr in problems], rotation=90, fontsize=7.5)
+    ax.set_xlim(-0.7, len(problems) - 0.3)
+    ax.set_ylim(0, max(115, max(r.pct for r in rows) + 5))
+    ax.set_ylabel("% of cuBLASLt (ratio of median times)")
+    ax.set_xlabel("problem M×N×K (e4m3 A and B, bf16 C, C = A·Bᵀ)")
+    gpus = " / ".join(sorted({r.gpu for r in rows} - {""})) or "GPU"
+    ax.set_title(f"Chapter 12 over DeepSeek-V3's fp8 shapes ({gpus})", pad=18)
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    fig.tight_layout()
+    save(fig, out_dir, name)
+    return True
+
+
 def find_row(all_rows: list[rd.Row], chapter: str, kernel: str, dtype: str, layout: str, size: int) -> rd.Row | None:
     """The one row of a kernel at size³ (a copy: size×size) in one storage order, or None (absent or ambiguous).
     A chapter's step before ("ch05_layout_padded") is also found under its former name ("layout_padded"),
@@ -1154,7 +1207,8 @@ def main(argv=None) -> int:
              plot_copy(rows, colors, args.out), plot_vs_cublas_sizes(all_rows, args.out),
              plot_fp32_sizes(all_rows, args.out), plot_predictions(all_rows, colors, args.out),
              plot_ch11_suite(all_rows, args.out), plot_ch11_which_kernel(all_rows, args.out),
-             plot_ch12_datatypes(all_rows, args.out), plot_ch13_grouped(args.data, args.out)]
+             plot_ch12_datatypes(all_rows, args.out), plot_ch12_suite(all_rows, args.out),
+             plot_ch13_grouped(args.data, args.out)]
     drawn += [plot_chapter_ladder(all_rows, chapter, args.out) for chapter in rd.chapters(all_rows)]
     if not any(drawn):
         print(f"error: --data: nothing to plot in {args.data}", file=sys.stderr)

@@ -285,6 +285,7 @@ enum class WarpgroupTurns {
   none,         ///< no order (the appendix step fp8_block_scaled_no_turns)
   per_k_block,  ///< a turn before each K block's first half (the appendix step fp8_block_scaled_turns_k_block)
   per_half,     ///< a turn before each half (fp8_block_scaled)
+  per_half_pingpong,  ///< per_half by two barriers, each met by bar.sync in one consumer and bar.arrive in the other
 };
 
 template <class Cfg, bool kEarlyScales = false, bool kTmaScales = false, bool kBScalesInRegisters = kTmaScales,
@@ -300,7 +301,8 @@ struct CollectiveMmaBlockScaled
   using Base = typename Self::Base;
   using HalfN = typename Cfg::HalfN;
   using Atom = SM90_64xNx32_F32E4M3E4M3_SS<HalfN::value>;  // m64n128k32, both operands K-major
-  /// The turns' named barrier (1 and 2 are the epilogue's and the fixup's, per consumer; 3 and 4 the ping-pong kernel's).
+  /// The turns' named barrier (1 and 2 are the epilogue's and the fixup's, per consumer; 3 and 4 the ping-pong kernel's;
+  /// per_half_pingpong takes 5 and 6).
   static constexpr int kTurnBarrier = 5;
   static_assert(Turns == WarpgroupTurns::none || Cfg::kConsumers == 2, "turns between two consumer warpgroups");
 
@@ -326,6 +328,10 @@ struct CollectiveMmaBlockScaled
     }
     MM_UNROLL
     for (int v = 0; v < int(acc.size()); ++v) acc(v) = 0.0f;
+    // per_half_pingpong: consumer 1 goes first in each unit: consumer 0 arrives on consumer 1's barrier
+    // once before the loop, and consumer 1 takes the one arrival too many after it.
+    if constexpr (Turns == WarpgroupTurns::per_half_pingpong)
+      if (cw == 0) named_barrier_arrive(kTurnBarrier + 1, 2 * 128);
     for (int kt = work.k_begin; kt < work.k_end; ++kt) {
       [[maybe_unused]] int lane_kb = 0;  // kBScalesInRegisters: the lane that holds K block kt's scales of B
       if constexpr (kBScalesInRegisters) {
@@ -367,12 +373,20 @@ struct CollectiveMmaBlockScaled
       MM_UNROLL
       for (int h = 0; h < kHalves; ++h) {
         auto b_half = local_tile(sB(_, _, read.index()), make_shape(HalfN{}, BK{}), make_coord(h, 0));  // (128,BK)
-        const bool turn = Turns == WarpgroupTurns::per_half || (Turns == WarpgroupTurns::per_k_block && h == 0);
-        // Consumer 0 waits until consumer 1's group is queued, then queues its own. (Two places, one
-        // barrier: barrier.sync, which may be met at different instructions.)
-        if (turn && cw == 0) named_barrier_sync_unaligned(kTurnBarrier, 2 * 128);
-        gmma_k_block<Atom, GmmaMajor::K, GmmaMajor::K>(a_tile, b_half, partial, false);  // 4 × k32, from 0
-        if (turn && cw == 1) named_barrier_sync_unaligned(kTurnBarrier, 2 * 128);
+        if constexpr (Turns == WarpgroupTurns::per_half_pingpong) {
+          // Wait for the other consumer's group to be queued (its bar.arrive on our barrier), queue
+          // ours, then let it go: consumer 1, 0, 1, 0, ... by the same three instructions in both.
+          named_barrier_sync(kTurnBarrier + cw, 2 * 128);
+          gmma_k_block<Atom, GmmaMajor::K, GmmaMajor::K>(a_tile, b_half, partial, false);
+          named_barrier_arrive(kTurnBarrier + 1 - cw, 2 * 128);
+        } else {
+          const bool turn = Turns == WarpgroupTurns::per_half || (Turns == WarpgroupTurns::per_k_block && h == 0);
+          // Consumer 0 waits until consumer 1's group is queued, then queues its own. (Two places, one
+          // barrier: barrier.sync, which may be met at different instructions.)
+          if (turn && cw == 0) named_barrier_sync_unaligned(kTurnBarrier, 2 * 128);
+          gmma_k_block<Atom, GmmaMajor::K, GmmaMajor::K>(a_tile, b_half, partial, false);  // 4 × k32, from 0
+          if (turn && cw == 1) named_barrier_sync_unaligned(kTurnBarrier, 2 * 128);
+        }
         if (h == 0 && kt + 1 < work.k_end) next = Self::load_scales(params, kt + 1, row0, row1);  // while the wgmma run
         warpgroup_wait<0>();  // the promotion reads this half's products
         warpgroup_fence_operand(partial);
@@ -398,6 +412,8 @@ struct CollectiveMmaBlockScaled
       }
       scales = next;
     }
+    if constexpr (Turns == WarpgroupTurns::per_half_pingpong)
+      if (cw == 1) named_barrier_sync(kTurnBarrier + 1, 2 * 128);
   }
 };
 

@@ -21,9 +21,10 @@
 //   a wait per half the promotion reads `partial`, so each half waits for its own wgmma
 //                  (warpgroup_wait<0>); the other consumer warpgroup's wgmma keep the tensor core
 //                  busy meanwhile, if they are queued behind this one's and not beside them: the
-//                  two consumers take turns issuing (a named barrier between them per half,
-//                  cuBLASLt's order; without it they fall into lock-step and promote together
-//                  while the tensor core idles: the appendix step fp8_block_scaled_no_turns).
+//                  two consumers take turns issuing (cuBLASLt's order; passed by a pair of named
+//                  barriers, bar.sync on one's own and bar.arrive on the other's, as the ping-pong
+//                  kernel passes its turn; without turns they fall into lock-step and promote
+//                  together while the tensor core idles: the appendix step fp8_block_scaled_no_turns).
 //   the scales     read before the step's first wgmma, never after a wait (DeepGEMM's order), and
 //                  from nowhere that makes the K step wait on L2: A's (a float per row and K block)
 //                  come with the stage, a third TMA copy on its full barrier, and each thread reads
@@ -269,23 +270,29 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
 /// LDG a step ahead. It says how much of step 2 is the registers and no staging barriers.
 ///
 /// Turns (issue 35's step 3a, fp8_block_scaled: per_half): the two consumer warpgroups take turns
-/// issuing their halves' wgmma, as cuBLASLt's block-scaled kernel orders its two (a 256-thread named
-/// barrier there too). Without it, both are released by the same full barrier and issue their groups
-/// together; the tensor core interleaves the two groups' wgmma, both finish together and both promote
-/// together while the tensor core idles, and the lock-step keeps itself (the appendix step
-/// fp8_block_scaled_no_turns). With it, consumer 0 waits at the barrier before it issues and consumer
-/// 1 after, so consumer 1's group is queued whole before consumer 0's and is promoted while consumer
-/// 0's runs. per_k_block: before each K block's first half only (the appendix's ablation).
-/// The barrier is met at two places, so it is barrier.sync (named_barrier_sync_unaligned): bar.sync,
-/// barrier.sync.aligned, ran 4 points of cuBLASLt faster met at two places, but PTX allows the
-/// aligned form only where every thread meets the barrier at the same instruction (synccheck reports
-/// it); met at one place, with the wgmma in two branches, and by two mbarriers (CUTLASS's
-/// OrderedSequenceBarrier), the turns measured no faster than none (notes/issue35_plan.md, step 3a).
+/// issuing their halves' wgmma, as cuBLASLt's block-scaled kernel orders its two. Without it, both are
+/// released by the same full barrier and issue their groups together; the tensor core interleaves the
+/// two groups' wgmma, both finish together and both promote together while the tensor core idles, and
+/// the lock-step keeps itself (the appendix step fp8_block_scaled_no_turns). With it, consumer 1's
+/// group is queued whole before consumer 0's and is promoted while consumer 0's runs, and so on.
+/// per_half passes the turn as the ping-pong kernel does (GemmKernelPingpong; FlashAttention-3's
+/// warpgroup scheduling): each consumer waits on its own named barrier (bar.sync) before it issues a
+/// half's group and arrives on the other's (bar.arrive) after, a producer/consumer pair of barriers
+/// that PTX documents. The same three instructions in both warpgroups, no branch around them.
+/// per_half_unaligned (the appendix step fp8_block_scaled_turns_unaligned, the chapter's step before):
+/// one barrier, met by consumer 0 before its group and consumer 1 after its own, at two places in the
+/// code, so barrier.sync (named_barrier_sync_unaligned; PTX allows bar.sync, barrier.sync.aligned, only
+/// where all threads meet at one instruction, and synccheck reports it), which ptxas compiles into a
+/// branch around the barrier and a WARPSYNC on each side: that cost ate most of the turn's gain.
+/// per_k_block: per_half_unaligned before each K block's first half only (the appendix's ablation).
+/// Tried and measured no faster, or refused by synccheck: bar.sync at the two places, one barrier met
+/// at one place with the wgmma in two branches or in a two-trip loop, predicated bar.sync, and two
+/// mbarriers (CUTLASS's OrderedSequenceBarrier) (notes/issue35_plan.md).
 enum class WarpgroupTurns {
-  none,         ///< no order (the appendix step fp8_block_scaled_no_turns)
-  per_k_block,  ///< a turn before each K block's first half (the appendix step fp8_block_scaled_turns_k_block)
-  per_half,     ///< a turn before each half (fp8_block_scaled)
-  per_half_pingpong,  ///< per_half by two barriers, each met by bar.sync in one consumer and bar.arrive in the other
+  none,                ///< no order (the appendix step fp8_block_scaled_no_turns)
+  per_k_block,         ///< per_half_unaligned before each K block's first half (fp8_block_scaled_turns_k_block)
+  per_half_unaligned,  ///< one barrier.sync per half, met at two places (fp8_block_scaled_turns_unaligned)
+  per_half,            ///< a turn per half by two barriers, bar.sync and bar.arrive (fp8_block_scaled)
 };
 
 template <class Cfg, bool kEarlyScales = false, bool kTmaScales = false, bool kBScalesInRegisters = kTmaScales,
@@ -301,8 +308,8 @@ struct CollectiveMmaBlockScaled
   using Base = typename Self::Base;
   using HalfN = typename Cfg::HalfN;
   using Atom = SM90_64xNx32_F32E4M3E4M3_SS<HalfN::value>;  // m64n128k32, both operands K-major
-  /// The turns' named barrier (1 and 2 are the epilogue's and the fixup's, per consumer; 3 and 4 the ping-pong kernel's;
-  /// per_half_pingpong takes 5 and 6).
+  /// The turns' named barriers: per_half takes 5 (consumer 0's) and 6 (consumer 1's), the others 5 (1
+  /// and 2 are the epilogue's and the fixup's, per consumer; 3 and 4 the ping-pong kernel's).
   static constexpr int kTurnBarrier = 5;
   static_assert(Turns == WarpgroupTurns::none || Cfg::kConsumers == 2, "turns between two consumer warpgroups");
 
@@ -328,9 +335,9 @@ struct CollectiveMmaBlockScaled
     }
     MM_UNROLL
     for (int v = 0; v < int(acc.size()); ++v) acc(v) = 0.0f;
-    // per_half_pingpong: consumer 1 goes first in each unit: consumer 0 arrives on consumer 1's barrier
-    // once before the loop, and consumer 1 takes the one arrival too many after it.
-    if constexpr (Turns == WarpgroupTurns::per_half_pingpong)
+    // per_half: consumer 1 goes first in each unit: consumer 0 arrives on consumer 1's barrier once
+    // before the loop, and consumer 1 takes the one arrival too many after it.
+    if constexpr (Turns == WarpgroupTurns::per_half)
       if (cw == 0) named_barrier_arrive(kTurnBarrier + 1, 2 * 128);
     for (int kt = work.k_begin; kt < work.k_end; ++kt) {
       [[maybe_unused]] int lane_kb = 0;  // kBScalesInRegisters: the lane that holds K block kt's scales of B
@@ -373,14 +380,14 @@ struct CollectiveMmaBlockScaled
       MM_UNROLL
       for (int h = 0; h < kHalves; ++h) {
         auto b_half = local_tile(sB(_, _, read.index()), make_shape(HalfN{}, BK{}), make_coord(h, 0));  // (128,BK)
-        if constexpr (Turns == WarpgroupTurns::per_half_pingpong) {
+        if constexpr (Turns == WarpgroupTurns::per_half) {
           // Wait for the other consumer's group to be queued (its bar.arrive on our barrier), queue
           // ours, then let it go: consumer 1, 0, 1, 0, ... by the same three instructions in both.
           named_barrier_sync(kTurnBarrier + cw, 2 * 128);
           gmma_k_block<Atom, GmmaMajor::K, GmmaMajor::K>(a_tile, b_half, partial, false);
           named_barrier_arrive(kTurnBarrier + 1 - cw, 2 * 128);
         } else {
-          const bool turn = Turns == WarpgroupTurns::per_half || (Turns == WarpgroupTurns::per_k_block && h == 0);
+          const bool turn = Turns == WarpgroupTurns::per_half_unaligned || (Turns == WarpgroupTurns::per_k_block && h == 0);
           // Consumer 0 waits until consumer 1's group is queued, then queues its own. (Two places, one
           // barrier: barrier.sync, which may be met at different instructions.)
           if (turn && cw == 0) named_barrier_sync_unaligned(kTurnBarrier, 2 * 128);
@@ -412,7 +419,7 @@ struct CollectiveMmaBlockScaled
       }
       scales = next;
     }
-    if constexpr (Turns == WarpgroupTurns::per_half_pingpong)
+    if constexpr (Turns == WarpgroupTurns::per_half)
       if (cw == 1) named_barrier_sync(kTurnBarrier + 1, 2 * 128);
   }
 };

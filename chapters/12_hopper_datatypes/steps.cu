@@ -116,12 +116,13 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
                                                                                         "fp8_block_scaled_turns_k_block");
           },
           fp8_block_scaled_rejects, arch::sm90a),
-      // fp8_block_scaled.cuh with the turns by two barriers, bar.sync in one consumer and bar.arrive in the other
+      // fp8_block_scaled.cuh with the turns by one barrier.sync met at two places (the chapter's step before
+      // the pair of barriers)
       prepared_kernel<e4m3, bf16>(
-          "fp8_block_scaled_turns_pingpong", DType::e4m3_block,
+          "fp8_block_scaled_turns_unaligned", DType::e4m3_block,
           [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
-            return prepare_fp8_block_scaled<Fp8BlockCfg, WarpgroupTurns::per_half_pingpong>(p, a, b, c, max_blocks,
-                                                                                              "fp8_block_scaled_turns_pingpong");
+            return prepare_fp8_block_scaled<Fp8BlockCfg, WarpgroupTurns::per_half_unaligned>(p, a, b, c, max_blocks,
+                                                                                               "fp8_block_scaled_turns_unaligned");
           },
           fp8_block_scaled_rejects, arch::sm90a),
       // fp8_block_scaled_192.cuh: 128×192 tiles in chunks of 128 and 64 columns, both in flight

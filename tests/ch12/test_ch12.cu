@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"  // CollectiveMmaBlockScaledTmaBase::tma_scales_rejects
@@ -201,27 +202,26 @@ TEST(ch12_Fp8, TmaScalesAtEveryKindOfM) {
   }
 }
 
-// fp8_block_scaled_small_m (issue 35's small-M path) with every plan forced: 64- and 128-row tiles,
-// whole tiles and K in 2, 3 and 5 slices (the last slice short where K has a partial block), at
+// fp8_block_scaled_small_m (issue 35's small-M path) with every plan forced: 64-row tiles whole and
+// with K in 2, 3 and 5 slices (the last slice short where K has a partial block), whole 128-row tiles, at
 // ragged M on both of the main loop's scale paths (TMA for M % 4 == 0, LDG otherwise), rows past
 // M in a 64-row tile and in a second row of 64-row tiles, N past a column block, one K block only
 // (the slices clamp to 1), and few blocks looping over the units. Random block scales (0.5 to 2);
 // C poisoned first.
 TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
-  for (int bm : {64, 128})
-    for (int splits : {1, 2, 3, 5})
-      for (int max_blocks : {0, 3}) {
-        const auto k = ch12::fp8_block_scaled_small_m_with(bm, splits, max_blocks);
-        for (const Size& s : {Size{4, 8, 16}, Size{1, 8, 16}, Size{64, 2112, 1664}, Size{68, 264, 2000},
-                              Size{17, 520, 4240}, Size{130, 136, 4112}, Size{128, 384, 1040}})
-          for (std::uint64_t seed : {7u, 8u}) {
-            if (max_blocks != 0 && s.n < 500) continue;  // few blocks: only where there are many units
-            const mm::CheckResult r = mm::check_gemm_kernel<e4m3, bf16>(problem(s, "RCR"), k.launch, k.dtype, seed);
-            EXPECT_TRUE(r.ok) << k.name << " at " << mm::test::size_name(s) << " seed " << seed << " max_blocks "
-                              << max_blocks << ": " << r.summary;
-          }
-      }
+  for (auto [bm, splits] : {std::pair{64, 1}, std::pair{64, 2}, std::pair{64, 3}, std::pair{64, 5}, std::pair{128, 1}})
+    for (int max_blocks : {0, 3}) {
+      const auto k = ch12::fp8_block_scaled_small_m_with(bm, splits, max_blocks);
+      for (const Size& s : {Size{4, 8, 16}, Size{1, 8, 16}, Size{64, 2112, 1664}, Size{68, 264, 2000},
+                            Size{17, 520, 4240}, Size{130, 136, 4112}, Size{128, 384, 1040}})
+        for (std::uint64_t seed : {7u, 8u}) {
+          if (max_blocks != 0 && s.n < 500) continue;  // few blocks: only where there are many units
+          const mm::CheckResult r = mm::check_gemm_kernel<e4m3, bf16>(problem(s, "RCR"), k.launch, k.dtype, seed);
+          EXPECT_TRUE(r.ok) << k.name << " at " << mm::test::size_name(s) << " seed " << seed << " max_blocks "
+                            << max_blocks << ": " << r.summary;
+        }
+    }
 }
 
 // The choice of fp8_block_scaled_small_m (CPU): whole 128-row tiles where they fill half of 132 SMs
@@ -245,6 +245,24 @@ TEST(ch12_Launch, SmallMChoosesTheTileAndTheSlices) {
   EXPECT_EQ(plan(4096, 7168, 16384), "128x1");
   EXPECT_EQ(plan(4096, 4096, 4096), "128x1");
   EXPECT_EQ(plan(8, 256, 131072), "64x85");    // one tile, 1024 K blocks: slices of 12 (and 13)
+}
+
+// A plan the step does not build is refused with its rule, before anything asks the GPU (CPU).
+TEST(ch12_Launch, SmallMRefusesPlansItDoesNotBuild) {
+  GemmProblem p = problem({64, 256, 512}, "RCR");
+  float scales[2] = {1, 1};
+  p.scale_a = scales;
+  p.scale_b = scales + 1;
+  for (auto [bm, splits] : {std::pair{128, 2}, std::pair{32, 1}, std::pair{64, 0}}) {
+    const auto k = ch12::fp8_block_scaled_small_m_with(bm, splits);
+    try {
+      k.launch(p, reinterpret_cast<const e4m3*>(0x10000), reinterpret_cast<const e4m3*>(0x20000), reinterpret_cast<bf16*>(0x30000),
+               nullptr);
+      ADD_FAILURE() << k.name << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("plans are 64-row tiles"), std::string::npos) << k.name << ": " << e.what();
+    }
+  }
 }
 
 TEST(ch12_Launch, TmaScalesTakeWhatTmaReadsAndLeaveTheRestToTheLdgPath) {

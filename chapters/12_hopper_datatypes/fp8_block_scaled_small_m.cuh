@@ -13,7 +13,8 @@
 //                  chapter 11's (choose_splits): split only when the tiles fill less than half the
 //                  GPU, as many slices as bring the units to one per SM, with at least
 //                  kFp8MinKBlocksPerSlice K blocks in each.
-//   64-row tiles   KernelConfig<64, 256, 128, 5>: one consumer warpgroup (DeepGEMM's BLOCK_M 64),
+//   64-row tiles   KernelConfig<64, 256, 128, 5> (and 64×128 where K is too short to split):
+//                  one consumer warpgroup (DeepGEMM's BLOCK_M 64),
 //                  and a fifth stage in the shared memory the second consumer's rows freed. At
 //                  M <= 64 half the wgmma of a 128-row tile; at M = 128 twice the tiles, so fewer
 //                  slices. With one consumer there is no other warpgroup to cover the promotion, so
@@ -43,43 +44,59 @@ struct Fp8Block64Cfg : KernelConfig<64, 256, 128, 5> {
   static_assert(BK::value == kScaleBlock && HalfN::value == kScaleBlock, "a K step and a half tile's columns are one scale block");
 };
 
+/// Its narrow tile, for the few rows whose K is too short to split: 64×128 (one half, one scale
+/// block of B), twice the tiles, 8 stages of 24 KB.
+struct Fp8Block64x128Cfg : KernelConfig<64, 128, 128, 8> {
+  using HalfN = _128;
+  static constexpr int kScaleChunk = 64;
+  static_assert(BK::value == kScaleBlock && HalfN::value == kScaleBlock, "a K step and a half tile's columns are one scale block");
+};
+
 /// K blocks a slice keeps at least (choose_splits' min_k_steps for K steps of 128). Measured at the
 /// suite's M = 64 and 128 rows with the slices forced (2026-11-29h call 2): 4 K blocks a slice ran at
 /// 57-61% of cuBLASLt where 8-14 ran at 70-78%, and past one unit per SM a second round costs more
 /// than the longer slices.
 inline constexpr int kFp8MinKBlocksPerSlice = 12;
 
-/// What fp8_block_scaled_small_m runs: the tile's rows and the K slices (1: whole tiles).
+/// What fp8_block_scaled_small_m runs: the tile and the K slices (1: whole tiles).
 struct Fp8SmallMPlan {
-  int bm = 0;      ///< 64 or 128
+  int bm = 0;      ///< rows of the tile: 64 or 128
+  int bn = 256;    ///< columns of the tile: 256, or 128 for 64-row tiles
   int splits = 0;  ///< K slices per tile
 };
 
 /// The choice, on the host. Where the 128-row tiles fill at least half the GPU (and M > 64): whole
 /// 128-row tiles, fp8_block_scaled itself. Otherwise 64-row tiles (half the wgmma where M <= 64, twice
-/// the tiles where M > 64), and chapter 11's split rule over them and the K blocks of 128.
+/// the tiles where M > 64), and chapter 11's split rule over them and the K blocks of 128; where that
+/// rule does not split (K too short) and the tiles still leave half the GPU idle, 64×128 tiles (twice
+/// as many again).
 /// Measured with the plans forced at the suite's M = 64 and 128 rows (2026-11-29h call 3): 64-row
 /// tiles won at every row the 128-row tiles leave half the GPU idle, M = 128 included (128×2112×7168
 /// 75 -> 97%, 128×4096×7168 78 -> 95% of cuBLASLt), and lost where they do not (128×24576×1536 79
 /// against 99%).
 inline Fp8SmallMPlan choose_fp8_small_m(const GemmProblem& p, int sms) {
-  const auto tiles_of = [&](int bm) { return launch::ceil_div(p.m, std::int64_t(bm)) * launch::ceil_div(p.n, std::int64_t(256)); };
-  if (p.m > 64 && 2 * tiles_of(128) >= sms) return {128, 1};
+  const auto tiles_of = [&](int bm, int bn) {
+    return launch::ceil_div(p.m, std::int64_t(bm)) * launch::ceil_div(p.n, std::int64_t(bn));
+  };
+  if (p.m > 64 && 2 * tiles_of(128, 256) >= sms) return {128, 256, 1};
   const int k_blocks = int(launch::ceil_div(p.k, std::int64_t(kScaleBlock)));
-  return {64, ch11::choose_splits(tiles_of(64), k_blocks, sms, kFp8MinKBlocksPerSlice)};
+  const int splits = ch11::choose_splits(tiles_of(64, 256), k_blocks, sms, kFp8MinKBlocksPerSlice);
+  if (splits == 1 && 2 * tiles_of(64, 256) < sms)
+    return {64, 128, ch11::choose_splits(tiles_of(64, 128), k_blocks, sms, kFp8MinKBlocksPerSlice)};
+  return {64, 256, splits};
 }
 
-/// The split-K kernel of the 64-row tile: fp8_block_scaled's main loop with A's scales by TMA (kTma)
+/// The split-K kernel of a 64-row tile: fp8_block_scaled's main loop with A's scales by TMA (kTma)
 /// or by LDG, one consumer (no turns), chapter 11's scheduler. (128-row tiles with K split were measured
 /// with the plans forced, 2026-11-29h call 3, and lost to these wherever the rule splits; the rule
-/// never picks them, so they are not built.)
-template <bool kTma>
+/// never picks them, so they are not built. 64×128 tiles are built with TMA's scales only: for
+/// M % 4 != 0 the step runs 64×256 instead.)
+template <class Cfg, bool kTma>
 using Fp8Block64SplitKKernel =
-    Fp8BlockKernel<Fp8Block64Cfg, CollectiveMmaBlockScaled<Fp8Block64Cfg, true, kTma, kTma, WarpgroupTurns::none>,
-                   Fp8BlockSplitK<Fp8Block64Cfg>>;
+    Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, kTma, kTma, WarpgroupTurns::none>, Fp8BlockSplitK<Cfg>>;
 
 /// fp8_block_scaled_small_m (issue 35's small-M path): `plan` as choose_fp8_small_m says unless given
-/// (plan.bm 64 with plan.splits >= 1, or 128 with 1). The path names the tile and the slices
+/// (64×256 or 64×128 with plan.splits >= 1, or 128×256 with 1). The path names the tile and the slices
 /// ("fp8_block_scaled_small_m 64x256 x4"); the 128-row plan is fp8_block_scaled itself, and its path
 /// says so ("fp8_block_scaled"). The rules and errors of prepare_fp8_block_scaled_kernel, and
 /// std::invalid_argument for a plan it does not build.
@@ -87,9 +104,12 @@ inline PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const
                                                      int max_blocks = 0, Fp8SmallMPlan plan = {}) {
   const char* name = "fp8_block_scaled_small_m";
   const bool chosen = plan.bm == 0;
-  if (!chosen && !((plan.bm == 64 && plan.splits >= 1) || (plan.bm == 128 && plan.splits == 1)))
-    throw std::invalid_argument(std::string(name) + ": plans are 64-row tiles in 1 or more K slices, or whole 128-row tiles; not " +
-                                std::to_string(plan.bm) + " rows in " + std::to_string(plan.splits) + " slices");
+  const bool built = (plan.bm == 64 && (plan.bn == 256 || plan.bn == 128) && plan.splits >= 1) ||
+                     (plan.bm == 128 && plan.bn == 256 && plan.splits == 1);
+  if (!chosen && !built)
+    throw std::invalid_argument(std::string(name) + ": plans are 64×256 or 64×128 tiles in 1 or more K slices, or whole " +
+                                "128×256 tiles; not " + std::to_string(plan.bm) + "×" + std::to_string(plan.bn) + " in " +
+                                std::to_string(plan.splits) + " slices");
   // Everything that refuses the problem before the choice asks the GPU for its SM count.
   std::string why = fp8_block_scaled_rejects(p);
   if (why.empty() && (p.scale_a == nullptr || p.scale_b == nullptr))
@@ -98,10 +118,17 @@ inline PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const
   if (!why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
   if (chosen) plan = choose_fp8_small_m(p, device_sm_count());
   if (plan.bm == 128) return prepare_fp8_block_scaled(p, A, B, C, max_blocks);  // its path: "fp8_block_scaled"
-  const std::string path = std::string(name) + " 64x256 x" + std::to_string(plan.splits);
-  if (CollectiveMmaBlockScaledTmaBase<Fp8Block64Cfg>::tma_scales_rejects(p).empty())
-    return prepare_fp8_block_scaled_kernel<Fp8Block64Cfg, Fp8Block64SplitKKernel<true>>(p, A, B, C, max_blocks, path, plan.splits);
-  return prepare_fp8_block_scaled_kernel<Fp8Block64Cfg, Fp8Block64SplitKKernel<false>>(p, A, B, C, max_blocks, path, plan.splits);
+  const bool tma = CollectiveMmaBlockScaledTmaBase<Fp8Block64Cfg>::tma_scales_rejects(p).empty();
+  if (plan.bn == 128 && !tma) plan = {64, 256, 1};  // the narrow tile is built with TMA's scales only
+  const std::string path = std::string(name) + " 64x" + std::to_string(plan.bn) + " x" + std::to_string(plan.splits);
+  if (plan.bn == 128)
+    return prepare_fp8_block_scaled_kernel<Fp8Block64x128Cfg, Fp8Block64SplitKKernel<Fp8Block64x128Cfg, true>>(
+        p, A, B, C, max_blocks, path, plan.splits);
+  if (tma)
+    return prepare_fp8_block_scaled_kernel<Fp8Block64Cfg, Fp8Block64SplitKKernel<Fp8Block64Cfg, true>>(p, A, B, C, max_blocks,
+                                                                                                       path, plan.splits);
+  return prepare_fp8_block_scaled_kernel<Fp8Block64Cfg, Fp8Block64SplitKKernel<Fp8Block64Cfg, false>>(p, A, B, C, max_blocks,
+                                                                                                      path, plan.splits);
 }
 
 }  // namespace mm::ch12

@@ -136,11 +136,12 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
   };
 }
 
-GemmKernel<e4m3, bf16> fp8_block_scaled_small_m_with(int bm, int splits, int max_blocks) {
+GemmKernel<e4m3, bf16> fp8_block_scaled_small_m_with(int bm, int bn, int splits, int max_blocks) {
   return prepared_kernel<e4m3, bf16>(
-      "fp8_block_scaled_small_m_" + std::to_string(bm) + "_x" + std::to_string(splits), DType::e4m3_block,
-      [max_blocks, bm, splits](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
-        return prepare_fp8_block_scaled_small_m(p, a, b, c, max_blocks, Fp8SmallMPlan{bm, splits});
+      "fp8_block_scaled_small_m_" + std::to_string(bm) + "x" + std::to_string(bn) + "_x" + std::to_string(splits),
+      DType::e4m3_block,
+      [max_blocks, bm, bn, splits](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+        return prepare_fp8_block_scaled_small_m(p, a, b, c, max_blocks, Fp8SmallMPlan{bm, bn, splits});
       },
       fp8_block_scaled_rejects, arch::sm90a);
 }

@@ -202,17 +202,19 @@ TEST(ch12_Fp8, TmaScalesAtEveryKindOfM) {
   }
 }
 
-// fp8_block_scaled_small_m (issue 35's small-M path) with every plan forced: 64-row tiles whole and
-// with K in 2, 3 and 5 slices (the last slice short where K has a partial block), whole 128-row tiles, at
+// fp8_block_scaled_small_m (issue 35's small-M path) with every plan forced: 64×256 tiles whole and
+// with K in 2, 3 and 5 slices (the last slice short where K has a partial block), 64×128 tiles whole
+// and in 3 slices (M % 4 != 0: the step runs 64×256 instead), whole 128-row tiles, at
 // ragged M on both of the main loop's scale paths (TMA for M % 4 == 0, LDG otherwise), rows past
 // M in a 64-row tile and in a second row of 64-row tiles, N past a column block, one K block only
 // (the slices clamp to 1), and few blocks looping over the units. Random block scales (0.5 to 2);
 // C poisoned first.
 TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
-  for (auto [bm, splits] : {std::pair{64, 1}, std::pair{64, 2}, std::pair{64, 3}, std::pair{64, 5}, std::pair{128, 1}})
+  for (auto [bm, bn, splits] : {std::tuple{64, 256, 1}, std::tuple{64, 256, 2}, std::tuple{64, 256, 3}, std::tuple{64, 256, 5},
+                                std::tuple{64, 128, 1}, std::tuple{64, 128, 3}, std::tuple{128, 256, 1}})
     for (int max_blocks : {0, 3}) {
-      const auto k = ch12::fp8_block_scaled_small_m_with(bm, splits, max_blocks);
+      const auto k = ch12::fp8_block_scaled_small_m_with(bm, bn, splits, max_blocks);
       for (const Size& s : {Size{4, 8, 16}, Size{1, 8, 16}, Size{64, 2112, 1664}, Size{68, 264, 2000},
                             Size{17, 520, 4240}, Size{130, 136, 4112}, Size{128, 384, 1040}})
         for (std::uint64_t seed : {7u, 8u}) {
@@ -226,25 +228,25 @@ TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
 
 // The choice of fp8_block_scaled_small_m (CPU): whole 128-row tiles where they fill half of 132 SMs
 // and M > 64; otherwise 64-row tiles, with K split only where those fill less than half the SMs, at
-// least 12 K blocks a slice and at most one unit per SM.
+// least 12 K blocks a slice and at most one unit per SM, and 64×128 tiles where K is too short to split.
 TEST(ch12_Launch, SmallMChoosesTheTileAndTheSlices) {
   const auto plan = [](int m, int n, int k) {
     const auto c = ch12::choose_fp8_small_m(problem({m, n, k}, "RCR"), 132);
-    return std::to_string(c.bm) + "x" + std::to_string(c.splits);
+    return std::to_string(c.bm) + "x" + std::to_string(c.bn) + "/" + std::to_string(c.splits);
   };
-  EXPECT_EQ(plan(64, 7168, 16384), "64x4");    // 28 tiles, 128 K blocks: 4 slices, 112 units
-  EXPECT_EQ(plan(128, 7168, 16384), "64x2");   // 56 tiles of 64 rows: 2 slices
-  EXPECT_EQ(plan(64, 2112, 7168), "64x4");     // 9 tiles, 56 K blocks: 4 slices of 14
-  EXPECT_EQ(plan(128, 4096, 7168), "64x4");    // 32 tiles of 64 rows
-  EXPECT_EQ(plan(64, 7168, 2048), "64x1");     // 16 K blocks: a slice would be shorter than 12
-  EXPECT_EQ(plan(128, 7168, 2048), "64x1");    // 56 tiles of 64 rows, 16 K blocks
-  EXPECT_EQ(plan(64, 24576, 1536), "64x1");    // 96 tiles fill more than half the GPU
-  EXPECT_EQ(plan(128, 24576, 1536), "128x1");  // so do 96 tiles of 128 rows: fp8_block_scaled
-  EXPECT_EQ(plan(1, 8, 16), "64x1");
-  EXPECT_EQ(plan(65, 7168, 16384), "64x2");    // two rows of 64-row tiles
-  EXPECT_EQ(plan(4096, 7168, 16384), "128x1");
-  EXPECT_EQ(plan(4096, 4096, 4096), "128x1");
-  EXPECT_EQ(plan(8, 256, 131072), "64x85");    // one tile, 1024 K blocks: slices of 12 (and 13)
+  EXPECT_EQ(plan(64, 7168, 16384), "64x256/4");    // 28 tiles, 128 K blocks: 4 slices, 112 units
+  EXPECT_EQ(plan(128, 7168, 16384), "64x256/2");   // 56 tiles of 64 rows: 2 slices
+  EXPECT_EQ(plan(64, 2112, 7168), "64x256/4");     // 9 tiles, 56 K blocks: 4 slices of 14
+  EXPECT_EQ(plan(128, 4096, 7168), "64x256/4");    // 32 tiles of 64 rows
+  EXPECT_EQ(plan(64, 7168, 2048), "64x128/1");     // 16 K blocks, too few to split: 56 narrow tiles instead of 28
+  EXPECT_EQ(plan(128, 7168, 2048), "64x128/1");    // 112 narrow tiles instead of 56
+  EXPECT_EQ(plan(64, 24576, 1536), "64x256/1");    // 96 tiles fill more than half the GPU
+  EXPECT_EQ(plan(128, 24576, 1536), "128x256/1");  // so do 96 tiles of 128 rows: fp8_block_scaled
+  EXPECT_EQ(plan(1, 8, 16), "64x128/1");           // one tile either way
+  EXPECT_EQ(plan(65, 7168, 16384), "64x256/2");    // two rows of 64-row tiles
+  EXPECT_EQ(plan(4096, 7168, 16384), "128x256/1");
+  EXPECT_EQ(plan(4096, 4096, 4096), "128x256/1");
+  EXPECT_EQ(plan(8, 256, 131072), "64x256/85");    // one tile, 1024 K blocks: slices of 12 (and 13)
 }
 
 // A plan the step does not build is refused with its rule, before anything asks the GPU (CPU).
@@ -253,14 +255,15 @@ TEST(ch12_Launch, SmallMRefusesPlansItDoesNotBuild) {
   float scales[2] = {1, 1};
   p.scale_a = scales;
   p.scale_b = scales + 1;
-  for (auto [bm, splits] : {std::pair{128, 2}, std::pair{32, 1}, std::pair{64, 0}}) {
-    const auto k = ch12::fp8_block_scaled_small_m_with(bm, splits);
+  for (auto [bm, bn, splits] : {std::tuple{128, 256, 2}, std::tuple{32, 256, 1}, std::tuple{64, 0, 1}, std::tuple{128, 128, 1},
+                                std::tuple{64, 128, 0}}) {
+    const auto k = ch12::fp8_block_scaled_small_m_with(bm, bn, splits);
     try {
       k.launch(p, reinterpret_cast<const e4m3*>(0x10000), reinterpret_cast<const e4m3*>(0x20000), reinterpret_cast<bf16*>(0x30000),
                nullptr);
       ADD_FAILURE() << k.name << " was accepted";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("plans are 64-row tiles"), std::string::npos) << k.name << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("plans are 64×256 or 64×128 tiles"), std::string::npos) << k.name << ": " << e.what();
     }
   }
 }

@@ -13,16 +13,15 @@
 //                  chapter 11's (choose_splits): split only when the tiles fill less than half the
 //                  GPU, as many slices as bring the units to one per SM, with at least
 //                  kFp8MinKBlocksPerSlice K blocks in each.
-//   64-row tiles   KernelConfig<64, 256, 128, 5> (and 64×128 where K is too short to split):
-//                  one consumer warpgroup (DeepGEMM's BLOCK_M 64),
+//   64-row tiles   KernelConfig<64, 256, 128, 5>: one consumer warpgroup (DeepGEMM's BLOCK_M 64),
 //                  and a fifth stage in the shared memory the second consumer's rows freed. At
 //                  M <= 64 half the wgmma of a 128-row tile; at M = 128 twice the tiles, so fewer
 //                  slices. With one consumer there is no other warpgroup to cover the promotion, so
 //                  the turns are off, and it is used only where the 128-row tiles leave half the
-//                  GPU idle.
+//                  GPU idle. Where K is too short to split, 64×128 tiles make twice as many.
 //
 // The main loop and the epilogue are fp8_block_scaled's (CollectiveMmaBlockScaled with A's scales by
-// TMA, B's in registers); what changes is the scheduler and, for M <= 64, the tile. Where the tiles
+// TMA, B's in registers); what changes is the scheduler and the tile. Where the tiles
 // fill the GPU alone (M = 4096, or N large and K short) it is fp8_block_scaled itself. M % 4 != 0 (TMA
 // cannot read scale_a's rows): the same choice with the main loop's LDG scales.
 //

@@ -66,8 +66,8 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
             return prepare_fp8_block_scaled(p, a, b, c, max_blocks);
           },
           fp8_block_scaled_rejects, arch::sm90a),
-      // fp8_block_scaled_small_m.cuh: fp8_block_scaled with K split where the tiles leave SMs idle, and
-      // 64-row tiles for M <= 64 (issue 35's small-M path)
+      // fp8_block_scaled_small_m.cuh: fp8_block_scaled with 64-row tiles (64×256, or 64×128 where K is too
+      // short to split) and K split where the tiles leave SMs idle (issue 35's small-M path)
       prepared_kernel<e4m3, bf16>(
           "fp8_block_scaled_small_m", DType::e4m3_block,
           [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {

@@ -781,6 +781,22 @@ def ch11_label(m: int, n: int, k: int) -> str:
     return f"{m}³" if m == n == k else f"{m}×{n}×{k}"
 
 
+def suite_x_axis(ax, problems: list[tuple[int, int, int]], group_of, fontsize: float) -> None:
+    """A suite figure's x axis: a tick per problem (M×N×K, rotated), the groups of consecutive problems
+    separated by a line and named above the axes."""
+    start = 0
+    for j in range(1, len(problems) + 1):
+        if j == len(problems) or group_of(*problems[j]) != group_of(*problems[start]):
+            ax.text((start + j - 1) / 2, 1.01, group_of(*problems[start]), transform=ax.get_xaxis_transform(),
+                    ha="center", va="bottom", fontsize=9)
+            if j < len(problems):
+                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
+            start = j
+    ax.set_xticks(range(len(problems)))
+    ax.set_xticklabels([ch11_label(*pr) for pr in problems], rotation=90, fontsize=fontsize)
+    ax.set_xlim(-0.7, len(problems) - 0.3)
+
+
 def plot_ch11_suite(all_rows, out_dir) -> bool:
     """Chapter 11's figure: % of cuBLAS of every_shape (RCR and RRR) and of chapter 10's best at every
     problem of the shape suite, grouped into squares, prefill, decode and the ragged K or N."""
@@ -803,18 +819,7 @@ def plot_ch11_suite(all_rows, out_dir) -> bool:
         xs = [j for j, pr in enumerate(problems) if pr in pts]
         ax.plot(xs, [pts[problems[j]] for j in xs], marker=marker, markersize=4.5, linestyle="none", color=color, label=label)
     ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="cuBLAS (same run)")
-    # The groups, separated and named.
-    start = 0
-    for j in range(1, len(problems) + 1):
-        if j == len(problems) or ch11_group(*problems[j]) != ch11_group(*problems[start]):
-            ax.text((start + j - 1) / 2, 1.01, ch11_group(*problems[start]), transform=ax.get_xaxis_transform(),
-                    ha="center", va="bottom", fontsize=9)
-            if j < len(problems):
-                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
-            start = j
-    ax.set_xticks(range(len(problems)))
-    ax.set_xticklabels([ch11_label(*pr) for pr in problems], rotation=90, fontsize=7)
-    ax.set_xlim(-0.7, len(problems) - 0.3)
+    suite_x_axis(ax, problems, ch11_group, 7)
     ax.set_ylim(0, max(115, max((r.pct or 0) for r in all_ch11) + 5))
     ax.set_ylabel("% of cuBLAS (ratio of median times)")
     ax.set_xlabel("problem M×N×K (bf16; C = A·Bᵀ, RCR, and C = A·B, RRR)")
@@ -1022,17 +1027,7 @@ def plot_ch12_suite(all_rows, out_dir) -> bool:
         xs = [j for j, pr in enumerate(problems) if pr in pts]
         ax.plot(xs, [pts[problems[j]] for j in xs], marker=marker, markersize=5, linestyle="none", color=color, label=label)
     ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="cuBLASLt (same run, same scaling)")
-    start = 0
-    for j in range(1, len(problems) + 1):
-        if j == len(problems) or ch12_suite_group(*problems[j]) != ch12_suite_group(*problems[start]):
-            ax.text((start + j - 1) / 2, 1.01, ch12_suite_group(*problems[start]), transform=ax.get_xaxis_transform(),
-                    ha="center", va="bottom", fontsize=9)
-            if j < len(problems):
-                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
-            start = j
-    ax.set_xticks(range(len(problems)))
-    ax.set_xticklabels([ch11_label(*pr) for pr in problems], rotation=90, fontsize=7.5)
-    ax.set_xlim(-0.7, len(problems) - 0.3)
+    suite_x_axis(ax, problems, ch12_suite_group, 7.5)
     ax.set_ylim(0, max(115, max(r.pct for r in rows) + 5))
     ax.set_ylabel("% of cuBLASLt (ratio of median times)")
     ax.set_xlabel("problem M×N×K (e4m3 A and B, bf16 C, C = A·Bᵀ)")

@@ -67,13 +67,18 @@ namespace mm::ch12 {
 using bf16 = __nv_bfloat16;
 using e4m3 = __nv_fp8_e4m3;
 
-/// fp8_block_scaled: 128×256 tiles, K steps of 128 e4m3 (one scale block), multiplied in halves of
-/// 128 columns; 4 stages of 48 KB, two consumer warpgroups.
-struct Fp8BlockCfg : KernelConfig<128, 256, 128, 4> {
+/// A block-scaled tile: BM×BN in K steps of 128 e4m3 (one scale block), multiplied in halves of 128
+/// columns (one of B's scale blocks each).
+template <int BM, int BN, int Stages>
+struct Fp8BlockScaledConfig : KernelConfig<BM, BN, 128, Stages> {
   using HalfN = _128;                     ///< columns one promotion covers: the wgmma's N, one scale block
-  static constexpr int kScaleChunk = 64;  ///< fp8_block_scaled_smem_scales: K blocks of B's scales staged in shared memory at once
-  static_assert(BK::value == kScaleBlock && HalfN::value == kScaleBlock, "a K step and a half tile's columns are one scale block");
+  static constexpr int kScaleChunk = 64;  ///< the LDG path: K blocks of B's scales staged in shared memory at once
+  static_assert(KernelConfig<BM, BN, 128, Stages>::BK::value == kScaleBlock && HalfN::value == kScaleBlock,
+                "a K step and a half tile's columns are one scale block");
 };
+
+/// fp8_block_scaled: 128×256 tiles; 4 stages of 48 KB, two consumer warpgroups.
+struct Fp8BlockCfg : Fp8BlockScaledConfig<128, 256, 4> {};
 
 /// CollectiveMma's loads, and a K step that promotes each scale block's products into the fp32 sum
 /// with their scales (see the file comment). `Halves`: B's column blocks of scales a tile touches.
@@ -444,6 +449,14 @@ inline std::string fp8_block_scaled_rejects(const GemmProblem& p) {
   return launch::tma_operand_rejects(p, 1);
 }
 
+/// Empty when a block-scaled kernel takes `p` as given; otherwise why not: fp8_block_scaled_rejects'
+/// rule, or a problem without its scales.
+inline std::string fp8_block_scaled_refuses(const GemmProblem& p) {
+  if (std::string why = fp8_block_scaled_rejects(p); !why.empty()) return why;
+  if (p.scale_a == nullptr || p.scale_b == nullptr) return "needs the block scales of A and B (GemmProblem::scale_a, scale_b)";
+  return {};
+}
+
 /// The one-time preparation of one of the block-scaled kernels (`Kernel`): the blocks' arguments,
 /// then the adapter (the opt-in, a grid of the blocks the GPU holds at once, at most one per tile, at
 /// most `max_blocks` when above 0). Throws std::invalid_argument for a problem it rejects, operands
@@ -452,9 +465,7 @@ inline std::string fp8_block_scaled_rejects(const GemmProblem& p) {
 template <class Cfg, class Kernel>
 PreparedGemm prepare_fp8_block_scaled_kernel(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks,
                                              const std::string& name, int splits = 1) {
-  if (std::string why = fp8_block_scaled_rejects(p); !why.empty()) throw std::invalid_argument(name + ": " + why);
-  if (p.scale_a == nullptr || p.scale_b == nullptr)
-    throw std::invalid_argument(name + ": needs the block scales of A and B (GemmProblem::scale_a, scale_b)");
+  if (std::string why = fp8_block_scaled_refuses(p); !why.empty()) throw std::invalid_argument(name + ": " + why);
   typename GemmAdapter<Kernel>::Arguments args{};
   args.mainloop = Kernel::Mainloop::to_underlying_arguments(p, A, B);
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), p.n);

@@ -37,19 +37,11 @@
 namespace mm::ch12 {
 
 /// fp8_block_scaled_small_m's tile for M <= 64: 64×256, one consumer warpgroup, 5 stages of 40 KB.
-struct Fp8Block64Cfg : KernelConfig<64, 256, 128, 5> {
-  using HalfN = _128;                     ///< columns one promotion covers: the wgmma's N, one scale block
-  static constexpr int kScaleChunk = 64;  ///< the LDG path's K blocks of B's scales staged at once
-  static_assert(BK::value == kScaleBlock && HalfN::value == kScaleBlock, "a K step and a half tile's columns are one scale block");
-};
+struct Fp8Block64Cfg : Fp8BlockScaledConfig<64, 256, 5> {};
 
 /// Its narrow tile, for the few rows whose K is too short to split: 64×128 (one half, one scale
 /// block of B), twice the tiles, 8 stages of 24 KB.
-struct Fp8Block64x128Cfg : KernelConfig<64, 128, 128, 8> {
-  using HalfN = _128;
-  static constexpr int kScaleChunk = 64;
-  static_assert(BK::value == kScaleBlock && HalfN::value == kScaleBlock, "a K step and a half tile's columns are one scale block");
-};
+struct Fp8Block64x128Cfg : Fp8BlockScaledConfig<64, 128, 8> {};
 
 /// K blocks a slice keeps at least (choose_splits' min_k_steps for K steps of 128). Measured at the
 /// suite's M = 64 and 128 rows with the slices forced (2026-11-29h call 2): 4 K blocks a slice ran at
@@ -110,9 +102,7 @@ inline PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const
                                 "128×256 tiles; not " + std::to_string(plan.bm) + "×" + std::to_string(plan.bn) + " in " +
                                 std::to_string(plan.splits) + " slices");
   // Everything that refuses the problem before the choice asks the GPU for its SM count.
-  std::string why = fp8_block_scaled_rejects(p);
-  if (why.empty() && (p.scale_a == nullptr || p.scale_b == nullptr))
-    why = "needs the block scales of A and B (GemmProblem::scale_a, scale_b)";
+  std::string why = fp8_block_scaled_refuses(p);
   if (why.empty()) why = launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", C}});
   if (!why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
   if (chosen) plan = choose_fp8_small_m(p, device_sm_count());

@@ -56,25 +56,28 @@ struct Fp8SmallMPlan {
   int splits = 0;  ///< K slices per tile
 };
 
+/// K blocks a slice of a 64×128 tile keeps at least (the narrow-first rule; call 10's forced plans: two
+/// slices of 28 K blocks ran 104.6-111.9% of cuBLASLt at the suite's K = 7168 rows, four of 64×256
+/// 91.5-95.5%).
+inline constexpr int kFp8MinKBlocksPerNarrowSlice = 24;
+
 /// The choice, on the host. Where the 128-row tiles fill at least half the GPU (and M > 64): whole
-/// 128-row tiles, fp8_block_scaled itself. Otherwise 64-row tiles (half the wgmma where M <= 64, twice
-/// the tiles where M > 64), and chapter 11's split rule over them and the K blocks of 128; where that
-/// rule does not split (K too short) and the tiles still leave half the GPU idle, 64×128 tiles (twice
-/// as many again).
-/// Measured with the plans forced at the suite's M = 64 and 128 rows (2026-11-29h call 3): 64-row
-/// tiles won at every row the 128-row tiles leave half the GPU idle, M = 128 included (128×2112×7168
-/// 75 -> 97%, 128×4096×7168 78 -> 95% of cuBLASLt), and lost where they do not (128×24576×1536 79
-/// against 99%).
-inline Fp8SmallMPlan choose_fp8_small_m(const GemmProblem& p, int sms) {
+/// 128-row tiles, fp8_block_scaled itself. Where 64×256 tiles do: those, whole. Otherwise the narrow
+/// tile, 64×128 (twice the tiles), with K split by chapter 11's rule at slices of at least 24 K blocks;
+/// `narrow` false (TMA cannot read A's scales: M % 4 != 0): 64×256 with 12 K blocks a slice instead.
+/// Measured with the plans forced (2026-11-29h calls 3, 9, 10): 64-row tiles won at every row the
+/// 128-row tiles leave half the GPU idle, M = 128 included, and lost where they do not; 64×128 won at
+/// the K = 2048 rows whole (105% against 78-83%) and at the K = 7168 rows in two slices (104.6-111.9%
+/// against 64×256's 91.5-95.5% in four).
+inline Fp8SmallMPlan choose_fp8_small_m(const GemmProblem& p, int sms, bool narrow = true) {
   const auto tiles_of = [&](int bm, int bn) {
     return launch::ceil_div(p.m, std::int64_t(bm)) * launch::ceil_div(p.n, std::int64_t(bn));
   };
   if (p.m > 64 && 2 * tiles_of(128, 256) >= sms) return {128, 256, 1};
+  if (2 * tiles_of(64, 256) >= sms) return {64, 256, 1};
   const int k_blocks = int(launch::ceil_div(p.k, std::int64_t(kScaleBlock)));
-  const int splits = ch11::choose_splits(tiles_of(64, 256), k_blocks, sms, kFp8MinKBlocksPerSlice);
-  if (splits == 1 && 2 * tiles_of(64, 256) < sms)
-    return {64, 128, ch11::choose_splits(tiles_of(64, 128), k_blocks, sms, kFp8MinKBlocksPerSlice)};
-  return {64, 256, splits};
+  if (narrow) return {64, 128, ch11::choose_splits(tiles_of(64, 128), k_blocks, sms, kFp8MinKBlocksPerNarrowSlice)};
+  return {64, 256, ch11::choose_splits(tiles_of(64, 256), k_blocks, sms, kFp8MinKBlocksPerSlice)};
 }
 
 /// The split-K kernel of a 64-row tile: fp8_block_scaled's main loop with A's scales by TMA (kTma)
@@ -105,10 +108,10 @@ inline PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const
   std::string why = fp8_block_scaled_refuses(p);
   if (why.empty()) why = launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", C}});
   if (!why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
-  if (chosen) plan = choose_fp8_small_m(p, device_sm_count());
-  if (plan.bm == 128) return prepare_fp8_block_scaled(p, A, B, C, max_blocks);  // its path: "fp8_block_scaled"
   const bool tma = CollectiveMmaBlockScaledTmaBase<Fp8Block64Cfg>::tma_scales_rejects(p).empty();
-  if (plan.bn == 128 && !tma) plan = {64, 256, 1};  // the narrow tile is built with TMA's scales only
+  if (chosen) plan = choose_fp8_small_m(p, device_sm_count(), tma);
+  if (plan.bm == 128) return prepare_fp8_block_scaled(p, A, B, C, max_blocks);  // its path: "fp8_block_scaled"
+  if (plan.bn == 128 && !tma) plan.bn = 256;  // a forced narrow plan: the narrow tile is built with TMA's scales only
   const std::string path = std::string(name) + " 64x" + std::to_string(plan.bn) + " x" + std::to_string(plan.splits);
   if (plan.bn == 128)
     return prepare_fp8_block_scaled_kernel<Fp8Block64x128Cfg, Fp8Block64SplitKKernel<Fp8Block64x128Cfg, true>>(

@@ -227,26 +227,30 @@ TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
 }
 
 // The choice of fp8_block_scaled_small_m (CPU): whole 128-row tiles where they fill half of 132 SMs
-// and M > 64; otherwise 64-row tiles, with K split only where those fill less than half the SMs, at
-// least 12 K blocks a slice and at most one unit per SM, and 64×128 tiles where K is too short to split.
+// and M > 64; whole 64×256 tiles where those do; otherwise 64×128 tiles with K split at slices of at
+// least 24 K blocks and at most one unit per SM (64×256 and 12 K blocks where TMA cannot read A's scales).
 TEST(ch12_Launch, SmallMChoosesTheTileAndTheSlices) {
-  const auto plan = [](int m, int n, int k) {
-    const auto c = ch12::choose_fp8_small_m(problem({m, n, k}, "RCR"), 132);
+  const auto plan = [](int m, int n, int k, bool narrow = true) {
+    const auto c = ch12::choose_fp8_small_m(problem({m, n, k}, "RCR"), 132, narrow);
     return std::to_string(c.bm) + "x" + std::to_string(c.bn) + "/" + std::to_string(c.splits);
   };
-  EXPECT_EQ(plan(64, 7168, 16384), "64x256/4");    // 28 tiles, 128 K blocks: 4 slices, 112 units
-  EXPECT_EQ(plan(128, 7168, 16384), "64x256/2");   // 56 tiles of 64 rows: 2 slices
-  EXPECT_EQ(plan(64, 2112, 7168), "64x256/4");     // 9 tiles, 56 K blocks: 4 slices of 14
-  EXPECT_EQ(plan(128, 4096, 7168), "64x256/4");    // 32 tiles of 64 rows
-  EXPECT_EQ(plan(64, 7168, 2048), "64x128/1");     // 16 K blocks, too few to split: 56 narrow tiles instead of 28
-  EXPECT_EQ(plan(128, 7168, 2048), "64x128/1");    // 112 narrow tiles instead of 56
-  EXPECT_EQ(plan(64, 24576, 1536), "64x256/1");    // 96 tiles fill more than half the GPU
+  EXPECT_EQ(plan(64, 2112, 7168), "64x128/2");     // 17 narrow tiles, 56 K blocks: 2 slices of 28
+  EXPECT_EQ(plan(64, 4096, 7168), "64x128/2");     // 32 narrow tiles
+  EXPECT_EQ(plan(128, 4096, 7168), "64x128/2");    // 64 narrow tiles, 128 units
+  EXPECT_EQ(plan(128, 2112, 7168), "64x128/2");    // 34 narrow tiles (3 slices would be shorter than 24)
+  EXPECT_EQ(plan(64, 7168, 16384), "64x128/2");    // 56 narrow tiles, 2 units per tile fill 112 SMs
+  EXPECT_EQ(plan(128, 7168, 16384), "64x128/1");   // 112 narrow tiles: no split
+  EXPECT_EQ(plan(64, 7168, 2048), "64x128/1");     // 16 K blocks: too few to split
+  EXPECT_EQ(plan(128, 7168, 2048), "64x128/1");
+  EXPECT_EQ(plan(64, 24576, 1536), "64x256/1");    // 96 wide tiles fill more than half the GPU
   EXPECT_EQ(plan(128, 24576, 1536), "128x256/1");  // so do 96 tiles of 128 rows: fp8_block_scaled
-  EXPECT_EQ(plan(1, 8, 16), "64x128/1");           // one tile either way
-  EXPECT_EQ(plan(65, 7168, 16384), "64x256/2");    // two rows of 64-row tiles
+  EXPECT_EQ(plan(1, 8, 16), "64x128/1");
   EXPECT_EQ(plan(4096, 7168, 16384), "128x256/1");
   EXPECT_EQ(plan(4096, 4096, 4096), "128x256/1");
-  EXPECT_EQ(plan(8, 256, 131072), "64x256/85");    // one tile, 1024 K blocks: slices of 12 (and 13)
+  EXPECT_EQ(plan(8, 256, 131072), "64x128/42");    // two narrow tiles, 1024 K blocks: slices of 24 (and 25)
+  // Without the narrow tile (M % 4 != 0): 64×256 and 12 K blocks a slice.
+  EXPECT_EQ(plan(63, 2112, 7168, false), "64x256/4");
+  EXPECT_EQ(plan(67, 7168, 2048, false), "64x256/1");
 }
 
 // A plan the step does not build is refused with its rule, before anything asks the GPU (CPU).

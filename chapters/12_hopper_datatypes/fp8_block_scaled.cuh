@@ -461,16 +461,20 @@ inline std::string fp8_block_scaled_refuses(const GemmProblem& p) {
 /// then the adapter (the opt-in, a grid of the blocks the GPU holds at once, at most one per tile, at
 /// most `max_blocks` when above 0). Throws std::invalid_argument for a problem it rejects, operands
 /// TMA cannot describe, or a problem without its scales.
-/// `splits` (a split-K kernel only): K slices per tile, at least 1.
+/// `splits` (a split-K kernel only): K slices per tile, at least 1. `stream_k_units` (a stream-K
+/// kernel only): its schedule (StreamKTileScheduler::make).
 template <class Cfg, class Kernel>
 PreparedGemm prepare_fp8_block_scaled_kernel(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks,
-                                             const std::string& name, int splits = 1) {
+                                             const std::string& name, int splits = 1,
+                                             const StreamKTileScheduler& stream_k_units = {}) {
   if (std::string why = fp8_block_scaled_refuses(p); !why.empty()) throw std::invalid_argument(name + ": " + why);
   typename GemmAdapter<Kernel>::Arguments args{};
   args.mainloop = Kernel::Mainloop::to_underlying_arguments(p, A, B);
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), p.n);
   if constexpr (std::is_same_v<typename Kernel::Scheduler, PersistentTileScheduler>) {
     args.scheduler = whole_tiles<Cfg>(p);
+  } else if constexpr (std::is_same_v<typename Kernel::Scheduler, StreamKScheduler<Cfg::BN::value / 2>>) {
+    args.scheduler = Kernel::Scheduler::to_underlying_arguments(stream_k_units);
   } else {
     args.scheduler = Kernel::Scheduler::to_underlying_arguments(SplitKTileScheduler::make(tile_order<Cfg>(p), k_steps_of<Cfg>(p), splits));
   }

@@ -5,6 +5,7 @@
 
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
 #include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"
+#include "12_hopper_datatypes/fp8_block_scaled_stream_k.cuh"
 #if MM_APPENDIX_STEPS
 #include "12_hopper_datatypes/fp8_block_scaled_192.cuh"
 #include "12_hopper_datatypes/fp8_per_tensor_halves.cuh"
@@ -75,6 +76,13 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
           },
           fp8_block_scaled_rejects, arch::sm90a),
 #if MM_APPENDIX_STEPS
+      // fp8_block_scaled_stream_k.cuh: fp8_block_scaled with the last round's K blocks spread over every block
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_stream_k", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_block_scaled_stream_k(p, a, b, c, max_blocks);
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
       // fp8_block_scaled.cuh without flags: A's scales by LDG a step ahead, B's staged in shared
       // memory, each half's read after its wait (the chapter's step until 2026-11-29)
       prepared_kernel<e4m3, bf16>(

@@ -43,6 +43,10 @@ struct Fp8Block64Cfg : Fp8BlockScaledConfig<64, 256, 5> {};
 /// block of B), twice the tiles, 8 stages of 24 KB.
 struct Fp8Block64x128Cfg : Fp8BlockScaledConfig<64, 128, 8> {};
 
+/// Its narrow tile with two consumers (a forced plan, measured against 64×128): 128×128, the turns of
+/// fp8_block_scaled between the two 64-row halves, 5 stages of 32.5 KB.
+struct Fp8Block128x128Cfg : Fp8BlockScaledConfig<128, 128, 5> {};
+
 /// K blocks a slice keeps at least (choose_splits' min_k_steps for K steps of 128). Measured at the
 /// suite's M = 64 and 128 rows with the slices forced (2026-11-29h call 2): 4 K blocks a slice ran at
 /// 57-61% of cuBLASLt where 8-14 ran at 70-78%, and past one unit per SM a second round costs more
@@ -99,7 +103,8 @@ inline PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const
   const char* name = "fp8_block_scaled_small_m";
   const bool chosen = plan.bm == 0;
   const bool built = (plan.bm == 64 && (plan.bn == 256 || plan.bn == 128) && plan.splits >= 1) ||
-                     (plan.bm == 128 && plan.bn == 256 && plan.splits == 1);
+                     (plan.bm == 128 && plan.bn == 256 && plan.splits == 1) ||
+                     (plan.bm == 128 && plan.bn == 128 && plan.splits >= 1);
   if (!chosen && !built)
     throw std::invalid_argument(std::string(name) + ": plans are 64×256 or 64×128 tiles in 1 or more K slices, or whole " +
                                 "128×256 tiles; not " + std::to_string(plan.bm) + "×" + std::to_string(plan.bn) + " in " +
@@ -110,6 +115,15 @@ inline PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const
   if (!why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
   const bool tma = CollectiveMmaBlockScaledTmaBase<Fp8Block64Cfg>::tma_scales_rejects(p).empty();
   if (chosen) plan = choose_fp8_small_m(p, device_sm_count(), tma);
+  if (plan.bm == 128 && plan.bn == 128) {
+    const std::string path = std::string(name) + " 128x128 x" + std::to_string(plan.splits);
+    using Cfg = Fp8Block128x128Cfg;
+    if (tma)
+      return prepare_fp8_block_scaled_kernel<Cfg, Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, true, true, WarpgroupTurns::per_half>,
+                                                                 Fp8BlockSplitK<Cfg>>>(p, A, B, C, max_blocks, path, plan.splits);
+    return prepare_fp8_block_scaled_kernel<Cfg, Fp8BlockKernel<Cfg, CollectiveMmaBlockScaled<Cfg, true, false, false, WarpgroupTurns::per_half>,
+                                                               Fp8BlockSplitK<Cfg>>>(p, A, B, C, max_blocks, path, plan.splits);
+  }
   if (plan.bm == 128) return prepare_fp8_block_scaled(p, A, B, C, max_blocks);  // its path: "fp8_block_scaled"
   if (plan.bn == 128 && !tma) plan.bn = 256;  // a forced narrow plan: the narrow tile is built with TMA's scales only
   const std::string path = std::string(name) + " 64x" + std::to_string(plan.bn) + " x" + std::to_string(plan.splits);

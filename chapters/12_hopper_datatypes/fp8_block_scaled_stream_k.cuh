@@ -1,5 +1,6 @@
-// Chapter 12, step 5: fp8_block_scaled_stream_k. fp8_block_scaled where its tiles do not make whole
-// rounds of the GPU: the last round's K blocks spread over every block (chapter 11's stream-K).
+// Chapter 12, a measured variant of step 3 (appendix): fp8_block_scaled_stream_k. fp8_block_scaled
+// where its tiles do not make whole rounds of the GPU: the last round's K blocks spread over every
+// block (chapter 11's stream-K).
 //
 // At M = 4096 and N = 2112 (DeepSeek-V3's q_a/kv_a projection, K = 7168), 128×256 tiles make 32 × 9 =
 // 288 tiles: two whole rounds of 132 SMs and a third of 24 tiles, during which 108 SMs idle. The
@@ -8,14 +9,20 @@
 // (gemm/tile_scheduler.hpp's StreamKTileScheduler, chapter 11's step 3) leaves the two whole rounds
 // whole and cuts only the last round's 24 × 56 K blocks evenly over the 132 blocks, about 10 each: 2.2
 // tiles' time and 24 tiles' partial sums. Each K block is promoted on its own, so a piece of K blocks
-// is a sum like any other, as for split K.
+// is a sum like any other, as for split K. Where the rounds are whole or nearly (4096³: 3.9 rounds;
+// the schedule's rule shares only where the busiest block's K steps drop by an eighth) the schedule
+// is whole tiles.
 //
-// Where the rounds are whole or nearly (4096³: 3.9 rounds; the schedule's rule shares only where the
-// busiest block's K steps drop by an eighth) the schedule is fp8_block_scaled's whole tiles.
+// Measured (2026-11-29i call 1, notes/issue35_plan.md): slower everywhere. The schedule's unit()
+// divides 64-bit integers, which ptxas calls as subroutines (42 CALLs in the SASS against
+// fp8_block_scaled's 8), and beside the consumer's 128 + 64 accumulator registers each call saves
+// registers to the stack: a 24-byte frame and 42 local loads and stores (fp8_block_scaled: none).
+// With whole tiles it runs at 86% of fp8_block_scaled; at 4096×2112×7168, shared, 78% of cuBLASLt
+// against fp8_block_scaled's 82%.
 //
 // What changes from fp8_block_scaled is the scheduler alone: StreamKScheduler, and its workspace.
 //
-// Build: cmake --build build --target ch12_hopper_datatypes
+// Build: cmake -DMM_APPENDIX_STEPS=ON ... && cmake --build build --target ch12_hopper_datatypes
 // Run:   build/bin/ch12_hopper_datatypes --kernel fp8_block_scaled_stream_k
 #pragma once
 

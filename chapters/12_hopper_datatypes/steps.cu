@@ -5,9 +5,9 @@
 
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
 #include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"
-#include "12_hopper_datatypes/fp8_block_scaled_stream_k.cuh"
 #if MM_APPENDIX_STEPS
 #include "12_hopper_datatypes/fp8_block_scaled_192.cuh"
+#include "12_hopper_datatypes/fp8_block_scaled_stream_k.cuh"
 #include "12_hopper_datatypes/fp8_per_tensor_halves.cuh"
 #endif
 #include "12_hopper_datatypes/fp8_per_tensor.cuh"
@@ -77,6 +77,7 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
           fp8_block_scaled_rejects, arch::sm90a),
 #if MM_APPENDIX_STEPS
       // fp8_block_scaled_stream_k.cuh: fp8_block_scaled with the last round's K blocks spread over every block
+      // (chapter 11's stream-K; slower: a stack frame beside the accumulators)
       prepared_kernel<e4m3, bf16>(
           "fp8_block_scaled_stream_k", DType::e4m3_block,
           [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {

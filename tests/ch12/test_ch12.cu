@@ -204,7 +204,8 @@ TEST(ch12_Fp8, TmaScalesAtEveryKindOfM) {
 
 // fp8_block_scaled_small_m (issue 35's small-M path) with every plan forced: 64×256 tiles whole and
 // with K in 2, 3 and 5 slices (the last slice short where K has a partial block), 64×128 tiles whole
-// and in 3 slices (M % 4 != 0: the step runs 64×256 instead), whole 128-row tiles, at
+// and in 3 slices (M % 4 != 0: the step runs 64×256 instead), whole 128×256 tiles, 128×128 tiles
+// (two consumers taking turns) whole and in 3 slices, at
 // ragged M on both of the main loop's scale paths (TMA for M % 4 == 0, LDG otherwise), rows past
 // M in a 64-row tile and in a second row of 64-row tiles, N past a column block, one K block only
 // (the slices clamp to 1), and few blocks looping over the units. Random block scales (0.5 to 2);
@@ -212,7 +213,8 @@ TEST(ch12_Fp8, TmaScalesAtEveryKindOfM) {
 TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   for (auto [bm, bn, splits] : {std::tuple{64, 256, 1}, std::tuple{64, 256, 2}, std::tuple{64, 256, 3}, std::tuple{64, 256, 5},
-                                std::tuple{64, 128, 1}, std::tuple{64, 128, 3}, std::tuple{128, 256, 1}})
+                                std::tuple{64, 128, 1}, std::tuple{64, 128, 3}, std::tuple{128, 256, 1}, std::tuple{128, 128, 1},
+                                std::tuple{128, 128, 3}})
     for (int max_blocks : {0, 3}) {
       const auto k = ch12::fp8_block_scaled_small_m_with(bm, bn, splits, max_blocks);
       for (const Size& s : {Size{4, 8, 16}, Size{1, 8, 16}, Size{64, 2112, 1664}, Size{68, 264, 2000},

@@ -48,7 +48,10 @@ using Fp8BlockStreamKKernel =
 template <class Cfg = Fp8BlockCfg>
 PreparedGemm prepare_fp8_block_scaled_stream_k(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks = 0,
                                                const char* name = "fp8_block_scaled_stream_k") {
-  if (std::string why = fp8_block_scaled_refuses(p); !why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
+  // Everything that refuses the problem before the schedule asks the GPU how many blocks it holds.
+  std::string why = fp8_block_scaled_refuses(p);
+  if (why.empty()) why = launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", C}});
+  if (!why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
   const auto prepare = [&]<class Kernel>() {
     const GroupedTileScheduler tiles = tile_order<Cfg>(p);
     const int k_steps = k_steps_of<Cfg>(p);

@@ -204,8 +204,8 @@ TEST(ch12_Fp8, TmaScalesAtEveryKindOfM) {
 
 // fp8_block_scaled_small_m (issue 35's small-M path) with every plan forced: 64×256 tiles whole and
 // with K in 2, 3 and 5 slices (the last slice short where K has a partial block), 64×128 tiles whole
-// and in 3 slices (M % 4 != 0: the step runs 64×256 instead), whole 128×256 tiles, 128×128 tiles
-// (two consumers taking turns) whole and in 3 slices, at
+// and in 3 slices, 128×128 tiles (two consumers taking turns) whole and in 3 slices (M % 4 != 0:
+// the step runs 64×256 for both narrow tiles), whole 128×256 tiles, at
 // ragged M on both of the main loop's scale paths (TMA for M % 4 == 0, LDG otherwise), rows past
 // M in a 64-row tile and in a second row of 64-row tiles, N past a column block, one K block only
 // (the slices clamp to 1), and few blocks looping over the units. Random block scales (0.5 to 2);
@@ -230,7 +230,8 @@ TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
 
 // The choice of fp8_block_scaled_small_m (CPU): whole 128-row tiles where they fill half of 132 SMs
 // and M > 64; whole 64×256 tiles where those do; otherwise 64×128 tiles with K split at slices of at
-// least 24 K blocks and at most one unit per SM (64×256 and 12 K blocks where TMA cannot read A's scales).
+// least 24 K blocks and at most one unit per SM, or 128×128 tiles where M > 64 and they make as many
+// units (64×256 and 12 K blocks where TMA cannot read A's scales).
 TEST(ch12_Launch, SmallMChoosesTheTileAndTheSlices) {
   const auto plan = [](int m, int n, int k, bool narrow = true) {
     const auto c = ch12::choose_fp8_small_m(problem({m, n, k}, "RCR"), 132, narrow);
@@ -238,10 +239,11 @@ TEST(ch12_Launch, SmallMChoosesTheTileAndTheSlices) {
   };
   EXPECT_EQ(plan(64, 2112, 7168), "64x128/2");     // 17 narrow tiles, 56 K blocks: 2 slices of 28
   EXPECT_EQ(plan(64, 4096, 7168), "64x128/2");     // 32 narrow tiles
-  EXPECT_EQ(plan(128, 4096, 7168), "64x128/2");    // 64 narrow tiles, 128 units
+  EXPECT_EQ(plan(128, 4096, 7168), "64x128/2");    // 64 narrow tiles, 128 units (32 of 128×128 in 2 slices: 64)
   EXPECT_EQ(plan(128, 2112, 7168), "64x128/2");    // 34 narrow tiles (3 slices would be shorter than 24)
   EXPECT_EQ(plan(64, 7168, 16384), "64x128/2");    // 56 narrow tiles, 2 units per tile fill 112 SMs
-  EXPECT_EQ(plan(128, 7168, 16384), "64x128/1");   // 112 narrow tiles: no split
+  EXPECT_EQ(plan(128, 7168, 16384), "128x128/2");  // 112 narrow tiles, no split; 56 two-consumer tiles in 2 slices: as many units
+  EXPECT_EQ(plan(96, 7168, 16384), "128x128/2");
   EXPECT_EQ(plan(64, 7168, 2048), "64x128/1");     // 16 K blocks: too few to split
   EXPECT_EQ(plan(128, 7168, 2048), "64x128/1");
   EXPECT_EQ(plan(64, 24576, 1536), "64x256/1");    // 96 wide tiles fill more than half the GPU
@@ -261,7 +263,7 @@ TEST(ch12_Launch, SmallMRefusesPlansItDoesNotBuild) {
   float scales[2] = {1, 1};
   p.scale_a = scales;
   p.scale_b = scales + 1;
-  for (auto [bm, bn, splits] : {std::tuple{128, 256, 2}, std::tuple{32, 256, 1}, std::tuple{64, 0, 1}, std::tuple{128, 128, 1},
+  for (auto [bm, bn, splits] : {std::tuple{128, 256, 2}, std::tuple{32, 256, 1}, std::tuple{64, 0, 1}, std::tuple{256, 128, 1},
                                 std::tuple{64, 128, 0}}) {
     const auto k = ch12::fp8_block_scaled_small_m_with(bm, bn, splits);
     try {

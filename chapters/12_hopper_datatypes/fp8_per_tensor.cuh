@@ -31,6 +31,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "gemm/collective_epilogue_sm90.hpp"
 #include "gemm/collective_mma_sm90.hpp"
@@ -62,20 +63,31 @@ inline std::string fp8_per_tensor_rejects(const GemmProblem& p) {
   return launch::tma_operand_rejects(p, 1);
 }
 
+/// Empty when a per-tensor kernel takes `p` as given; otherwise why not: fp8_per_tensor_rejects' rule,
+/// or a problem without its scales.
+inline std::string fp8_per_tensor_refuses(const GemmProblem& p) {
+  if (std::string why = fp8_per_tensor_rejects(p); !why.empty()) return why;
+  if (p.scale_a == nullptr || p.scale_b == nullptr) return "needs the per-tensor scales of A and B (GemmProblem::scale_a, scale_b)";
+  return {};
+}
+
 /// The one-time preparation: the TMA copies, the opt-in, a grid of the blocks the GPU holds at once
 /// (at most one per tile, at most `max_blocks` when above 0). Throws std::invalid_argument for a
 /// problem it rejects, operands TMA cannot describe, or a problem without its scales.
+/// `splits` (a split-K kernel only, step 5): K slices per tile, at least 1.
 template <class Cfg = Fp8Cfg, class Kernel = Fp8Kernel<Cfg>>
 PreparedGemm prepare_fp8_per_tensor(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks = 0,
-                                    const char* name = "fp8_per_tensor") {
-  if (std::string why = fp8_per_tensor_rejects(p); !why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
-  if (p.scale_a == nullptr || p.scale_b == nullptr)
-    throw std::invalid_argument(std::string(name) + ": needs the per-tensor scales of A and B (GemmProblem::scale_a, scale_b)");
+                                    const std::string& name = "fp8_per_tensor", int splits = 1) {
+  if (std::string why = fp8_per_tensor_refuses(p); !why.empty()) throw std::invalid_argument(name + ": " + why);
   const int m = int(p.m), n = int(p.n), k = int(p.k);
   typename GemmAdapter<Kernel>::Arguments args{};
   args.mainloop = Kernel::Mainloop::to_underlying_arguments(A, B, m, n, k, k, k);
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, m, n, n, p.scale_a, p.scale_b);
-  args.scheduler = whole_tiles<Cfg>(p);
+  if constexpr (std::is_same_v<typename Kernel::Scheduler, PersistentTileScheduler>) {
+    args.scheduler = whole_tiles<Cfg>(p);
+  } else {
+    args.scheduler = Kernel::Scheduler::to_underlying_arguments(SplitKTileScheduler::make(tile_order<Cfg>(p), k_steps_of<Cfg>(p), splits));
+  }
   args.max_blocks = max_blocks;
   GemmAdapter<Kernel> gemm;
   gemm.initialize(args);

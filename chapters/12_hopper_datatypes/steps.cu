@@ -11,6 +11,7 @@
 #include "12_hopper_datatypes/fp8_per_tensor_halves.cuh"
 #endif
 #include "12_hopper_datatypes/fp8_per_tensor.cuh"
+#include "12_hopper_datatypes/fp8_per_tensor_small_m.cuh"
 #include "12_hopper_datatypes/tf32_transpose_b.cuh"
 #include "12_hopper_datatypes/tf32_wgmma.cuh"
 
@@ -42,6 +43,13 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_steps(int max_blocks) {
           "fp8_per_tensor", DType::e4m3,
           [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
             return prepare_fp8_per_tensor(p, a, b, c, max_blocks);
+          },
+          fp8_per_tensor_rejects, arch::sm90a),
+      // fp8_per_tensor_small_m.cuh: fp8_per_tensor on step 4's tiles and K slices for few rows
+      prepared_kernel<e4m3, bf16>(
+          "fp8_per_tensor_small_m", DType::e4m3,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_per_tensor_small_m(p, a, b, c, max_blocks);
           },
           fp8_per_tensor_rejects, arch::sm90a),
 #if MM_APPENDIX_STEPS
@@ -153,6 +161,15 @@ GemmKernel<e4m3, bf16> fp8_block_scaled_small_m_with(int bm, int bn, int splits,
         return prepare_fp8_block_scaled_small_m(p, a, b, c, max_blocks, Fp8SmallMPlan{bm, bn, splits});
       },
       fp8_block_scaled_rejects, arch::sm90a);
+}
+
+GemmKernel<e4m3, bf16> fp8_per_tensor_small_m_with(int bm, int bn, int splits, int max_blocks) {
+  return prepared_kernel<e4m3, bf16>(
+      "fp8_per_tensor_small_m_" + std::to_string(bm) + "x" + std::to_string(bn) + "_x" + std::to_string(splits), DType::e4m3,
+      [max_blocks, bm, bn, splits](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+        return prepare_fp8_per_tensor_small_m(p, a, b, c, max_blocks, Fp8SmallMPlan{bm, bn, splits});
+      },
+      fp8_per_tensor_rejects, arch::sm90a);
 }
 
 }  // namespace mm::ch12

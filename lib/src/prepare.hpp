@@ -25,13 +25,15 @@ mm::PreparedGemm prepare_tf32(const mm::GemmProblem& p, const float* a, const fl
 /// Empty when prepare_tf32 takes `p`; otherwise "<step>: <rule>". No GPU needed.
 std::string tf32_rejects(const mm::GemmProblem& p);
 
-/// Chapter 12's fp8_per_tensor (p.scale_a, p.scale_b: one float each).
+/// Chapter 12's fp8_per_tensor_small_m (p.scale_a, p.scale_b: one float each): fp8_per_tensor, or its
+/// split-K plans for few rows.
 mm::PreparedGemm prepare_fp8_per_tensor(const mm::GemmProblem& p, const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b,
                                         __nv_bfloat16* c);
 /// Empty when prepare_fp8_per_tensor takes `p`; otherwise "fp8_per_tensor: <rule>". No GPU needed.
 std::string fp8_per_tensor_rejects(const mm::GemmProblem& p);
 
-/// Chapter 12's fp8_block_scaled (p.scale_a, p.scale_b: the block scales, GemmProblem::scale_a).
+/// Chapter 12's fp8_block_scaled_small_m (p.scale_a, p.scale_b: the block scales, GemmProblem::scale_a):
+/// fp8_block_scaled, or its split-K plans for few rows.
 mm::PreparedGemm prepare_fp8_block_scaled(const mm::GemmProblem& p, const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b,
                                           __nv_bfloat16* c);
 /// Empty when prepare_fp8_block_scaled takes `p`; otherwise "fp8_block_scaled: <rule>". No GPU needed.

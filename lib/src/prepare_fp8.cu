@@ -1,10 +1,11 @@
-// fp8 e4m3: chapter 12's steps (its steps.cu), per-tensor scales and DeepSeek-V3's block scales (its last
-// step, fp8_block_scaled_small_m: fp8_block_scaled, with K split and 64-row tiles for few rows). Both
-// read A and B K-major only (RCR), as cuBLASLt's fp8 does.
+// fp8 e4m3: chapter 12's steps (its steps.cu), per-tensor scales (step 5, fp8_per_tensor_small_m:
+// fp8_per_tensor, with K split and narrower tiles for few rows) and DeepSeek-V3's block scales (step 4,
+// fp8_block_scaled_small_m: the same for fp8_block_scaled). Both read A and B K-major only (RCR), as
+// cuBLASLt's fp8 does.
 #include "prepare.hpp"
 
 #include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"
-#include "12_hopper_datatypes/fp8_per_tensor.cuh"
+#include "12_hopper_datatypes/fp8_per_tensor_small_m.cuh"
 
 namespace gl::detail {
 
@@ -15,7 +16,7 @@ std::string fp8_per_tensor_rejects(const mm::GemmProblem& p) {
 
 mm::PreparedGemm prepare_fp8_per_tensor(const mm::GemmProblem& p, const __nv_fp8_e4m3* a, const __nv_fp8_e4m3* b,
                                         __nv_bfloat16* c) {
-  return mm::ch12::prepare_fp8_per_tensor(p, a, b, c);
+  return mm::ch12::prepare_fp8_per_tensor_small_m(p, a, b, c);  // fp8_per_tensor where the tiles fill the GPU
 }
 
 std::string fp8_block_scaled_rejects(const mm::GemmProblem& p) {

@@ -87,7 +87,8 @@ def mm_fp8(a, b, scale_a, scale_b, *, out=None, stream=None, block_scaled=None):
     """C = (a @ b) with fp8 e4m3 a (M×K) and b (K×N, the transpose of a row-major N×K weight), a bf16 C.
 
     Per-tensor scales (one float32 each, on the device): C = scale_a·scale_b·(a @ b), chapter 12's
-    fp8_per_tensor. Block scales (DeepSeek-V3's; chapter 12's fp8_block_scaled): scale_a of shape
+    fp8_per_tensor (fp8_per_tensor_small_m for few rows). Block scales (DeepSeek-V3's; chapter 12's
+    fp8_block_scaled, fp8_block_scaled_small_m for few rows): scale_a of shape
     (M, ceil(K/128)) stored M-contiguous, one per row and 128 of K; scale_b of shape (ceil(N/128),
     ceil(K/128)), one per 128×128 block of the weight, rows padded to a multiple of 4 (or the padded
     buffer itself; _core.fp8_mode spells the strides). ``block_scaled`` None picks per tensor when both scales hold one element.

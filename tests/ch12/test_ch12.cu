@@ -228,6 +228,27 @@ TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
     }
 }
 
+// fp8_per_tensor_small_m (step 5) with every plan forced: step 4's tiles and slices on the per-tensor
+// kernel, at ragged M (every M takes every tile: no scale matrix), rows past M, N past a tile, one K
+// step only, a short last K step, and few blocks looping over the units. Scales of 1 and awkward values
+// come from check_gemm_kernel's per-tensor scales; C poisoned first.
+TEST(ch12_Fp8, PerTensorSmallMPlansAtRaggedSizes) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  for (auto [bm, bn, splits] : {std::tuple{64, 256, 1}, std::tuple{64, 256, 3}, std::tuple{64, 128, 1}, std::tuple{64, 128, 2},
+                                std::tuple{128, 128, 1}, std::tuple{128, 128, 3}, std::tuple{128, 256, 1}})
+    for (int max_blocks : {0, 3}) {
+      const auto k = ch12::fp8_per_tensor_small_m_with(bm, bn, splits, max_blocks);
+      for (const Size& s : {Size{1, 8, 16}, Size{3, 8, 16}, Size{64, 2112, 1664}, Size{67, 264, 2000}, Size{17, 520, 4240},
+                            Size{130, 136, 4112}, Size{128, 384, 1040}})
+        for (std::uint64_t seed : {9u, 10u}) {
+          if (max_blocks != 0 && s.n < 500) continue;  // few blocks: only where there are many units
+          const mm::CheckResult r = mm::check_gemm_kernel<e4m3, bf16>(problem(s, "RCR"), k.launch, k.dtype, seed);
+          EXPECT_TRUE(r.ok) << k.name << " at " << mm::test::size_name(s) << " seed " << seed << " max_blocks "
+                            << max_blocks << ": " << r.summary;
+        }
+    }
+}
+
 // The choice of fp8_block_scaled_small_m (CPU): whole 128-row tiles where they fill half of 132 SMs
 // and M > 64; whole 64×256 tiles where those do; otherwise 64×128 tiles with K split at slices of at
 // least 24 K blocks and at most one unit per SM, or 128×128 tiles where M > 64 and they make as many
@@ -257,23 +278,24 @@ TEST(ch12_Launch, SmallMChoosesTheTileAndTheSlices) {
   EXPECT_EQ(plan(67, 7168, 2048, false), "64x256/1");
 }
 
-// A plan the step does not build is refused with its rule, before anything asks the GPU (CPU).
+// A plan the steps (block-scaled and per-tensor) do not build is refused with its rule, before anything
+// asks the GPU (CPU).
 TEST(ch12_Launch, SmallMRefusesPlansItDoesNotBuild) {
   GemmProblem p = problem({64, 256, 512}, "RCR");
   float scales[2] = {1, 1};
   p.scale_a = scales;
   p.scale_b = scales + 1;
   for (auto [bm, bn, splits] : {std::tuple{128, 256, 2}, std::tuple{32, 256, 1}, std::tuple{64, 0, 1}, std::tuple{256, 128, 1},
-                                std::tuple{64, 128, 0}}) {
-    const auto k = ch12::fp8_block_scaled_small_m_with(bm, bn, splits);
-    try {
-      k.launch(p, reinterpret_cast<const e4m3*>(0x10000), reinterpret_cast<const e4m3*>(0x20000), reinterpret_cast<bf16*>(0x30000),
-               nullptr);
-      ADD_FAILURE() << k.name << " was accepted";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("plans are 64×256 or 64×128 tiles"), std::string::npos) << k.name << ": " << e.what();
+                                std::tuple{64, 128, 0}})
+    for (const auto& k : {ch12::fp8_block_scaled_small_m_with(bm, bn, splits), ch12::fp8_per_tensor_small_m_with(bm, bn, splits)}) {
+      try {
+        k.launch(p, reinterpret_cast<const e4m3*>(0x10000), reinterpret_cast<const e4m3*>(0x20000),
+                 reinterpret_cast<bf16*>(0x30000), nullptr);
+        ADD_FAILURE() << k.name << " was accepted";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("plans are 64×256 or 64×128 tiles"), std::string::npos) << k.name << ": " << e.what();
+      }
     }
-  }
 }
 
 TEST(ch12_Launch, TmaScalesTakeWhatTmaReadsAndLeaveTheRestToTheLdgPath) {

@@ -1005,8 +1005,8 @@ def ch12_suite_group(m: int, n: int, k: int) -> str:
 
 
 def plot_ch12_suite(all_rows, out_dir) -> bool:
-    """Chapter 12's suite figure: % of cuBLASLt (the same scaling) of fp8_block_scaled, its small-M step and
-    fp8_per_tensor at every problem of DeepSeek-V3's suite, grouped by M."""
+    """Chapter 12's suite figure: % of cuBLASLt (the same scaling) of fp8_block_scaled, its small-M step,
+    fp8_per_tensor and its small-M step at every problem of DeepSeek-V3's suite, grouped by M."""
     name = "ch12_suite"
     rows = [r for r in all_rows if pathlib.Path(r.source).stem == CH12_SUITE and r.pct is not None]
     if not rows:
@@ -1021,7 +1021,8 @@ def plot_ch12_suite(all_rows, out_dir) -> bool:
     fig, ax = plt.subplots(figsize=(max(8.0, 0.34 * len(problems) + 2.5), 5.0))
     series = [("fp8_per_tensor", "e4m3", "fp8_per_tensor (against cuBLASLt per-tensor)", "#9575cd", "x"),
               ("fp8_block_scaled", "e4m3_block", "fp8_block_scaled (128×256 whole tiles)", "#9e9e9e", "s"),
-              ("fp8_block_scaled_small_m", "e4m3_block", "fp8_block_scaled_small_m (split K, narrower tiles)", "#c2185b", "o")]
+              ("fp8_block_scaled_small_m", "e4m3_block", "fp8_block_scaled_small_m (split K, narrower tiles)", "#c2185b", "o"),
+              ("fp8_per_tensor_small_m", "e4m3", "fp8_per_tensor_small_m (the same plans, per-tensor)", "#4527a0", "+")]
     for kernel, dtype, label, color, marker in series:
         pts = {(r.m, r.n, r.k): r.pct for r in rows if r.kernel == kernel and r.dtype == dtype}
         xs = [j for j, pr in enumerate(problems) if pr in pts]

@@ -23,6 +23,9 @@
 
 namespace mm::ch12 {
 
+/// A narrower tile than block scales allow (no scale block to align to): 64×64, 12 stages of 16 KB.
+struct Fp8Tensor64x64Cfg : KernelConfig<64, 64, 128, 12> {};
+
 /// The split-K kernel of a per-tensor tile: fp8_per_tensor's main loop and epilogue, chapter 11's
 /// scheduler (a slot holds one consumer thread's accumulators: BN / 2 floats).
 template <class Cfg>
@@ -38,7 +41,7 @@ inline PreparedGemm prepare_fp8_per_tensor_small_m(const GemmProblem& p, const e
                                                    int max_blocks = 0, Fp8SmallMPlan plan = {}) {
   const std::string name = "fp8_per_tensor_small_m";
   const bool chosen = plan.bm == 0;
-  const bool built = (plan.bm == 64 && (plan.bn == 256 || plan.bn == 128) && plan.splits >= 1) ||
+  const bool built = (plan.bm == 64 && (plan.bn == 256 || plan.bn == 128 || plan.bn == 64) && plan.splits >= 1) ||
                      (plan.bm == 128 && plan.bn == 128 && plan.splits >= 1) ||
                      (plan.bm == 128 && plan.bn == 256 && plan.splits == 1);
   if (!chosen && !built)
@@ -54,6 +57,8 @@ inline PreparedGemm prepare_fp8_per_tensor_small_m(const GemmProblem& p, const e
   const std::string path = name + " " + std::to_string(plan.bm) + "x" + std::to_string(plan.bn) + " x" + std::to_string(plan.splits);
   if (plan.bm == 128)
     return prepare_fp8_per_tensor<Fp8Block128x128Cfg, Fp8SplitKKernel<Fp8Block128x128Cfg>>(p, A, B, C, max_blocks, path, plan.splits);
+  if (plan.bn == 64)
+    return prepare_fp8_per_tensor<Fp8Tensor64x64Cfg, Fp8SplitKKernel<Fp8Tensor64x64Cfg>>(p, A, B, C, max_blocks, path, plan.splits);
   if (plan.bn == 128)
     return prepare_fp8_per_tensor<Fp8Block64x128Cfg, Fp8SplitKKernel<Fp8Block64x128Cfg>>(p, A, B, C, max_blocks, path, plan.splits);
   return prepare_fp8_per_tensor<Fp8Block64Cfg, Fp8SplitKKernel<Fp8Block64Cfg>>(p, A, B, C, max_blocks, path, plan.splits);

@@ -235,7 +235,8 @@ TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
 TEST(ch12_Fp8, PerTensorSmallMPlansAtRaggedSizes) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   for (auto [bm, bn, splits] : {std::tuple{64, 256, 1}, std::tuple{64, 256, 3}, std::tuple{64, 128, 1}, std::tuple{64, 128, 2},
-                                std::tuple{128, 128, 1}, std::tuple{128, 128, 3}, std::tuple{128, 256, 1}})
+                                std::tuple{64, 64, 1}, std::tuple{64, 64, 3}, std::tuple{128, 128, 1}, std::tuple{128, 128, 3},
+                                std::tuple{128, 256, 1}})
     for (int max_blocks : {0, 3}) {
       const auto k = ch12::fp8_per_tensor_small_m_with(bm, bn, splits, max_blocks);
       for (const Size& s : {Size{1, 8, 16}, Size{3, 8, 16}, Size{64, 2112, 1664}, Size{67, 264, 2000}, Size{17, 520, 4240},

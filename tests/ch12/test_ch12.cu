@@ -18,6 +18,7 @@
 
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"  // CollectiveMmaBlockScaledTmaBase::tma_scales_rejects
 #include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"  // choose_fp8_small_m
+#include "12_hopper_datatypes/fp8_per_tensor_small_m.cuh"   // choose_fp8_per_tensor_small_m
 #include "12_hopper_datatypes/steps.hpp"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
@@ -228,15 +229,14 @@ TEST(ch12_Fp8, SmallMPlansAtRaggedSizes) {
     }
 }
 
-// fp8_per_tensor_small_m (step 5) with every plan forced: step 4's tiles and slices on the per-tensor
-// kernel, at ragged M (every M takes every tile: no scale matrix), rows past M, N past a tile, one K
+// fp8_per_tensor_small_m (step 5) with every plan forced: 64-row tiles 256, 128 and 64 wide, whole
+// and split, and whole 128×256 tiles, at ragged M (every M takes every tile: no scale matrix), rows past M, N past a tile, one K
 // step only, a short last K step, and few blocks looping over the units. Scales of 1 and awkward values
 // come from check_gemm_kernel's per-tensor scales; C poisoned first.
 TEST(ch12_Fp8, PerTensorSmallMPlansAtRaggedSizes) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   for (auto [bm, bn, splits] : {std::tuple{64, 256, 1}, std::tuple{64, 256, 3}, std::tuple{64, 128, 1}, std::tuple{64, 128, 2},
-                                std::tuple{64, 64, 1}, std::tuple{64, 64, 3}, std::tuple{128, 128, 1}, std::tuple{128, 128, 3},
-                                std::tuple{128, 256, 1}})
+                                std::tuple{64, 64, 1}, std::tuple{64, 64, 3}, std::tuple{128, 256, 1}})
     for (int max_blocks : {0, 3}) {
       const auto k = ch12::fp8_per_tensor_small_m_with(bm, bn, splits, max_blocks);
       for (const Size& s : {Size{1, 8, 16}, Size{3, 8, 16}, Size{64, 2112, 1664}, Size{67, 264, 2000}, Size{17, 520, 4240},
@@ -279,6 +279,29 @@ TEST(ch12_Launch, SmallMChoosesTheTileAndTheSlices) {
   EXPECT_EQ(plan(67, 7168, 2048, false), "64x256/1");
 }
 
+// The choice of fp8_per_tensor_small_m (CPU): the narrowest 64-row tile whose tiles fit in one wave of
+// 132 SMs, K split to fill them with slices of at least 16 K blocks; else 128×256 whole tiles.
+TEST(ch12_Launch, PerTensorSmallMChoosesTheNarrowestTileThatFitsOneWave) {
+  const auto plan = [](int m, int n, int k) {
+    const auto c = ch12::choose_fp8_per_tensor_small_m(problem({m, n, k}, "RCR"), 132);
+    return std::to_string(c.bm) + "x" + std::to_string(c.bn) + "/" + std::to_string(c.splits);
+  };
+  EXPECT_EQ(plan(64, 2112, 7168), "64x64/3");     // 33 tiles; 4 slices would be 14 K blocks each
+  EXPECT_EQ(plan(64, 4096, 7168), "64x64/2");     // 64 tiles, 2 slices fill 128 SMs
+  EXPECT_EQ(plan(64, 7168, 16384), "64x64/1");    // 112 tiles: one wave already
+  EXPECT_EQ(plan(64, 7168, 2048), "64x64/1");
+  EXPECT_EQ(plan(128, 2112, 7168), "64x64/2");    // 66 tiles
+  EXPECT_EQ(plan(128, 4096, 7168), "64x64/1");    // 128 tiles
+  EXPECT_EQ(plan(128, 7168, 16384), "64x128/1");  // 224 tiles of 64×64 are two waves; 112 of 64×128 one
+  EXPECT_EQ(plan(128, 7168, 2048), "64x128/1");
+  EXPECT_EQ(plan(64, 24576, 1536), "64x256/1");   // 96 tiles
+  EXPECT_EQ(plan(64, 32768, 512), "64x256/1");    // 128 tiles
+  EXPECT_EQ(plan(128, 24576, 1536), "128x256/1"); // 192 tiles of 64×256: fp8_per_tensor
+  EXPECT_EQ(plan(4096, 4096, 4096), "128x256/1");
+  EXPECT_EQ(plan(1, 8, 16), "64x64/1");           // one tile, one K block
+  EXPECT_EQ(plan(8, 64, 131072), "64x64/64");     // one tile, 1024 K blocks: 64 slices of 16
+}
+
 // A plan the steps (block-scaled and per-tensor) do not build is refused with its rule, before anything
 // asks the GPU (CPU).
 TEST(ch12_Launch, SmallMRefusesPlansItDoesNotBuild) {
@@ -294,7 +317,7 @@ TEST(ch12_Launch, SmallMRefusesPlansItDoesNotBuild) {
                  reinterpret_cast<bf16*>(0x30000), nullptr);
         ADD_FAILURE() << k.name << " was accepted";
       } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("plans are 64×256 or 64×128 tiles"), std::string::npos) << k.name << ": " << e.what();
+        EXPECT_NE(std::string(e.what()).find("plans are 64×256"), std::string::npos) << k.name << ": " << e.what();
       }
     }
 }

@@ -1022,7 +1022,7 @@ def plot_ch12_suite(all_rows, out_dir) -> bool:
     series = [("fp8_per_tensor", "e4m3", "fp8_per_tensor (against cuBLASLt per-tensor)", "#9575cd", "x"),
               ("fp8_block_scaled", "e4m3_block", "fp8_block_scaled (128×256 whole tiles)", "#9e9e9e", "s"),
               ("fp8_block_scaled_small_m", "e4m3_block", "fp8_block_scaled_small_m (split K, narrower tiles)", "#c2185b", "o"),
-              ("fp8_per_tensor_small_m", "e4m3", "fp8_per_tensor_small_m (the same plans, per-tensor)", "#4527a0", "+")]
+              ("fp8_per_tensor_small_m", "e4m3", "fp8_per_tensor_small_m (64-row tiles, split K)", "#4527a0", "+")]
     for kernel, dtype, label, color, marker in series:
         pts = {(r.m, r.n, r.k): r.pct for r in rows if r.kernel == kernel and r.dtype == dtype}
         xs = [j for j, pr in enumerate(problems) if pr in pts]

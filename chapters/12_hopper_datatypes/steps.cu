@@ -45,7 +45,7 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_steps(int max_blocks) {
             return prepare_fp8_per_tensor(p, a, b, c, max_blocks);
           },
           fp8_per_tensor_rejects, arch::sm90a),
-      // fp8_per_tensor_small_m.cuh: fp8_per_tensor on step 4's tiles and K slices for few rows
+      // fp8_per_tensor_small_m.cuh: fp8_per_tensor on 64-row tiles (64, 128 or 256 wide) with K split, for few rows
       prepared_kernel<e4m3, bf16>(
           "fp8_per_tensor_small_m", DType::e4m3,
           [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {

@@ -1,5 +1,5 @@
 // fp8 e4m3: chapter 12's steps (its steps.cu), per-tensor scales (step 5, fp8_per_tensor_small_m:
-// fp8_per_tensor, with K split and narrower tiles for few rows) and DeepSeek-V3's block scales (step 4,
+// fp8_per_tensor, with K split and 64-row tiles for few rows) and DeepSeek-V3's block scales (step 4,
 // fp8_block_scaled_small_m: the same for fp8_block_scaled). Both read A and B K-major only (RCR), as
 // cuBLASLt's fp8 does.
 #include "prepare.hpp"

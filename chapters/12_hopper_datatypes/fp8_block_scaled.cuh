@@ -471,12 +471,10 @@ PreparedGemm prepare_fp8_block_scaled_kernel(const GemmProblem& p, const e4m3* A
   typename GemmAdapter<Kernel>::Arguments args{};
   args.mainloop = Kernel::Mainloop::to_underlying_arguments(p, A, B);
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), p.n);
-  if constexpr (std::is_same_v<typename Kernel::Scheduler, PersistentTileScheduler>) {
-    args.scheduler = whole_tiles<Cfg>(p);
-  } else if constexpr (std::is_same_v<typename Kernel::Scheduler, StreamKScheduler<Cfg::BN::value / 2>>) {
+  if constexpr (std::is_same_v<typename Kernel::Scheduler, StreamKScheduler<Cfg::BN::value / 2>>) {
     args.scheduler = Kernel::Scheduler::to_underlying_arguments(stream_k_units);
   } else {
-    args.scheduler = Kernel::Scheduler::to_underlying_arguments(SplitKTileScheduler::make(tile_order<Cfg>(p), k_steps_of<Cfg>(p), splits));
+    args.scheduler = tile_schedule<Cfg, typename Kernel::Scheduler>(p, splits);
   }
   args.max_blocks = max_blocks;
   GemmAdapter<Kernel> gemm;

@@ -31,7 +31,6 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "gemm/collective_epilogue_sm90.hpp"
 #include "gemm/collective_mma_sm90.hpp"
@@ -83,11 +82,7 @@ PreparedGemm prepare_fp8_per_tensor(const GemmProblem& p, const e4m3* A, const e
   typename GemmAdapter<Kernel>::Arguments args{};
   args.mainloop = Kernel::Mainloop::to_underlying_arguments(A, B, m, n, k, k, k);
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, m, n, n, p.scale_a, p.scale_b);
-  if constexpr (std::is_same_v<typename Kernel::Scheduler, PersistentTileScheduler>) {
-    args.scheduler = whole_tiles<Cfg>(p);
-  } else {
-    args.scheduler = Kernel::Scheduler::to_underlying_arguments(SplitKTileScheduler::make(tile_order<Cfg>(p), k_steps_of<Cfg>(p), splits));
-  }
+  args.scheduler = tile_schedule<Cfg, typename Kernel::Scheduler>(p, splits);
   args.max_blocks = max_blocks;
   GemmAdapter<Kernel> gemm;
   gemm.initialize(args);

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "gemm/epilogue_sm90.hpp"  // store_accumulators_strided
 #include "gemm/launch.hpp"
@@ -204,6 +205,18 @@ struct SplitKScheduler {
   /// Only the last slice of a tile stores C.
   MM_HD bool compute_epilogue(const WorkTileInfo& work) const { return work.split == params.units.splits - 1; }
 };
+
+/// The arguments of `Scheduler` for the tiles of `Cfg` over `p`, what a step's preparation sets as
+/// its scheduler: whole tiles (PersistentTileScheduler), or K in `splits` slices (a SplitKScheduler;
+/// SplitKTileScheduler::make clamps them to the K steps).
+template <class Cfg, class Scheduler>
+typename Scheduler::Params tile_schedule(const GemmProblem& p, int splits = 1) {
+  if constexpr (std::is_same_v<Scheduler, PersistentTileScheduler>) {
+    return whole_tiles<Cfg>(p);
+  } else {
+    return Scheduler::to_underlying_arguments(SplitKTileScheduler::make(tile_order<Cfg>(p), k_steps_of<Cfg>(p), splits));
+  }
+}
 
 /// Stream-K (chapter 11's stream_k): a block's units are its stream-K pieces, then its whole tiles
 /// (StreamKTileScheduler). A piece that ends before its tile's last K step leaves its partial sum in

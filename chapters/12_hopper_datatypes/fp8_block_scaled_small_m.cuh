@@ -35,7 +35,7 @@
 
 #include <string>
 
-#include "11_every_shape/split_k.cuh"  // choose_splits
+#include "11_every_shape/split_k.cuh"  // choose_splits, check_step
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
 
 namespace mm::ch12 {
@@ -128,9 +128,7 @@ inline PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const
                                 "in 1 or more, or whole 128×256 tiles; not " + std::to_string(plan.bm) + "×" + std::to_string(plan.bn) + " in " +
                                 std::to_string(plan.splits) + " slices");
   // Everything that refuses the problem before the choice asks the GPU for its SM count.
-  std::string why = fp8_block_scaled_refuses(p);
-  if (why.empty()) why = launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", C}});
-  if (!why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
+  ch11::check_step(name, fp8_block_scaled_refuses(p), A, B, C);
   const bool tma = CollectiveMmaBlockScaledTmaBase<Fp8Block64Cfg>::tma_scales_rejects(p).empty();
   if (chosen) plan = choose_fp8_small_m(p, device_sm_count(), tma);
   if (plan.bn == 128 && !tma) plan = {64, 256, plan.splits};  // a forced narrow plan: built with TMA's scales only

@@ -29,7 +29,7 @@
 #include <algorithm>
 #include <string>
 
-#include "11_every_shape/stream_k.cuh"  // stream_k_blocks
+#include "11_every_shape/stream_k.cuh"  // stream_k_blocks, check_step
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
 
 namespace mm::ch12 {
@@ -49,9 +49,7 @@ template <class Cfg = Fp8BlockCfg>
 PreparedGemm prepare_fp8_block_scaled_stream_k(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C, int max_blocks = 0,
                                                const char* name = "fp8_block_scaled_stream_k") {
   // Everything that refuses the problem before the schedule asks the GPU how many blocks it holds.
-  std::string why = fp8_block_scaled_refuses(p);
-  if (why.empty()) why = launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", C}});
-  if (!why.empty()) throw std::invalid_argument(std::string(name) + ": " + why);
+  ch11::check_step(name, fp8_block_scaled_refuses(p), A, B, C);
   const auto prepare = [&]<class Kernel>() {
     const GroupedTileScheduler tiles = tile_order<Cfg>(p);
     const int k_steps = k_steps_of<Cfg>(p);

@@ -22,7 +22,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"  // Fp8SmallMPlan, the 64-row configs
+#include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"  // Fp8SmallMPlan, the 64-row configs, ch11::check_step
 #include "12_hopper_datatypes/fp8_per_tensor.cuh"
 
 namespace mm::ch12 {
@@ -71,9 +71,7 @@ inline PreparedGemm prepare_fp8_per_tensor_small_m(const GemmProblem& p, const e
                                 "128×256 tiles; not " + std::to_string(plan.bm) + "×" + std::to_string(plan.bn) + " in " +
                                 std::to_string(plan.splits) + " slices");
   // Everything that refuses the problem before the choice asks the GPU for its SM count.
-  std::string why = fp8_per_tensor_refuses(p);
-  if (why.empty()) why = launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", C}});
-  if (!why.empty()) throw std::invalid_argument(name + ": " + why);
+  ch11::check_step(name.c_str(), fp8_per_tensor_refuses(p), A, B, C);
   if (chosen) plan = choose_fp8_per_tensor_small_m(p, device_sm_count());
   if (plan.bm == 128 && plan.bn == 256) return prepare_fp8_per_tensor(p, A, B, C, max_blocks);  // its path: "fp8_per_tensor"
   const std::string path = name + " " + std::to_string(plan.bm) + "x" + std::to_string(plan.bn) + " x" + std::to_string(plan.splits);

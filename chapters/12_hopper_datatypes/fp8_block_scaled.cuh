@@ -232,16 +232,12 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
   template <class Pipe>
   MM_HD static void load(const Params& params, Pipe& pipeline, typename Base::State& write, TensorStorage& storage, int m0,
                          int n0, int k_begin, int k_end) {
-    auto sA = make_tensor(make_smem_ptr(storage.a), typename Base::RingA{});  // (BM,BK,S)
-    auto sB = make_tensor(make_smem_ptr(storage.b), typename Base::RingB{});  // (BN,BK,S)
-    const auto cA = make_identity_tensor(make_shape(typename Cfg::BM{}, typename Cfg::BK{}));  // a stage's coordinates
-    const auto cB = make_identity_tensor(make_shape(typename Cfg::BN{}, typename Cfg::BK{}));
     const auto cS = make_identity_tensor(make_shape(typename Cfg::BM{}, _1{}));  // A's scales: (BM,1) of (M, K/128)
+    const int rank = Cfg::kClusterM * Cfg::kClusterN > 1 ? int(cluster_ctarank()) : 0;
     for (int kt = k_begin; kt < k_end; ++kt) {
       pipeline.producer_acquire(write);  // every reader of this stage has released it
       std::uint64_t* bar = pipeline.producer_get_barrier(write);
-      params.tma_a.copy(bar, sA(_, _, write.index()), domain_offset(make_coord(m0, kt * Cfg::BK::value), cA));
-      params.tma_b.copy(bar, sB(_, _, write.index()), domain_offset(make_coord(n0, kt * Cfg::BK::value), cB));
+      Base::copy_operands(params, bar, storage, write.index(), m0, n0, kt, rank);  // A and B (multicast in a cluster)
       params.tma_scale_a.copy(bar, make_tensor(make_smem_ptr(storage.scale_a[write.index()]), ScaleStage{}),
                               domain_offset(make_coord(m0, kt), cS));
       ++write;

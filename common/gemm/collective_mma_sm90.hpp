@@ -22,8 +22,8 @@
 // Where ours differs from CUTLASS: the producer's loop and the consumer's take a range of K steps
 // [k_begin, k_end) (what a split-K or stream-K scheduler hands out; CUTLASS passes an iterator and a
 // count); mma() ends with the tail (CUTLASS's mma_tail: the last stage released after
-// warpgroup_wait<0>); no clusters yet (chapter 10's cluster_multicast stays written out: measured, it
-// bought nothing where chapters 11 and 12 run).
+// warpgroup_wait<0>); clusters (Cfg::kClusterM × kClusterN, 1 × 1 unless a step says) multicast A
+// along N and B along M (copy_operands), as chapter 10's written-out cluster_multicast does for B.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -33,6 +33,7 @@
 #include <type_traits>
 
 #include "gemm/pipeline.hpp"
+#include "layout/cluster.hpp"
 #include "gemm/problem.hpp"
 #include "gemm/tile_scheduler.hpp"  // WorkUnit
 #include "gemm/smem_layout_sm90.hpp"
@@ -84,7 +85,9 @@ struct CollectiveMma {
   static constexpr int kWgmmaM = Cfg::kWgmmaM;  ///< rows one wgmma multiplies
   using RingA = GmmaRing<Element, MajorA, BM, BK, kStages>;  ///< (BM,BK,S)
   using RingB = GmmaRing<Element, MajorB, BN, BK, kStages>;  ///< (BN,BK,S)
-  using Pipeline = PipelineTmaAsync<kStages>;  ///< the ring's barriers
+  static constexpr int kClusterM = Cfg::kClusterM;  ///< blocks of a cluster along M: they share B
+  static constexpr int kClusterN = Cfg::kClusterN;  ///< blocks of a cluster along N: they share A
+  using Pipeline = PipelineTmaAsync<kStages, kClusterM, kClusterN>;  ///< the ring's barriers
   using State = typename Pipeline::State;      ///< a position in the ring
   using Atom = typename GmmaAtomFor<Element, BN::value, MajorA, MajorB>::type;  ///< the 64×BN wgmma
   /// One warpgroup's wgmma: the atom alone (CUTLASS tiles it over the consumers, Layout<Shape<_2,_1,_1>>;
@@ -106,10 +109,15 @@ struct CollectiveMma {
     alignas(1024) Element b[cosize_v<RingB>];  ///< B's ring
   };
 
+  /// A's copy: a plain load, or, shared by the kClusterN blocks of a cluster's row, a multicast.
+  using CopyOpA = std::conditional_t<(kClusterN > 1), SM90_TMA_LOAD_MULTICAST_2D, SM90_TMA_LOAD_2D>;
+  /// B's copy: a plain load, or, shared by the kClusterM blocks of a cluster's column, a multicast.
+  using CopyOpB = std::conditional_t<(kClusterM > 1), SM90_TMA_LOAD_MULTICAST_2D, SM90_TMA_LOAD_2D>;
+
   /// The TMA copies: A's boxes and B's into a stage (hold their tensor maps: `__grid_constant__`).
   struct Params {
-    TmaCopy<SM90_TMA_LOAD_2D, Element, GmmaStage<RingA>> tma_a;  ///< A's boxes into a stage
-    TmaCopy<SM90_TMA_LOAD_2D, Element, GmmaStage<RingB>> tma_b;  ///< B's boxes into a stage
+    TmaCopy<CopyOpA, Element, GmmaStage<RingA>, kClusterN> tma_a;  ///< A's boxes into a stage
+    TmaCopy<CopyOpB, Element, GmmaStage<RingB>, kClusterM> tma_b;  ///< B's boxes into a stage
   };
 
   /// Host: the copies of A (M×K, rows `lda` apart) and B (N×K as make_operand_tensor has it, `ldb`).
@@ -117,8 +125,8 @@ struct CollectiveMma {
   /// 16-byte aligned).
   static Params to_underlying_arguments(const Element* A, const Element* B, int m, int n, int k, std::int64_t lda,
                                         std::int64_t ldb) {
-    return {make_tma_copy(SM90_TMA_LOAD_2D{}, make_operand_tensor<MajorA>(A, m, k, lda), GmmaStage<RingA>{}),
-            make_tma_copy(SM90_TMA_LOAD_2D{}, make_operand_tensor<MajorB>(B, n, k, ldb), GmmaStage<RingB>{})};
+    return {make_tma_copy(CopyOpA{}, make_operand_tensor<MajorA>(A, m, k, lda), GmmaStage<RingA>{}, Int<kClusterN>{}),
+            make_tma_copy(CopyOpB{}, make_operand_tensor<MajorB>(B, n, k, ldb), GmmaStage<RingB>{}, Int<kClusterM>{})};
   }
 
   /// The bytes one stage receives: its A tile and its B tile.
@@ -137,16 +145,36 @@ struct CollectiveMma {
   template <class Pipe>
   MM_HD static void load(const Params& params, Pipe& pipeline, State& write, TensorStorage& storage, int m0, int n0,
                          int k_begin, int k_end) {
+    const int rank = kClusterM * kClusterN > 1 ? int(cluster_ctarank()) : 0;
+    for (int kt = k_begin; kt < k_end; ++kt) {
+      pipeline.producer_acquire(write);  // every reader of this stage has released it
+      copy_operands(params, pipeline.producer_get_barrier(write), storage, write.index(), m0, n0, kt, rank);
+      ++write;
+    }
+  }
+
+  /// The producer thread: A's and B's boxes of K step `kt` of the tile at (m0, n0) into stage `stage`,
+  /// completing on `bar`. In a cluster (block `rank`, column-major in kClusterM × kClusterN), an
+  /// operand the cluster shares arrives in pieces: this block loads its share of the boxes (its place
+  /// along the other dimension) and multicasts it into every block of its row (A) or column (B); its
+  /// stage's full barrier expects the whole tile, its own boxes and its peers'.
+  MM_HD static void copy_operands(const Params& params, std::uint64_t* bar, TensorStorage& storage, int stage, int m0,
+                                  int n0, int kt, int rank) {
     auto sA = make_tensor(make_smem_ptr(storage.a), RingA{});  // (BM,BK,S)
     auto sB = make_tensor(make_smem_ptr(storage.b), RingB{});  // (BN,BK,S)
     const auto cA = make_identity_tensor(make_shape(BM{}, BK{}));  // (BM,BK): a stage's coordinates in its tile
     const auto cB = make_identity_tensor(make_shape(BN{}, BK{}));  // (BN,BK)
-    for (int kt = k_begin; kt < k_end; ++kt) {
-      pipeline.producer_acquire(write);  // every reader of this stage has released it
-      std::uint64_t* bar = pipeline.producer_get_barrier(write);
-      params.tma_a.copy(bar, sA(_, _, write.index()), domain_offset(make_coord(m0, kt * BK::value), cA));
-      params.tma_b.copy(bar, sB(_, _, write.index()), domain_offset(make_coord(n0, kt * BK::value), cB));
-      ++write;
+    if constexpr (kClusterN > 1) {  // A shared along N: the blocks of this block's row, same rank % kClusterM
+      params.tma_a.copy_multicast(bar, sA(_, _, stage), m0, kt * BK::value, rank / kClusterM,
+                                  multicast_mask(rank % kClusterM, kClusterN, kClusterM));
+    } else {
+      params.tma_a.copy(bar, sA(_, _, stage), domain_offset(make_coord(m0, kt * BK::value), cA));
+    }
+    if constexpr (kClusterM > 1) {  // B shared along M: the blocks of this block's column
+      params.tma_b.copy_multicast(bar, sB(_, _, stage), n0, kt * BK::value, rank % kClusterM,
+                                  multicast_mask(rank / kClusterM * kClusterM, kClusterM));
+    } else {
+      params.tma_b.copy(bar, sB(_, _, stage), domain_offset(make_coord(n0, kt * BK::value), cB));
     }
   }
 

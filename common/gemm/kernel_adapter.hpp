@@ -8,7 +8,8 @@
 //   gemm.run(stream);                                                        // as often as needed
 //
 // initialize() opts the kernel into its shared memory, sizes the persistent grid (the blocks the GPU
-// holds at once, at most one per unit of the scheduler, at most Arguments::max_blocks), puts the
+// holds at once, at most one per unit of the scheduler, at most Arguments::max_blocks; with clusters,
+// whole clusters, and a unit is a cluster's: gemm/tile_scheduler_sm90.hpp's block_work), puts the
 // process's watchdog (gemm/watchdog.hpp) into the parameters, and sets up the scheduler's workspace:
 // the caller's, or one the adapter allocates and owns (get_workspace_size says how much; its counters
 // are zeroed here, and each launch leaves them at zero). A launch reads the workspace, so two
@@ -63,6 +64,7 @@ class GemmAdapter {
   using Params = typename Kernel::Params;        ///< the kernel's parameters
   using Scheduler = typename Kernel::Scheduler;  ///< its tile scheduler
   static constexpr std::size_t kSmemBytes = Kernel::kSharedStorageBytes;  ///< its dynamic shared memory
+  static constexpr int kClusterSize = Kernel::kClusterSize;  ///< blocks per cluster (1: a plain launch)
 
   /// What initialize() takes: each block's parameters, built by the step from the problem.
   struct Arguments {
@@ -75,16 +77,19 @@ class GemmAdapter {
   /// The kernel's entry point.
   static auto kernel() { return gemm_device_kernel<Kernel>; }
 
-  /// Blocks of the kernel the current GPU holds at once (after opting it into its shared memory).
-  /// Throws std::runtime_error when the GPU cannot hold one.
+  /// Blocks of the kernel the current GPU holds at once (after opting it into its shared memory): with
+  /// clusters, the clusters it holds (the driver's count: they must fit in one GPC each) times their
+  /// blocks. Throws std::runtime_error when the GPU cannot hold one.
   static int max_active_blocks() {
     opt_in_dynamic_smem(kernel(), kSmemBytes);
-    return max_resident_clusters(kernel(), 1, Kernel::kThreads, kSmemBytes);
+    return max_resident_clusters(kernel(), kClusterSize, Kernel::kThreads, kSmemBytes) * kClusterSize;
   }
 
   /// Bytes of workspace the scheduler needs for these arguments (0 for whole tiles).
   static std::size_t get_workspace_size(const Arguments& args) {
-    if constexpr (detail::has_workspace<Scheduler>::value) {
+    if constexpr (detail::has_workspace<Scheduler>::value && kClusterSize > 1) {
+      return Scheduler::workspace_bytes(args.scheduler, Kernel::Cfg::kConsumers, kClusterSize);
+    } else if constexpr (detail::has_workspace<Scheduler>::value) {
       return Scheduler::workspace_bytes(args.scheduler, Kernel::Cfg::kConsumers);
     } else {
       (void)args;
@@ -98,9 +103,11 @@ class GemmAdapter {
   void initialize(const Arguments& args, void* workspace = nullptr) {
     params_ = Params{args.mainloop, args.epilogue, args.scheduler, host_watchdog()};
     const int resident = max_active_blocks();
-    std::int64_t blocks = std::min<std::int64_t>(Scheduler::units(params_.scheduler), resident);
+    // A unit of the scheduler is a cluster's (kClusterSize blocks); the grid, whole clusters.
+    std::int64_t blocks = std::min<std::int64_t>(Scheduler::units(params_.scheduler) * kClusterSize, resident);
     if (args.max_blocks > 0) blocks = std::min<std::int64_t>(blocks, args.max_blocks);
-    grid_ = dim3{unsigned(std::max<std::int64_t>(blocks, 1))};
+    blocks = std::max<std::int64_t>(blocks / kClusterSize, 1) * kClusterSize;
+    grid_ = dim3{unsigned(blocks)};
     if constexpr (detail::has_workspace<Scheduler>::value) {
       const std::size_t bytes = get_workspace_size(args);
       if (bytes == 0) return;
@@ -109,15 +116,32 @@ class GemmAdapter {
           throw std::runtime_error(std::string("cannot allocate the kernel's workspace: ") + cudaGetErrorString(e));
         owned_ = std::shared_ptr<void>(workspace, [](void* w) { cudaFree(w); });
       }
-      const std::size_t counters = Scheduler::counter_offset(params_.scheduler, Kernel::Cfg::kConsumers);
+      std::size_t counters = 0;
+      if constexpr (kClusterSize > 1) {
+        counters = Scheduler::counter_offset(params_.scheduler, Kernel::Cfg::kConsumers, kClusterSize);
+      } else {
+        counters = Scheduler::counter_offset(params_.scheduler, Kernel::Cfg::kConsumers);
+      }
       if (cudaError_t e = cudaMemset(static_cast<char*>(workspace) + counters, 0, bytes - counters); e != cudaSuccess)
         throw std::runtime_error(std::string("cannot zero the kernel's workspace counters: ") + cudaGetErrorString(e));
-      Scheduler::initialize_workspace(params_.scheduler, workspace, Kernel::Cfg::kConsumers);
+      if constexpr (kClusterSize > 1) {
+        Scheduler::initialize_workspace(params_.scheduler, workspace, Kernel::Cfg::kConsumers, kClusterSize);
+      } else {
+        Scheduler::initialize_workspace(params_.scheduler, workspace, Kernel::Cfg::kConsumers);
+      }
     }
   }
 
   /// Launches the kernel on `stream`.
-  void run(cudaStream_t stream) const { kernel()<<<grid_, Kernel::kThreads, kSmemBytes, stream>>>(params_); }
+  /// With clusters, a launch error is the launch's return and the thread's last error alike
+  /// (cudaGetLastError), as a plain launch's is.
+  void run(cudaStream_t stream) const {
+    if constexpr (kClusterSize > 1) {
+      (void)launch_in_clusters(kernel(), grid_, dim3(Kernel::kThreads), kSmemBytes, stream, kClusterSize, params_);
+    } else {
+      kernel()<<<grid_, Kernel::kThreads, kSmemBytes, stream>>>(params_);
+    }
+  }
 
   /// The grid initialize() chose.
   dim3 grid() const { return grid_; }

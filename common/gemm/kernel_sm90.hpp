@@ -33,6 +33,7 @@
 #include "gemm/tile_scheduler_sm90.hpp"
 #include "gemm/warp_specialization.hpp"
 #include "layout/arch.hpp"
+#include "layout/cluster.hpp"
 #include "layout/mbarrier.hpp"
 
 namespace mm {
@@ -51,6 +52,10 @@ struct KernelConfig {
   static constexpr int kConsumers = BM_ / kWgmmaM;         ///< consumer warpgroups
   static constexpr int kThreads = 128 * (1 + kConsumers);  ///< a producer warpgroup and the consumers
   static constexpr int kGroupM = 16;        ///< rows of tiles the scheduler walks down before moving right
+  /// Blocks of a cluster along M: they share a column of tiles, B's boxes multicast among them (1: none).
+  static constexpr int kClusterM = 1;
+  /// Blocks of a cluster along N: they share a row of tiles, A's boxes multicast among them (1: none).
+  static constexpr int kClusterN = 1;
   static constexpr int kProducerRegs = 40;  ///< the producer only issues TMA (setmaxnreg.dec)
   static constexpr int kConsumerRegs = 232; ///< the consumers hold the accumulators (setmaxnreg.inc)
   static constexpr int kPieceM = 64;        ///< rows of one piece of C in the epilogue
@@ -110,6 +115,7 @@ struct GemmKernelCooperative {
   using Scheduler = Scheduler_;  ///< the tile scheduler
   using Pipeline = typename Mainloop::Pipeline;  ///< the ring's barriers
   static constexpr int kThreads = Cfg::kThreads;  ///< threads of a block
+  static constexpr int kClusterSize = Cfg::kClusterM * Cfg::kClusterN;  ///< blocks of a cluster (1: no cluster)
   static_assert(Cfg::BM::value == Cfg::kWgmmaM * Cfg::kConsumers, "the consumers share the tile's rows, 64 each");
 
   using SharedStorage = KernelSharedStorage<Mainloop, Epilogue>;  ///< the block's shared memory
@@ -126,20 +132,30 @@ struct GemmKernelCooperative {
     pipe_params.consumer_warpgroups = Cfg::kConsumers;
     pipe_params.is_leader = threadIdx.x == 0;
     pipe_params.watchdog = params.watchdog;
-    Pipeline pipeline(shared.pipeline, pipe_params, int(threadIdx.x));
+    const int rank = kClusterSize > 1 ? int(cluster_ctarank()) : 0;  // this block's place in its cluster
+    Pipeline pipeline(shared.pipeline, pipe_params, int(threadIdx.x), rank);
     if (threadIdx.x == 0) {
       Mainloop::prefetch(params.mainloop);
       Epilogue::prefetch(params.epilogue);
     }
-    __syncthreads();  // the barriers are initialized before anyone uses them
+    // The barriers are initialized before anyone uses them: in a cluster, before a peer's multicast
+    // signals them or its consumers release our stages.
+    if constexpr (kClusterSize > 1) {
+      cluster_sync();
+    } else {
+      __syncthreads();
+    }
 
-    Scheduler scheduler(params.scheduler, int(blockIdx.x), int(gridDim.x));
+    // The scheduler hands a cluster its units (a block alone is a cluster of one); block_work says which
+    // tile of the cluster's is this block's.
+    Scheduler scheduler(params.scheduler, int(blockIdx.x) / kClusterSize, int(gridDim.x) / kClusterSize);
     if (wg == 0) {
       // ---- Producer: one thread issues every load; the warpgroup's registers go to the consumers.
       warpgroup_reg_dealloc<Cfg::kProducerRegs>();
       if (t == 0) {
         auto write = make_producer_start_state<Pipeline>();
         for (auto work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
+          if constexpr (kClusterSize > 1) work = block_work<Cfg>(work, rank);  // the cluster's unit, this block's tile
           const TileOrigin o = tile_origin<Cfg>(work);
           Mainloop::load(params.mainloop, pipeline, write, shared.tensors.mainloop, o.m0, o.b0, work.k_begin, work.k_end);
         }
@@ -153,6 +169,7 @@ struct GemmKernelCooperative {
       auto accum = Mainloop::template partition_fragment_C<1>();  // (MMA,1,1): this thread's values of the warpgroup's 64×BN tile
       typename Epilogue::Consumer epilogue(params.epilogue, shared.epilogue(), cw, t);
       for (auto work = scheduler.get_current_work(); work.is_valid(); work = scheduler.advance_to_next_work()) {
+        if constexpr (kClusterSize > 1) work = block_work<Cfg>(work, rank);  // the cluster's unit, this block's tile
         if constexpr (Cfg::kSkipIdleConsumers) {
           if (work.row_begin + Cfg::kWgmmaM * cw >= work.row_end) {  // this warpgroup's rows: all padding
             Mainloop::skip(pipeline, read, release, work);
@@ -168,6 +185,8 @@ struct GemmKernelCooperative {
       epilogue.store_tail();
     }
     watchdog_trap_if_gave_up(pipeline.watchdog(), params.watchdog.record);
+    // No block leaves while a peer may still multicast into it or release its stages.
+    if constexpr (kClusterSize > 1) cluster_sync();
   }
 };
 
@@ -184,8 +203,10 @@ struct GemmKernelPingpong {
   using Scheduler = Scheduler_;  ///< the tile scheduler
   using Pipeline = typename Mainloop::Pipeline;  ///< the ring's barriers
   static constexpr int kThreads = Cfg::kThreads;  ///< threads of a block
+  static constexpr int kClusterSize = 1;                        ///< no clusters (the adapter asks)
   static constexpr int kRows = Cfg::BM::value / Cfg::kWgmmaM;  ///< 64-row wgmma a K step, all by one warpgroup
   static_assert(Cfg::kConsumers == 2, "two consumers take turns");
+  static_assert(Cfg::kClusterM * Cfg::kClusterN == 1, "the ping-pong kernel runs without clusters");
   /// The turn barriers' ids: consumer c waits on kTurnBarrier + c (ids 1 and 2 are the epilogues').
   static constexpr int kTurnBarrier = 3;
 

@@ -66,6 +66,30 @@ MM_HD TileOrigin tile_origin(const WorkTileInfo& w) {
   return {w.tile.m * Cfg::BM::value, w.tile.n * Cfg::BN::value, w.tile.n * Cfg::BN::value};
 }
 
+/// A cluster's unit of work as one of its blocks takes it. With clusters (Cfg::kClusterM × kClusterN
+/// blocks) the scheduler's tiles are cluster tiles (tile_order: kClusterM × kClusterN tiles each) and
+/// its units go to clusters; block `rank` (cluster_ctarank(), column-major in the cluster shape, as
+/// CuTe numbers a cluster's blocks) takes tile (m·kClusterM + rank % kClusterM, n·kClusterN + rank /
+/// kClusterM) of cluster tile (m, n), with the same K steps, and its own index in the order, tile_index
+/// · blocks + rank, for the split-K fixup's slots (the workspace counts the cluster's blocks:
+/// SplitKScheduler::workspace_bytes' `cluster_size`). A cluster's blocks thus walk their units in
+/// lock-step, each issuing its share of every stage the cluster shares. A tile past M or N (a cluster
+/// tile over C's edge) is loaded as zeros and its store drops it (TMA writes nothing outside C).
+/// Without clusters: the unit itself (of any scheduler's: a grouped GEMM's too).
+template <class Cfg, class Work>
+MM_HD Work block_work(const Work& w, int rank) {
+  constexpr int kClusterM = Cfg::kClusterM, kClusterSize = Cfg::kClusterM * Cfg::kClusterN;
+  if constexpr (kClusterSize == 1) {
+    return w;
+  } else {
+    static_assert(std::is_same_v<Work, WorkTileInfo>, "clusters take one GEMM's tiles");
+    Work b = w;
+    b.tile = {w.tile.m * kClusterM + rank % kClusterM, w.tile.n * Cfg::kClusterN + rank / kClusterM};
+    b.tile_index = w.tile_index * kClusterSize + rank;
+    return b;
+  }
+}
+
 /// Whole tiles in the grouped order (no fixup): what tile_shapes and chapter 12's kernels run.
 struct PersistentTileScheduler {
   /// The tiles and their K steps.
@@ -109,10 +133,18 @@ struct PersistentTileScheduler {
   MM_HD constexpr bool compute_epilogue(const WorkTileInfo&) const { return true; }
 };
 
-/// The grouped order of the tiles of a kernel configuration `Cfg` (BM × BN, kGroupM) over `p`.
+/// The grouped order of the tiles of a kernel configuration `Cfg` (BM × BN, kGroupM) over `p`; with
+/// clusters, of its cluster tiles (kClusterM × kClusterN tiles, C's edge rounded up to whole
+/// clusters; kGroupM tiles down, hence kGroupM / kClusterM cluster tiles).
 template <class Cfg>
 GroupedTileScheduler tile_order(const GemmProblem& p) {
-  return {int(launch::ceil_div(p.m, Cfg::BM::value)), int(launch::ceil_div(p.n, Cfg::BN::value)), Cfg::kGroupM};
+  if constexpr (Cfg::kClusterM * Cfg::kClusterN == 1) {
+    return {int(launch::ceil_div(p.m, Cfg::BM::value)), int(launch::ceil_div(p.n, Cfg::BN::value)), Cfg::kGroupM};
+  } else {
+    constexpr int kGroupM = Cfg::kGroupM / Cfg::kClusterM > 1 ? Cfg::kGroupM / Cfg::kClusterM : 1;
+    return {int(launch::ceil_div(p.m, std::int64_t(Cfg::BM::value) * Cfg::kClusterM)),
+            int(launch::ceil_div(p.n, std::int64_t(Cfg::BN::value) * Cfg::kClusterN)), kGroupM};
+  }
 }
 
 /// The K steps of `Cfg` (BK) over `p`'s K.
@@ -150,24 +182,27 @@ struct SplitKScheduler {
   /// Units of work the grid can share.
   static std::int64_t units(const Params& p) { return p.units.size(); }
   /// Bytes of workspace: slots for slices 0 .. S-2 of every tile, then a counter per (tile, warpgroup).
-  static std::size_t workspace_bytes(const Params& p, int consumers) {
+  /// `cluster_size`: blocks per cluster, when the units are cluster tiles (block_work: each block's
+  /// tile its own slots).
+  static std::size_t workspace_bytes(const Params& p, int consumers, int cluster_size = 1) {
     if (p.units.splits <= 1) return 0;
-    return std::size_t(SplitKFixup<NAcc>::partial_bytes(p.units.splits, p.units.tiles.size(), consumers)) +
-           std::size_t(p.units.tiles.size()) * consumers * sizeof(int);
+    const std::int64_t tiles = p.units.tiles.size() * cluster_size;
+    return std::size_t(SplitKFixup<NAcc>::partial_bytes(p.units.splits, tiles, consumers)) +
+           std::size_t(tiles) * consumers * sizeof(int);
   }
   /// Points the fixup at `workspace` (workspace_bytes of it, the counters' part zeroed by the caller:
   /// counter_offset says where it starts).
-  static void initialize_workspace(Params& p, void* workspace, int consumers) {
+  static void initialize_workspace(Params& p, void* workspace, int consumers, int cluster_size = 1) {
     if (p.units.splits <= 1) return;
     p.fixup.partials = static_cast<float*>(workspace);
-    p.fixup.counters = reinterpret_cast<int*>(static_cast<char*>(workspace) + counter_offset(p, consumers));
-    p.fixup.tiles = p.units.tiles.size();
+    p.fixup.counters = reinterpret_cast<int*>(static_cast<char*>(workspace) + counter_offset(p, consumers, cluster_size));
+    p.fixup.tiles = p.units.tiles.size() * cluster_size;
     p.fixup.consumers = consumers;
   }
   /// Where the counters start in the workspace (they must be zero before the first launch; each
   /// launch leaves them at zero).
-  static std::size_t counter_offset(const Params& p, int consumers) {
-    return std::size_t(SplitKFixup<NAcc>::partial_bytes(p.units.splits, p.units.tiles.size(), consumers));
+  static std::size_t counter_offset(const Params& p, int consumers, int cluster_size = 1) {
+    return std::size_t(SplitKFixup<NAcc>::partial_bytes(p.units.splits, p.units.tiles.size() * cluster_size, consumers));
   }
 
   /// The block's current unit: a tile's K slice.

@@ -170,6 +170,90 @@ TEST(TileSchedulersSm90, StreamKCoversEveryKStepOnceAndTheFinisherStoresC) {
   }
 }
 
+// Clusters: the scheduler walks cluster tiles (tile_order of a clustered configuration), block_work
+// gives each block of a cluster its own tile of the cluster tile. Walked for every block of the grid
+// (cluster c = block / size, rank = block % size): every tile of C (and the padding tiles past its edge
+// that round it to whole clusters) gets each K step exactly once, a cluster's blocks walk the same
+// number of units with the same K steps in the same order (they share stages), and their tile indices
+// (the fixup's slots) are distinct.
+template <int ClusterM, int ClusterN>
+struct ClusterCfg {
+  using BM = Int<128>;
+  using BN = Int<128>;
+  using BK = Int<64>;
+  static constexpr int kGroupM = 16, kClusterM = ClusterM, kClusterN = ClusterN;
+};
+
+template <class Cfg, class Scheduler>
+void expect_cluster_walk(const typename Scheduler::Params& params, int clusters, int tiles_m, int tiles_n, int k_steps,
+                         const std::string& what) {
+  constexpr int size = Cfg::kClusterM * Cfg::kClusterN;
+  std::map<std::tuple<int, int, int>, int> hits;  // (tile m, tile n, K step)
+  std::map<std::int64_t, std::pair<int, int>> slots;  // block tile index -> its tile
+  for (int c = 0; c < clusters; ++c) {
+    const auto units = walk<Scheduler>(params, clusters)[std::size_t(c)];
+    std::vector<std::vector<WorkTileInfo>> blocks(size);
+    for (int r = 0; r < size; ++r)
+      for (const WorkTileInfo& w : units) blocks[std::size_t(r)].push_back(block_work<Cfg>(w, r));
+    for (int r = 0; r < size; ++r)
+      for (std::size_t i = 0; i < units.size(); ++i) {
+        const WorkTileInfo& w = blocks[std::size_t(r)][i];
+        ASSERT_EQ(w.k_begin, blocks[0][i].k_begin) << what;  // the cluster's blocks in lock-step
+        ASSERT_EQ(w.k_end, blocks[0][i].k_end) << what;
+        ASSERT_EQ(w.tile.m / Cfg::kClusterM, units[i].tile.m) << what;
+        ASSERT_EQ(w.tile.n / Cfg::kClusterN, units[i].tile.n) << what;
+        const auto [it, fresh] = slots.emplace(w.tile_index, std::pair{w.tile.m, w.tile.n});
+        if (!fresh) {
+          ASSERT_EQ(it->second, (std::pair{w.tile.m, w.tile.n})) << what << ": two tiles share slot " << w.tile_index;
+        }
+        for (int k = w.k_begin; k < w.k_end; ++k) hits[{w.tile.m, w.tile.n, k}] += 1;
+      }
+  }
+  const int padded_m = (tiles_m + Cfg::kClusterM - 1) / Cfg::kClusterM * Cfg::kClusterM;
+  const int padded_n = (tiles_n + Cfg::kClusterN - 1) / Cfg::kClusterN * Cfg::kClusterN;
+  ASSERT_EQ(std::int64_t(hits.size()), std::int64_t(padded_m) * padded_n * k_steps) << what;
+  for (const auto& [key, n] : hits) ASSERT_EQ(n, 1) << what << ": tile (" << std::get<0>(key) << "," << std::get<1>(key) << ")";
+  EXPECT_EQ(std::int64_t(slots.size()), std::int64_t(padded_m) * padded_n) << what;
+}
+
+TEST(TileSchedulersSm90, ClustersTakeWholeClusterTilesInLockStepEachBlockItsOwnTile) {
+  // 5 × 7 tiles of 128×128 (M = 600, N = 800: both edges cut a cluster of 2), 10 K steps of 64.
+  const GemmProblem p{600, 800, 640};
+  auto check = [&](auto cfg, const std::string& shape) {
+    using Cfg = decltype(cfg);
+    const GroupedTileScheduler order = tile_order<Cfg>(p);
+    EXPECT_EQ(order.tiles_m, (5 + Cfg::kClusterM - 1) / Cfg::kClusterM) << shape;
+    EXPECT_EQ(order.tiles_n, (7 + Cfg::kClusterN - 1) / Cfg::kClusterN) << shape;
+    EXPECT_EQ(order.group_m, 16 / Cfg::kClusterM) << shape;
+    for (int clusters : {1, 3, 66}) {
+      expect_cluster_walk<Cfg, PersistentTileScheduler>(tile_schedule<Cfg, PersistentTileScheduler>(p), clusters, 5, 7, 10,
+                                                        shape + " whole, " + std::to_string(clusters) + " clusters");
+      expect_cluster_walk<Cfg, SplitKScheduler<8>>(tile_schedule<Cfg, SplitKScheduler<8>>(p, 3), clusters, 5, 7, 10,
+                                                   shape + " 3 slices, " + std::to_string(clusters) + " clusters");
+    }
+  };
+  check(ClusterCfg<1, 1>{}, "1x1");
+  check(ClusterCfg<2, 1>{}, "2x1");
+  check(ClusterCfg<1, 2>{}, "1x2");
+  check(ClusterCfg<2, 2>{}, "2x2");
+}
+
+// The split-K workspace of a clustered kernel has a slot per block tile: block_work's tile_index runs
+// to cluster tiles × blocks per cluster.
+TEST(TileSchedulersSm90, ClusteredSplitKWorkspaceCountsEveryBlocksTile) {
+  using Cfg = ClusterCfg<1, 2>;
+  const auto params = tile_schedule<Cfg, SplitKScheduler<8>>(GemmProblem{128, 1024, 640}, 2);  // 4 cluster tiles
+  EXPECT_EQ(params.units.tiles.size(), 4);
+  EXPECT_EQ(SplitKScheduler<8>::workspace_bytes(params, 2, 2), 2 * SplitKScheduler<8>::workspace_bytes(params, 2));
+  auto p = params;
+  std::vector<unsigned char> workspace(SplitKScheduler<8>::workspace_bytes(params, 2, 2));
+  SplitKScheduler<8>::initialize_workspace(p, workspace.data(), 2, 2);
+  EXPECT_EQ(p.fixup.tiles, 8);
+  const WorkTileInfo last = block_work<Cfg>(SplitKScheduler<8>(p, 3, 4).get_current_work(), 1);  // cluster tile 3, rank 1
+  EXPECT_EQ(last.tile_index, 7);
+  EXPECT_LE(reinterpret_cast<unsigned char*>(p.fixup.counter(last.tile_index, 1) + 1), workspace.data() + workspace.size());
+}
+
 // The fixups run on the host, thread by thread (a consumer warpgroup's 128 threads in turn; the named
 // barriers do nothing there): each unit's accumulators hold 1000·(its split) + thread + value index,
 // and the unit that stores C must hold the sum over all units of the tile.

@@ -6,6 +6,7 @@
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
 #include "12_hopper_datatypes/fp8_block_scaled_small_m.cuh"
 #if MM_APPENDIX_STEPS
+#include "12_hopper_datatypes/fp8_clusters.cuh"
 #include "12_hopper_datatypes/fp8_block_scaled_192.cuh"
 #include "12_hopper_datatypes/fp8_block_scaled_stream_k.cuh"
 #include "12_hopper_datatypes/fp8_per_tensor_halves.cuh"
@@ -53,6 +54,13 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_steps(int max_blocks) {
           },
           fp8_per_tensor_rejects, arch::sm90a),
 #if MM_APPENDIX_STEPS
+      // fp8_clusters.cuh: step 5's plans with each tile's blocks in clusters of two sharing A (1×2) or B (2×1)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_per_tensor_cluster", DType::e4m3,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_per_tensor_cluster(p, a, b, c, max_blocks);
+          },
+          fp8_per_tensor_rejects, arch::sm90a),
       // fp8_per_tensor_halves.cuh: each K step as two wgmma of N = 128 (fp8_block_scaled's shape, no promotion)
       prepared_kernel<e4m3, bf16>(
           "fp8_per_tensor_halves", DType::e4m3,
@@ -84,6 +92,13 @@ std::vector<GemmKernel<e4m3, bf16>> fp8_block_steps(int max_blocks) {
           },
           fp8_block_scaled_rejects, arch::sm90a),
 #if MM_APPENDIX_STEPS
+      // fp8_clusters.cuh: step 4's plans with each tile's blocks in clusters of two sharing A (1×2) or B (2×1)
+      prepared_kernel<e4m3, bf16>(
+          "fp8_block_scaled_cluster", DType::e4m3_block,
+          [max_blocks](const GemmProblem& p, const e4m3* a, const e4m3* b, bf16* c) {
+            return prepare_fp8_block_scaled_cluster(p, a, b, c, max_blocks);
+          },
+          fp8_block_scaled_rejects, arch::sm90a),
       // fp8_block_scaled_stream_k.cuh: fp8_block_scaled with the last round's K blocks spread over every block
       // (chapter 11's stream-K; slower: a stack frame beside the accumulators)
       prepared_kernel<e4m3, bf16>(

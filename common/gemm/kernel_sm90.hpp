@@ -17,6 +17,11 @@
 //                                             Scheduler::fixup, Epilogue::store when
 //                                             Scheduler::compute_epilogue
 //
+// In clusters (Cfg::kClusterM × kClusterN blocks; 1 × 1 unless a step says) the blocks meet
+// (cluster_sync) after initializing their barriers and before leaving, the scheduler hands a cluster
+// its units, and each block takes its own tile of the cluster tile (block_work); the main loop
+// multicasts the operand the cluster shares (CollectiveMma::copy_operands). The cooperative kernel only.
+//
 // Shared memory is one SharedStorage struct: the collectives' tensors, then the pipeline's barriers
 // (CUTLASS's TensorStorage and PipelineStorage), so the compiler sums the bytes. The watchdog
 // (layout/mbarrier.hpp) has one trap, at the end, after every wgmma has drained.

@@ -1,24 +1,31 @@
-// Chapter 12, step 6: fp8_block_scaled_cluster and fp8_per_tensor_cluster. Steps 4 and 5 (the
-// small-M rules and their tiles) with each tile's blocks in clusters of two that share one operand
-// by TMA multicast (DeepGEMM's measure 3; chapter 10's cluster_multicast wrote it out for bf16).
+// Chapter 12, appendix (a measured dead end): fp8_block_scaled_cluster and fp8_per_tensor_cluster.
+// Steps 4 and 5 (the small-M rules and their tiles) with each tile's blocks in clusters of two that
+// share one operand by TMA multicast (DeepGEMM's measure 3; chapter 10's cluster_multicast wrote it
+// out for bf16).
 //
 // Every block of a tile row reads the same panel of A, every block of a tile column the same panel
-// of B. Through L2 each reads its own copy: at 128 × 7168 × 16384, 56 blocks read all of A each,
-// 319 MB through L2 for 235 MB of operands (cuBLASLt's clusters of 4 read 221 MB). In a cluster,
-// neighbours share: each block loads half of the shared operand's boxes and the TMA multicast
-// writes them into both blocks' shared memory; each stage's full barrier still expects the whole
-// tile (gemm/collective_mma_sm90.hpp's copy_operands), and a stage is refilled only once the
-// consumers of both blocks have released it (gemm/pipeline.hpp's arrival counts).
+// of B. Through L2 each reads its own copy: at 128 × 7168 × 16384, 112 blocks read A's slices, 320 MB
+// through L2 where cuBLASLt's clusters of 4 read 221 MB. In a cluster, neighbours share: each block
+// loads half of the shared operand's boxes and the TMA multicast writes them into both blocks' shared
+// memory; each stage's full barrier still expects the whole tile (gemm/collective_mma_sm90.hpp's
+// copy_operands), and a stage is refilled only once the consumers of both blocks have released it
+// (gemm/pipeline.hpp's arrival counts).
 //
 //   tile           cluster   shared   where (the small-M rules' plans)
 //   64×N, 128×128  1 × 2     A        few rows: the tiles of one row of C, side by side along N
 //   128×256        2 × 1     B        the 128-row tiles of fp8_block_scaled and fp8_per_tensor
 //
-// The composition changes nothing but the configuration: `static constexpr int kClusterN = 2;`. The
-// kernel (gemm/kernel_sm90.hpp) meets its peers before and after, the scheduler hands a cluster its
-// units (gemm/tile_scheduler_sm90.hpp's block_work: each block a tile of the cluster tile, a tile
-// past C's edge loaded as zeros and dropped at the store), the adapter launches whole clusters.
-// Where TMA cannot read A's scales (M % 4 != 0) the block-scaled step runs step 4 unchanged.
+// The composition changes nothing but the configuration: Clustered<Cfg, 1, 2> adds kClusterM = 1,
+// kClusterN = 2 to a step's Cfg. The kernel (gemm/kernel_sm90.hpp) meets its peers before and after,
+// the scheduler hands a cluster its units (gemm/tile_scheduler_sm90.hpp's block_work: each block a
+// tile of the cluster tile, a tile past C's edge loaded as zeros and dropped at the store), the adapter
+// launches whole clusters. Where TMA cannot read A's scales (M % 4 != 0) the block-scaled step runs
+// step 4 unchanged.
+//
+// Measured (the page's appendix): slower than steps 4 and 5 at nearly every row of issue 35's suite
+// (geometric means 101.9% -> 95.9% block-scaled, 95.2% -> 86.8% per-tensor); the TMA's reads from L2 fell
+// by 14 MB of the 56 predicted at 128 × 7168 × 16384, and the time did not follow: L2 is not what bounds
+// these rows.
 //
 // Build: cmake --build build --target ch12_hopper_datatypes
 // Run:   build/bin/ch12_hopper_datatypes --kernel fp8_block_scaled_cluster

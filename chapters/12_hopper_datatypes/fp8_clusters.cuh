@@ -15,8 +15,8 @@
 //   64×N, 128×128  1 × 2     A        few rows: the tiles of one row of C, side by side along N
 //   128×256        2 × 1     B        the 128-row tiles of fp8_block_scaled and fp8_per_tensor
 //
-// The composition changes nothing but the configuration: Clustered<Cfg, 1, 2> adds kClusterM = 1,
-// kClusterN = 2 to a step's Cfg. The kernel (gemm/kernel_sm90.hpp) meets its peers before and after,
+// The composition changes nothing but the configuration: Clustered<Cfg, 1, 2> (gemm/kernel_sm90.hpp)
+// adds kClusterM = 1, kClusterN = 2 to a step's Cfg. The kernel (gemm/kernel_sm90.hpp) meets its peers before and after,
 // the scheduler hands a cluster its units (gemm/tile_scheduler_sm90.hpp's block_work: each block a
 // tile of the cluster tile, a tile past C's edge loaded as zeros and dropped at the store), the adapter
 // launches whole clusters. Where TMA cannot read A's scales (M % 4 != 0) the block-scaled step runs
@@ -37,13 +37,6 @@
 #include "12_hopper_datatypes/fp8_per_tensor_small_m.cuh"
 
 namespace mm::ch12 {
-
-/// A configuration `Cfg` in clusters of ClusterM × ClusterN blocks (the one line a step changes).
-template <class Cfg, int ClusterM, int ClusterN>
-struct Clustered : Cfg {
-  static constexpr int kClusterM = ClusterM;  ///< blocks along M: they share B
-  static constexpr int kClusterN = ClusterN;  ///< blocks along N: they share A
-};
 
 /// The cluster shape of a plan's tile: 2 × 1 (B shared) for the 128×256 tiles, 1 × 2 (A shared) for
 /// the narrow ones, whose tiles lie side by side along one row of C.

@@ -71,6 +71,14 @@ struct KernelConfig {
   static constexpr bool kSkipIdleConsumers = false;
 };
 
+/// A configuration `Cfg` in clusters of ClusterM × ClusterN blocks (CUTLASS's ClusterShape): the one
+/// line a step that runs in clusters changes, `using Cfg = Clustered<Fp8Block128x128Cfg, 1, 2>;`.
+template <class Cfg, int ClusterM, int ClusterN>
+struct Clustered : Cfg {
+  static constexpr int kClusterM = ClusterM;  ///< blocks along M: they share B
+  static constexpr int kClusterN = ClusterN;  ///< blocks along N: they share A
+};
+
 /// A composed kernel's shared memory: the collectives' tensors, then the pipeline's barriers.
 /// `epilogue()` is the epilogue's part. An epilogue without shared memory (the register epilogue)
 /// gets no member at all: an empty member would take a byte, rounded up to the rings' 1024-byte

@@ -233,7 +233,7 @@ struct CollectiveMmaBlockScaledTmaBase : CollectiveMma<Cfg, e4m3> {
   MM_HD static void load(const Params& params, Pipe& pipeline, typename Base::State& write, TensorStorage& storage, int m0,
                          int n0, int k_begin, int k_end) {
     const auto cS = make_identity_tensor(make_shape(typename Cfg::BM{}, _1{}));  // A's scales: (BM,1) of (M, K/128)
-    const int rank = Cfg::kClusterM * Cfg::kClusterN > 1 ? int(cluster_ctarank()) : 0;
+    const int rank = block_rank_in_cluster<Cfg::kClusterM * Cfg::kClusterN>();
     for (int kt = k_begin; kt < k_end; ++kt) {
       pipeline.producer_acquire(write);  // every reader of this stage has released it
       std::uint64_t* bar = pipeline.producer_get_barrier(write);

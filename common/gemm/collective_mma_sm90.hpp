@@ -145,7 +145,7 @@ struct CollectiveMma {
   template <class Pipe>
   MM_HD static void load(const Params& params, Pipe& pipeline, State& write, TensorStorage& storage, int m0, int n0,
                          int k_begin, int k_end) {
-    const int rank = kClusterM * kClusterN > 1 ? int(cluster_ctarank()) : 0;
+    const int rank = block_rank_in_cluster<kClusterM * kClusterN>();
     for (int kt = k_begin; kt < k_end; ++kt) {
       pipeline.producer_acquire(write);  // every reader of this stage has released it
       copy_operands(params, pipeline.producer_get_barrier(write), storage, write.index(), m0, n0, kt, rank);

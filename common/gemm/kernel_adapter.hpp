@@ -87,10 +87,8 @@ class GemmAdapter {
 
   /// Bytes of workspace the scheduler needs for these arguments (0 for whole tiles).
   static std::size_t get_workspace_size(const Arguments& args) {
-    if constexpr (detail::has_workspace<Scheduler>::value && kClusterSize > 1) {
+    if constexpr (detail::has_workspace<Scheduler>::value) {
       return Scheduler::workspace_bytes(args.scheduler, Kernel::Cfg::kConsumers, kClusterSize);
-    } else if constexpr (detail::has_workspace<Scheduler>::value) {
-      return Scheduler::workspace_bytes(args.scheduler, Kernel::Cfg::kConsumers);
     } else {
       (void)args;
       return 0;
@@ -116,19 +114,10 @@ class GemmAdapter {
           throw std::runtime_error(std::string("cannot allocate the kernel's workspace: ") + cudaGetErrorString(e));
         owned_ = std::shared_ptr<void>(workspace, [](void* w) { cudaFree(w); });
       }
-      std::size_t counters = 0;
-      if constexpr (kClusterSize > 1) {
-        counters = Scheduler::counter_offset(params_.scheduler, Kernel::Cfg::kConsumers, kClusterSize);
-      } else {
-        counters = Scheduler::counter_offset(params_.scheduler, Kernel::Cfg::kConsumers);
-      }
+      const std::size_t counters = Scheduler::counter_offset(params_.scheduler, Kernel::Cfg::kConsumers, kClusterSize);
       if (cudaError_t e = cudaMemset(static_cast<char*>(workspace) + counters, 0, bytes - counters); e != cudaSuccess)
         throw std::runtime_error(std::string("cannot zero the kernel's workspace counters: ") + cudaGetErrorString(e));
-      if constexpr (kClusterSize > 1) {
-        Scheduler::initialize_workspace(params_.scheduler, workspace, Kernel::Cfg::kConsumers, kClusterSize);
-      } else {
-        Scheduler::initialize_workspace(params_.scheduler, workspace, Kernel::Cfg::kConsumers);
-      }
+      Scheduler::initialize_workspace(params_.scheduler, workspace, Kernel::Cfg::kConsumers, kClusterSize);
     }
   }
 

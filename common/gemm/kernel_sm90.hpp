@@ -145,7 +145,7 @@ struct GemmKernelCooperative {
     pipe_params.consumer_warpgroups = Cfg::kConsumers;
     pipe_params.is_leader = threadIdx.x == 0;
     pipe_params.watchdog = params.watchdog;
-    const int rank = kClusterSize > 1 ? int(cluster_ctarank()) : 0;  // this block's place in its cluster
+    const int rank = block_rank_in_cluster<kClusterSize>();  // this block's place in its cluster
     Pipeline pipeline(shared.pipeline, pipe_params, int(threadIdx.x), rank);
     if (threadIdx.x == 0) {
       Mainloop::prefetch(params.mainloop);

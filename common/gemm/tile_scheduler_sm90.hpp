@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 
 #include "gemm/epilogue_sm90.hpp"  // store_accumulators_strided
@@ -138,13 +139,9 @@ struct PersistentTileScheduler {
 /// clusters; kGroupM tiles down, hence kGroupM / kClusterM cluster tiles).
 template <class Cfg>
 GroupedTileScheduler tile_order(const GemmProblem& p) {
-  if constexpr (Cfg::kClusterM * Cfg::kClusterN == 1) {
-    return {int(launch::ceil_div(p.m, Cfg::BM::value)), int(launch::ceil_div(p.n, Cfg::BN::value)), Cfg::kGroupM};
-  } else {
-    constexpr int kGroupM = Cfg::kGroupM / Cfg::kClusterM > 1 ? Cfg::kGroupM / Cfg::kClusterM : 1;
-    return {int(launch::ceil_div(p.m, std::int64_t(Cfg::BM::value) * Cfg::kClusterM)),
-            int(launch::ceil_div(p.n, std::int64_t(Cfg::BN::value) * Cfg::kClusterN)), kGroupM};
-  }
+  constexpr int kGroupM = Cfg::kGroupM / Cfg::kClusterM > 1 ? Cfg::kGroupM / Cfg::kClusterM : 1;
+  return {int(launch::ceil_div(p.m, std::int64_t(Cfg::BM::value) * Cfg::kClusterM)),
+          int(launch::ceil_div(p.n, std::int64_t(Cfg::BN::value) * Cfg::kClusterN)), kGroupM};
 }
 
 /// The K steps of `Cfg` (BK) over `p`'s K.
@@ -276,17 +273,20 @@ struct StreamKScheduler {
   /// The grid is one block per StreamKTileScheduler block, all resident at once.
   static std::int64_t units(const Params& p) { return p.units.blocks; }
   /// Bytes of workspace: a slot and a counter per (block, warpgroup), when some tiles are shared.
-  static std::size_t workspace_bytes(const Params& p, int consumers) {
+  /// `cluster_size`: 1. Stream-K's slots are its schedule's blocks, each its own K range, so it runs
+  /// without clusters (std::logic_error otherwise, before anything is launched).
+  static std::size_t workspace_bytes(const Params& p, int consumers, int cluster_size = 1) {
+    if (cluster_size != 1) throw std::logic_error("stream-K runs without clusters: its partial sums are a block's, not a tile's");
     if (p.units.sk_tiles == 0) return 0;
     return std::size_t(SplitKFixup<NAcc>::partial_bytes(2, p.units.blocks, consumers)) +
            std::size_t(p.units.blocks) * consumers * sizeof(int);
   }
   /// Where the counters start in the workspace.
-  static std::size_t counter_offset(const Params& p, int consumers) {
+  static std::size_t counter_offset(const Params& p, int consumers, int = 1) {
     return std::size_t(SplitKFixup<NAcc>::partial_bytes(2, p.units.blocks, consumers));
   }
   /// Points the fixup at `workspace` (workspace_bytes of it, its counters zeroed by the caller).
-  static void initialize_workspace(Params& p, void* workspace, int consumers) {
+  static void initialize_workspace(Params& p, void* workspace, int consumers, int = 1) {
     if (p.units.sk_tiles == 0) return;
     p.fixup.partials = static_cast<float*>(workspace);
     p.fixup.counters = reinterpret_cast<int*>(static_cast<char*>(workspace) + counter_offset(p, consumers));

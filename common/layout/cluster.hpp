@@ -33,6 +33,17 @@ MM_HD std::uint32_t cluster_ctarank() {
 #endif
 }
 
+/// This block's rank in a cluster of `ClusterSize` blocks (CuTe's block_rank_in_cluster): 0 without
+/// one (ClusterSize 1), where no instruction is issued.
+template <int ClusterSize>
+MM_HD int block_rank_in_cluster() {
+  if constexpr (ClusterSize == 1) {
+    return 0;
+  } else {
+    return int(cluster_ctarank());
+  }
+}
+
 /// The index along x of this block's cluster in the grid of clusters (`%clusterid.x`); 0 on the host.
 template <class = void>
 MM_HD std::uint32_t cluster_id_x() {

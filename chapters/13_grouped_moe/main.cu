@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <numeric>
@@ -36,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "13_grouped_moe/moe_layer.hpp"
 #include "13_grouped_moe/steps.hpp"
 #include "harness/arch_check.hpp"
 #include "harness/chapter_run.hpp"
@@ -217,12 +219,148 @@ CheckResult check_some_experts(const bf16* A, const bf16* B, const bf16* C, cons
   return worst;
 }
 
+/// cuBLAS's dense TFLOP/s at 8192 rows of this N and K (the flop roof), with `b` (N × K) as its weight.
+double dense_tflops_of(cublasHandle_t handle, const bf16* b, int n, int k, const TimingOptions& timing, std::uint64_t seed) {
+  const int m = 8192;
+  DeviceBuffer<bf16> a(std::size_t(m) * k), c(std::size_t(m) * n);
+  fill_random(a, seed + 2);
+  const float one = 1.0f, zero = 0.0f;
+  const Timing t = time_on_gpu(
+      [&](cudaStream_t s) {
+        MM_CUBLAS_CHECK(cublasSetStream(handle, s));
+        MM_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k, a.data(), CUDA_R_16BF, k,
+                                     &zero, c.data(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      },
+      timing);
+  return 2.0 * m * n * double(k) / (t.median_ms * 1e-3) / 1e12;
+}
+
+/// The tokens whose output the whole pass's check compares (the first, the last, some between).
+std::vector<int> tokens_to_check(int tokens) {
+  std::set<int> t;
+  for (int i : {0, 1, tokens / 4, tokens / 2, 3 * tokens / 4, tokens - 2, tokens - 1})
+    if (i >= 0 && i < tokens) t.insert(i);
+  return {t.begin(), t.end()};
+}
+
+/// --moe: the whole MoE feed-forward pass (step 4) per model, token count and routing, on this chapter's
+/// kernels (moe_layer) and from cuBLAS calls in each of the four ways of running its two projections
+/// (cublas_layer_<gate_up way>_<down way>). Returns the failed checks.
+int run_moe_passes(cublasHandle_t handle, const std::vector<Model>& models, const std::vector<int>& token_counts,
+                   const std::vector<Routing>& routings, const TimingOptions& timing, std::uint64_t seed, bool no_check,
+                   bool no_roof, double copy_gbps, std::vector<Row>& out) {
+  int failures = 0;
+  for (const Model& model : models) {
+    const MoeShape shape{model.experts, model.topk, model.hidden, model.width};
+    const int E = shape.experts, H = shape.hidden, I = shape.width;
+    DeviceBuffer<bf16> w_gate_up(std::size_t(E) * 2 * I * H), w_down(std::size_t(E) * H * I);
+    fill_random(w_gate_up, seed + 1);
+    fill_random(w_down, seed + 4);
+    const MoeWeights w{w_gate_up.data(), w_down.data()};
+    const double dense_gu = no_roof ? not_measured : dense_tflops_of(handle, w.gate_up, 2 * I, H, timing, seed);
+    const double dense_down = no_roof ? not_measured : dense_tflops_of(handle, w.down, H, I, timing, seed);
+    for (int tokens : token_counts) {
+      if (std::string why = moe_rejects(shape, tokens); !why.empty()) bad("--moe", model.name + ": " + why);
+      for (Routing routing : routings) {
+        DeviceBuffer<bf16> x(std::size_t(tokens) * H), y(std::size_t(tokens) * H);
+        DeviceBuffer<float> logits(std::size_t(tokens) * E);
+        fill_random(x, seed + 3);
+        make_router_logits(logits.data(), tokens, E, routing, seed + 7, nullptr);
+        const bool decode = tokens <= 256;
+        Row base;
+        base.model = model.name, base.projection = "layer", base.routing = routing_name(routing), base.tokens = tokens;
+        base.topk = model.topk, base.experts = E, base.n = H, base.k = I;
+        double flops = 0, weight_bytes = 0, roof_ms = not_measured;
+        // Runs one way of the layer: checked at some tokens (output poisoned first), then timed.
+        auto measure = [&](const std::string& name, const std::string& path, const MoeScratch& scratch,
+                           const std::function<void(cudaStream_t)>& run) {
+          Row r = base;
+          r.kernel = name, r.path = path, r.buffer_rows = scratch.rows;
+          if (!no_check) {
+            MM_CUDA_CHECK(cudaMemset(y.data(), 0xff, y.size() * sizeof(bf16)));  // NaN: an unwritten element fails
+            run(nullptr);
+            MM_CUDA_CHECK(cudaDeviceSynchronize());
+            const std::vector<int> checked = tokens_to_check(tokens), ids = scratch.ids.download();
+            const std::vector<float> weights = scratch.weights.download();
+            std::string why = routing_mismatch(shape, logits.download(), ids, weights, checked);
+            if (why.empty()) {
+              const Reference ref = moe_reference(shape, x.data(), w, ids, weights, checked);
+              std::vector<bf16> got(checked.size() * std::size_t(H));
+              for (std::size_t i = 0; i < checked.size(); ++i)
+                MM_CUDA_CHECK(cudaMemcpy(got.data() + i * H, y.data() + std::size_t(checked[i]) * H, H * sizeof(bf16),
+                                         cudaMemcpyDeviceToHost));
+              const CheckResult c = check_gemm(ref, got, Order::row, gemm_tolerance<bf16>(DType::bf16));
+              r.rel_error = c.rel_frobenius;
+              if (!c.ok) why = c.summary;
+            }
+            if (!why.empty()) {
+              ++failures;
+              std::cout << "  " << name << " " << model.name << " " << tokens << " " << routing_name(routing) << ": " << why << '\n';
+            }
+          }
+          if (flops == 0) {  // the routing's sizes, from the first way's run (every way routes alike)
+            const std::vector<int> counts = scratch.counts.download();
+            for (int e = 0; e < E; ++e) {
+              base.rows += counts[e], base.max_rows = std::max<std::int64_t>(base.max_rows, counts[e]);
+              base.active += counts[e] > 0;
+            }
+            r.rows = base.rows, r.max_rows = base.max_rows, r.active = base.active;
+            flops = 2.0 * double(base.rows) * 3.0 * H * double(I);
+            weight_bytes = 2.0 * double(base.active) * 3.0 * H * double(I);
+            // Each projection's roof (step 3's for gate+up: x in, h out; down: h in, y out), added.
+            const double act_bytes = 2.0 * double(base.rows) * (H + I);
+            if (!no_roof)
+              roof_ms = 1e3 * (std::max(2.0 * base.rows * 2.0 * I * H / (dense_gu * 1e12),
+                                        (2.0 * base.active * 2.0 * I * H + act_bytes) / (copy_gbps * 1e9)) +
+                               std::max(2.0 * base.rows * double(H) * I / (dense_down * 1e12),
+                                        (2.0 * base.active * double(H) * I + act_bytes) / (copy_gbps * 1e9)));
+          }
+          const Timing t = time_on_gpu(run, timing);
+          r.median_ms = t.median_ms, r.min_ms = t.min_ms, r.roof_ms = roof_ms;
+          r.tflops = flops / (t.median_ms * 1e-3) / 1e12;
+          r.weight_gbps = weight_bytes / (t.median_ms * 1e-3) / 1e9;
+          r.pct_of_roof = 100.0 * roof_ms / t.median_ms;
+          return r;
+        };
+        std::vector<Row> here;
+        {
+          MoeLayer layer(shape, tokens, w, decode ? 64 : 128);
+          here.push_back(measure("moe_layer", layer.path(), layer.scratch(),
+                                 [&](cudaStream_t s) { layer.run(logits.data(), x.data(), y.data(), s); }));
+        }
+        double best_cublas = 0;
+        for (CublasWay gu : {CublasWay::loop, CublasWay::grouped})
+          for (CublasWay dn : {CublasWay::loop, CublasWay::grouped}) {
+            CublasMoeLayer layer(handle, shape, tokens, w, gu, dn);
+            const std::string name = "cublas_layer_" + cublas_way_name(gu) + "_" + cublas_way_name(dn);
+            here.push_back(measure(name, "cuBLAS " + cublas_way_name(gu) + " + silu_mul_grouped + cuBLAS " + cublas_way_name(dn),
+                                   layer.scratch(), [&](cudaStream_t s) { layer.run(logits.data(), x.data(), y.data(), s); }));
+            best_cublas = best_cublas == 0 ? here.back().median_ms : std::min(best_cublas, here.back().median_ms);
+          }
+        const double loop_ms = here[1].median_ms, grouped_ms = here[4].median_ms;  // all-loop and all-grouped
+        for (Row& r : here) {
+          r.rows = base.rows, r.max_rows = base.max_rows, r.active = base.active;
+          r.pct_of_loop = 100.0 * loop_ms / r.median_ms;
+          r.pct_of_grouped = 100.0 * grouped_ms / r.median_ms;
+          r.pct_of_best_cublas = 100.0 * best_cublas / r.median_ms;
+          std::printf("%-28s %-13s %6d %-8s rows %7lld max %6lld  %8.3f ms %7.1f TFLOP/s %7.0f GB/s  roof %5.1f%%  best cuBLAS %6.1f%%\n",
+                      r.kernel.c_str(), r.model.c_str(), r.tokens, r.routing.c_str(), (long long)r.rows, (long long)r.max_rows,
+                      r.median_ms, r.tflops, r.weight_gbps, r.pct_of_roof, r.pct_of_best_cublas);
+          out.push_back(r);
+        }
+        std::fflush(stdout);
+      }
+    }
+  }
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string model_arg = "all", tokens_arg = "16384,4096,256,64", routing_arg = "balanced,skewed",
               projection_arg = "gate_up,down", kernel_arg = "all", csv, reps_arg = "10", warmup_arg = "3", seed_arg = "42";
-  bool no_check = false, no_roof = false, swiglu = false;
+  bool no_check = false, no_roof = false, swiglu = false, moe = false;
   CLI::App app{"Chapter 13: grouped GEMM for mixture-of-experts layers (bf16, RCR), next to a loop of cuBLAS GEMMs and "
                "cuBLAS's grouped GEMM, and a roofline per shape",
                "ch13_grouped_moe"};
@@ -246,6 +384,10 @@ int main(int argc, char** argv) {
   app.add_flag("--swiglu", swiglu,
                "the gate+up projection with SiLU(gate)·up after it: cuBLAS's ways and grouped_contiguous (_64 at decode) "
                "followed by an elementwise kernel, against grouped_swiglu (_64), which does it in its epilogue (step 3)");
+  app.add_flag("--moe", moe,
+               "the whole MoE feed-forward pass (step 4): routing from the router's logits, permute, gate+up with "
+               "SiLU(gate)·up, down, combine; this chapter's kernels (moe_layer) against the same layer from cuBLAS calls "
+               "(cublas_layer_<gate_up way>_<down way>, loop or grouped each)");
   app.add_option("--seed", seed_arg, "seed of the routing and the inputs (default 42)")->type_name("INT");
   try {
     app.parse(argc, argv);
@@ -291,6 +433,8 @@ int main(int argc, char** argv) {
     else if (r == "skewed") routings.push_back(Routing::skewed);
     else bad("--routing", "'" + r + "' is not balanced or skewed");
   }
+  if (moe && (swiglu || app.count("--projection") || app.count("--kernel")))
+    bad("--moe", "runs the whole layer: it takes no --swiglu, --projection or --kernel");
   std::vector<std::string> proj_names = split(projection_arg);
   for (const std::string& p : proj_names)
     if (p != "gate_up" && p != "down") bad("--projection", "'" + p + "' is not gate_up or down");
@@ -335,6 +479,13 @@ int main(int argc, char** argv) {
 
   std::vector<Row> out;
   int failures = 0;
+  if (moe) {
+    failures = run_moe_passes(handle, models, token_counts, routings, timing, seed, no_check, no_roof, copy_gbps, out);
+    MM_CUBLAS_CHECK(cublasDestroy(handle));
+    if (!csv.empty()) write_rows(csv, out);
+    if (failures > 0) std::cout << failures << " check(s) failed\n";
+    return failures > 0 ? 1 : 0;
+  }
   std::map<std::pair<int, int>, double> dense_tflops;  // (N, K) -> cuBLAS dense TFLOP/s at 8192 rows
   for (const Model& model : models) {
     for (const Projection& proj : projections(model)) {
@@ -345,18 +496,7 @@ int main(int argc, char** argv) {
       if (no_roof) {
         dense_tflops[{n, k}] = not_measured;
       } else if (!dense_tflops.count({n, k})) {  // the flop roof: cuBLAS dense, 8192 rows of this N and K
-        const int m = 8192;
-        DeviceBuffer<bf16> a(std::size_t(m) * k), c(std::size_t(m) * n);
-        fill_random(a, seed + 2);
-        const float one = 1.0f, zero = 0.0f;
-        const Timing t = time_on_gpu(
-            [&](cudaStream_t s) {
-              MM_CUBLAS_CHECK(cublasSetStream(handle, s));
-              MM_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, B.data(), CUDA_R_16BF, k, a.data(),
-                                           CUDA_R_16BF, k, &zero, c.data(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-            },
-            timing);
-        dense_tflops[{n, k}] = 2.0 * m * n * double(k) / (t.median_ms * 1e-3) / 1e12;
+        dense_tflops[{n, k}] = dense_tflops_of(handle, B.data(), n, k, timing, seed);
       }
       const double dense = dense_tflops[{n, k}];
       for (int tokens : token_counts) {

@@ -1,9 +1,11 @@
 // Chapter 13: grouped_contiguous and grouped_masked against the fp64 reference, expert by expert.
 #include <gtest/gtest.h>
 
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "13_grouped_moe/moe_layer.hpp"
 #include "13_grouped_moe/steps.hpp"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
@@ -259,6 +262,128 @@ TEST(GroupedLayout, EachExpertStartsOnATileEdge) {
   EXPECT_EQ(l.first, (std::vector<std::int64_t>{0, 128, 128, 256, 512}));
   EXPECT_EQ(l.offsets, (std::vector<std::int64_t>{0, 1, 128, 256, 385, 515}));
   EXPECT_EQ(l.rows, 640);
+}
+
+// ---- Step 4: the whole MoE pass ----
+
+/// A layer's shape and the tokens of one test of the whole pass.
+struct MoeCase {
+  std::string name;
+  MoeShape shape;
+  int tokens;
+};
+
+/// Runs `run` (one way of the layer) on x routed by `logits` into an output with guard rows after it,
+/// all poisoned; then every token's output against the fp64 layer, the routing against the host's top-k,
+/// and the guard rows untouched.
+template <class Layer>
+void expect_layer_correct(const MoeShape& s, int tokens, const DeviceBuffer<float>& logits, const MoeWeights& w, Layer& layer,
+                          const std::string& what) {
+  constexpr int kGuardTokens = 3;
+  DeviceBuffer<bf16> x(std::size_t(tokens) * s.hidden), y(std::size_t(tokens + kGuardTokens) * s.hidden);
+  fill_random(x, 31);
+  MM_CUDA_CHECK(cudaMemset(y.data(), 0xff, y.size() * sizeof(bf16)));
+  layer.run(logits.data(), x.data(), y.data(), nullptr);
+  MM_CUDA_CHECK(cudaGetLastError());
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<int> all(tokens);
+  std::iota(all.begin(), all.end(), 0);
+  const std::vector<int> ids = layer.scratch().ids.download();
+  const std::vector<float> weights = layer.scratch().weights.download();
+  ASSERT_EQ(routing_mismatch(s, logits.download(), ids, weights, all), "") << what;
+  const std::vector<int> counts = layer.scratch().counts.download();
+  EXPECT_EQ(std::accumulate(counts.begin(), counts.begin() + s.experts, std::int64_t(0)), std::int64_t(tokens) * s.topk) << what;
+  const std::vector<bf16> out = y.download();
+  const Reference ref = moe_reference(s, x.data(), w, ids, weights, all);
+  const CheckResult c = check_gemm(ref, std::vector<bf16>(out.begin(), out.begin() + std::size_t(tokens) * s.hidden), Order::row,
+                                   gemm_tolerance<bf16>(DType::bf16));
+  EXPECT_TRUE(c.ok) << what << ": " << c.summary;
+  for (std::size_t i = std::size_t(tokens) * s.hidden; i < out.size(); ++i) {
+    std::uint16_t bits;
+    std::memcpy(&bits, &out[i], 2);
+    ASSERT_EQ(bits, 0xffff) << what << ": written past the output, element " << i;
+  }
+}
+
+class MoePass : public ::testing::TestWithParam<MoeCase> {};
+
+std::vector<MoeCase> moe_cases() {
+  return {
+      {"E8_top2_T1", {8, 2, 256, 128}, 1},
+      {"E8_top2_T2", {8, 2, 256, 128}, 2},
+      {"E8_top2_T129", {8, 2, 256, 128}, 129},
+      {"E1_top1_T300", {1, 1, 256, 128}, 300},         // E = 1: a plain SwiGLU MLP
+      {"E64_top8_T300", {64, 8, 512, 256}, 300},       // many small experts, some empty
+      {"E256_top8_T67", {256, 8, 256, 128}, 67},       // the most experts the top-k holds
+  };
+}
+
+TEST_P(MoePass, EveryTokenMatchesTheFp64Layer) {
+  MM_REQUIRE_ARCH(arch::sm90a);
+  const MoeCase& c = GetParam();
+  const MoeShape& s = c.shape;
+  ASSERT_EQ(moe_rejects(s, c.tokens), "");
+  DeviceBuffer<bf16> w_gate_up(std::size_t(s.experts) * 2 * s.width * s.hidden), w_down(std::size_t(s.experts) * s.hidden * s.width);
+  fill_random(w_gate_up, 32);
+  fill_random(w_down, 33);
+  const MoeWeights w{w_gate_up.data(), w_down.data()};
+  cublasHandle_t handle;
+  MM_CUBLAS_CHECK(cublasCreate(&handle));
+  for (Routing routing : {Routing::balanced, Routing::skewed}) {
+    if (routing == Routing::skewed && s.topk > s.experts - s.experts / 8) continue;
+    DeviceBuffer<float> logits(std::size_t(c.tokens) * s.experts);
+    make_router_logits(logits.data(), c.tokens, s.experts, routing, 34, nullptr);
+    const std::string r = routing_name(routing);
+    for (int tile_rows : {128, 64}) {
+      MoeLayer layer(s, c.tokens, w, tile_rows);
+      expect_layer_correct(s, c.tokens, logits, w, layer, r + " moe_layer " + std::to_string(tile_rows));
+    }
+    for (CublasWay way : {CublasWay::loop, CublasWay::grouped}) {
+      CublasMoeLayer layer(handle, s, c.tokens, w, way, way);
+      expect_layer_correct(s, c.tokens, logits, w, layer, r + " cublas " + cublas_way_name(way));
+    }
+  }
+  MM_CUBLAS_CHECK(cublasDestroy(handle));
+}
+
+INSTANTIATE_TEST_SUITE_P(ch13, MoePass, ::testing::ValuesIn(moe_cases()), [](const auto& info) { return info.param.name; });
+
+TEST(MoePassRouting, EveryTokenOnOneExpertAndTiesToTheLowerExpert) {
+  MM_REQUIRE_ARCH(arch::sm90a);
+  const MoeShape s{16, 2, 256, 128};
+  const int tokens = 200;
+  // Expert 5 first for every token, then a tie between all the rest (the lower, expert 0, wins); token 7's
+  // logits all NaN but one (NaN counts as -inf).
+  std::vector<float> host(std::size_t(tokens) * s.experts, 0.0f);
+  for (int t = 0; t < tokens; ++t) host[std::size_t(t) * s.experts + 5] = 3.0f;
+  for (int e = 0; e < s.experts; ++e) host[7 * s.experts + e] = std::nanf("");
+  host[7 * s.experts + 9] = 1.0f;
+  DeviceBuffer<float> logits(host);
+  DeviceBuffer<bf16> w_gate_up(std::size_t(s.experts) * 2 * s.width * s.hidden), w_down(std::size_t(s.experts) * s.hidden * s.width);
+  fill_random(w_gate_up, 35);
+  fill_random(w_down, 36);
+  const MoeWeights w{w_gate_up.data(), w_down.data()};
+  MoeLayer layer(s, tokens, w);
+  expect_layer_correct(s, tokens, logits, w, layer, "one expert");
+  const std::vector<int> ids = layer.scratch().ids.download();
+  EXPECT_EQ(ids[0], 5);
+  EXPECT_EQ(ids[1], 0);
+  EXPECT_EQ(ids[7 * 2], 9);
+  EXPECT_EQ(ids[7 * 2 + 1], 0);  // then the lowest of the -inf
+  const std::vector<int> counts = layer.scratch().counts.download();
+  EXPECT_EQ(counts[5], tokens - 1);
+}
+
+TEST(MoePassRejects, ShapesTheLayerCannotTake) {
+  const MoeShape ok{8, 2, 256, 128};
+  EXPECT_EQ(moe_rejects(ok, 1), "");
+  EXPECT_NE(moe_rejects({300, 2, 256, 128}, 1).find("experts"), std::string::npos);
+  EXPECT_NE(moe_rejects({8, 9, 256, 128}, 1).find("top-k"), std::string::npos);
+  EXPECT_NE(moe_rejects({4, 5, 256, 128}, 1).find("top-k"), std::string::npos);
+  EXPECT_NE(moe_rejects({8, 2, 384, 128}, 1).find("H % 256"), std::string::npos);
+  EXPECT_NE(moe_rejects({8, 2, 256, 192}, 1).find("I % 128"), std::string::npos);
+  EXPECT_NE(moe_rejects(ok, 0).find("token"), std::string::npos);
+  EXPECT_THROW(MoeLayer({8, 2, 256, 100}, 4, MoeWeights{}), std::invalid_argument);
 }
 
 }  // namespace

@@ -322,11 +322,23 @@ int run_moe_passes(cublasHandle_t handle, const std::vector<Model>& models, cons
           r.pct_of_roof = 100.0 * roof_ms / t.median_ms;
           return r;
         };
-        std::vector<Row> here;
+        std::vector<Row> here, parts;
+        // Each step of a layer timed alone (rows "<layer>/<step>", times only), after its whole runs.
+        auto time_parts = [&](const std::string& layer_name, const std::vector<MoePart>& steps) {
+          for (const MoePart& p : steps) {
+            Row r = base;
+            r.kernel = layer_name + "/" + p.name;
+            const Timing t = time_on_gpu(p.run, timing);
+            r.median_ms = t.median_ms, r.min_ms = t.min_ms;
+            r.tflops = r.weight_gbps = r.roof_ms = r.pct_of_roof = r.pct_of_loop = r.pct_of_grouped = r.pct_of_best_cublas = not_measured;
+            parts.push_back(r);
+          }
+        };
         {
           MoeLayer layer(shape, tokens, w, decode ? 64 : 128);
           here.push_back(measure("moe_layer", layer.path(), layer.scratch(),
                                  [&](cudaStream_t s) { layer.run(logits.data(), x.data(), y.data(), s); }));
+          time_parts("moe_layer", layer.parts(logits.data(), x.data(), y.data()));
         }
         double best_cublas = 0;
         for (CublasWay gu : {CublasWay::loop, CublasWay::grouped})
@@ -336,6 +348,7 @@ int run_moe_passes(cublasHandle_t handle, const std::vector<Model>& models, cons
             here.push_back(measure(name, "cuBLAS " + cublas_way_name(gu) + " + silu_mul_grouped + cuBLAS " + cublas_way_name(dn),
                                    layer.scratch(), [&](cudaStream_t s) { layer.run(logits.data(), x.data(), y.data(), s); }));
             best_cublas = best_cublas == 0 ? here.back().median_ms : std::min(best_cublas, here.back().median_ms);
+            if (gu == dn) time_parts(name, layer.parts(logits.data(), x.data(), y.data()));
           }
         const double loop_ms = here[1].median_ms, grouped_ms = here[4].median_ms;  // all-loop and all-grouped
         for (Row& r : here) {
@@ -346,6 +359,11 @@ int run_moe_passes(cublasHandle_t handle, const std::vector<Model>& models, cons
           std::printf("%-28s %-13s %6d %-8s rows %7lld max %6lld  %8.3f ms %7.1f TFLOP/s %7.0f GB/s  roof %5.1f%%  best cuBLAS %6.1f%%\n",
                       r.kernel.c_str(), r.model.c_str(), r.tokens, r.routing.c_str(), (long long)r.rows, (long long)r.max_rows,
                       r.median_ms, r.tflops, r.weight_gbps, r.pct_of_roof, r.pct_of_best_cublas);
+          out.push_back(r);
+        }
+        for (Row& r : parts) {
+          r.rows = base.rows, r.max_rows = base.max_rows, r.active = base.active;
+          std::printf("  %-36s %8.3f ms\n", r.kernel.c_str(), r.median_ms);
           out.push_back(r);
         }
         std::fflush(stdout);

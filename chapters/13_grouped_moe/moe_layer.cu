@@ -259,6 +259,13 @@ void MoeLayer::run(const float* logits, const bf16* x, bf16* out, cudaStream_t s
   scratch_->combine(out, stream);
 }
 
+std::vector<MoePart> MoeLayer::parts(const float* logits, const bf16* x, bf16* out) {
+  return {{"route_permute", [=, this](cudaStream_t s) { scratch_->route_and_permute(logits, x, s); }},
+          {"gate_up", gate_up_.run},
+          {"down", down_.run},
+          {"combine", [=, this](cudaStream_t s) { scratch_->combine(out, s); }}};
+}
+
 std::string MoeLayer::path() const { return gate_up_.path + " + " + down_.path; }
 
 CublasMoeLayer::CublasMoeLayer(cublasHandle_t handle, const MoeShape& s, int tokens, MoeWeights w, CublasWay gate_up,
@@ -320,15 +327,29 @@ void CublasMoeLayer::projection(CublasWay way, const bf16* w, const bf16* in, bf
 }
 
 void CublasMoeLayer::run(const float* logits, const bf16* x, bf16* out, cudaStream_t stream) {
+  for (const MoePart& p : parts(logits, x, out)) p.run(stream);
+}
+
+std::vector<MoePart> CublasMoeLayer::parts(const float* logits, const bf16* x, bf16* out) {
   MoeScratch& m = *scratch_;
-  const MoeShape& s = m.shape;
-  m.route_and_permute(logits, x, stream);
-  MM_CUDA_CHECK(cudaMemcpyAsync(host_counts_, m.counts.data(), sizeof(int) * s.experts, cudaMemcpyDeviceToHost, stream));
-  MM_CUDA_CHECK(cudaStreamSynchronize(stream));  // the calls' sizes are host values
-  projection(gate_up_way_, w_.gate_up, m.a.data(), c2_.data(), 2 * s.width, s.hidden, 0, stream);
-  silu_mul_grouped(c2_.data(), m.h.data(), 2 * s.width, m.first.data(), m.rows_of.data(), s.experts, stream);
-  projection(down_way_, w_.down, m.h.data(), m.y.data(), s.hidden, s.width, 1, stream);
-  m.combine(out, stream);
+  const MoeShape s = m.shape;
+  return {{"route_permute",
+           [=, this, &m](cudaStream_t stream) {
+             m.route_and_permute(logits, x, stream);
+             MM_CUDA_CHECK(cudaMemcpyAsync(host_counts_, m.counts.data(), sizeof(int) * s.experts, cudaMemcpyDeviceToHost, stream));
+             MM_CUDA_CHECK(cudaStreamSynchronize(stream));  // the calls' sizes are host values
+           }},
+          {"gate_up",
+           [=, this, &m](cudaStream_t stream) {
+             projection(gate_up_way_, w_.gate_up, m.a.data(), c2_.data(), 2 * s.width, s.hidden, 0, stream);
+           }},
+          {"silu",
+           [=, this, &m](cudaStream_t stream) {
+             silu_mul_grouped(c2_.data(), m.h.data(), 2 * s.width, m.first.data(), m.rows_of.data(), s.experts, stream);
+           }},
+          {"down",
+           [=, this, &m](cudaStream_t stream) { projection(down_way_, w_.down, m.h.data(), m.y.data(), s.hidden, s.width, 1, stream); }},
+          {"combine", [=, &m](cudaStream_t stream) { m.combine(out, stream); }}};
 }
 
 Reference moe_reference(const MoeShape& s, const bf16* x, MoeWeights w, const std::vector<int>& ids,

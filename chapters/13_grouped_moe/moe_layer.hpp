@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,12 @@ struct MoeScratch {
   void combine(__nv_bfloat16* out, cudaStream_t stream) const;
 };
 
+/// One step of a layer's pass, by name, to be timed alone.
+struct MoePart {
+  std::string name;
+  std::function<void(cudaStream_t)> run;
+};
+
 /// The layer on this chapter's kernels: steps 1 and 3 between the routing and the combine. Six
 /// launches, no host synchronization (a CUDA graph can capture it).
 class MoeLayer {
@@ -92,6 +99,9 @@ class MoeLayer {
   const MoeScratch& scratch() const { return *scratch_; }
   /// The two grouped GEMMs' path names.
   std::string path() const;
+  /// run's steps one by one, to time each (after one whole run has left their inputs in place):
+  /// route_permute, gate_up, down, combine.
+  std::vector<MoePart> parts(const float* logits, const __nv_bfloat16* x, __nv_bfloat16* out);
 
  private:
   std::unique_ptr<MoeScratch> scratch_;
@@ -118,6 +128,8 @@ class CublasMoeLayer {
   void run(const float* logits, const __nv_bfloat16* x, __nv_bfloat16* out, cudaStream_t stream);
   /// The pass's intermediate state.
   const MoeScratch& scratch() const { return *scratch_; }
+  /// As MoeLayer::parts: route_permute (with the copy of the counts and the wait), gate_up, silu, down, combine.
+  std::vector<MoePart> parts(const float* logits, const __nv_bfloat16* x, __nv_bfloat16* out);
 
  private:
   /// One projection, in(rows × k) · W_eᵀ into out (rows × n) per expert, the `way` given; `slot` (0, 1):

@@ -222,7 +222,12 @@ MoeScratch::MoeScratch(const MoeShape& s, int tokens_)
       pos(std::size_t(tokens_) * s.topk),
       a(std::size_t(rows) * s.hidden),
       h(std::size_t(rows) * s.width),
-      y(std::size_t(rows) * s.hidden) {}
+      y(std::size_t(rows) * s.hidden) {
+  // The padding rows (each expert's last tile past its rows) are multiplied but never read: zeros there
+  // rather than whatever the allocation held (NaN or not), once; the permute writes only routed rows.
+  MM_CUDA_CHECK(cudaMemset(a.data(), 0, a.size() * sizeof(bf16)));
+  MM_CUDA_CHECK(cudaMemset(h.data(), 0, h.size() * sizeof(bf16)));
+}
 
 void MoeScratch::route_and_permute(const float* logits, const bf16* x, cudaStream_t stream) {
   const MoeShape& s = shape;

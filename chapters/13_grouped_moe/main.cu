@@ -13,6 +13,11 @@
 // grouped_contiguous (grouped_contiguous_64 at decode) each followed by an elementwise kernel
 // (rows named "+silu"), against step 3's grouped_swiglu (_64), whose epilogue does it.
 //
+// With --moe, the whole MoE feed-forward pass (step 4, moe_layer.hpp): routing from the router's logits,
+// permute, gate+up with SiLU(gate)·up, down, combine; this chapter's kernels (moe_layer) against the same
+// layer from cuBLAS calls in four ways (cublas_layer_<gate_up>_<down>, loop or grouped each), each step
+// of the layers also timed alone (rows <layer>/<step>).
+//
 // and against a roofline per shape: the useful flops at the dense GEMM's speed (cuBLAS, 8192 rows of
 // the same N and K, measured here) or the bytes that must move (the active experts' weights, A and C)
 // at cudaMemcpy's speed (measured here), whichever takes longer. C = A·Bᵀ per expert, bf16, RCR.

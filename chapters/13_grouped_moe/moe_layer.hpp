@@ -59,9 +59,10 @@ void make_router_logits(float* logits, int tokens, int experts, Routing routing,
 
 /// What the pass keeps between its steps, for `tokens` tokens: the routing, the layout, the routed rows.
 struct MoeScratch {
+  /// Buffers for `tokens` tokens of a layer of shape `s` (the padding rows of A and h zeroed).
   MoeScratch(const MoeShape& s, int tokens);
-  MoeShape shape;
-  int tokens = 0;
+  MoeShape shape;                      ///< the layer's shape
+  int tokens = 0;                      ///< T
   std::int64_t rows = 0;               ///< rows of A, h and y: T·k, each expert's padding to 128, at least 128
   DeviceBuffer<int> ids;               ///< T·k: each token's experts, best first
   DeviceBuffer<float> weights;         ///< T·k: their weights (softmax over the k chosen logits)
@@ -82,8 +83,8 @@ struct MoeScratch {
 
 /// One step of a layer's pass, by name, to be timed alone.
 struct MoePart {
-  std::string name;
-  std::function<void(cudaStream_t)> run;
+  std::string name;                        ///< route_permute, gate_up, silu, down or combine
+  std::function<void(cudaStream_t)> run;   ///< launches the step on a stream
 };
 
 /// The layer on this chapter's kernels: steps 1 and 3 between the routing and the combine. Six
@@ -120,8 +121,10 @@ inline std::string cublas_way_name(CublasWay w) { return w == CublasWay::loop ? 
 /// routing and waits for them (a host synchronization per pass).
 class CublasMoeLayer {
  public:
+  /// The layer for `tokens` tokens, its projections run `gate_up` and `down` ways, on `handle`. Throws
+  /// std::invalid_argument for a shape moe_rejects refuses.
   CublasMoeLayer(cublasHandle_t handle, const MoeShape& s, int tokens, MoeWeights w, CublasWay gate_up, CublasWay down);
-  ~CublasMoeLayer();
+  ~CublasMoeLayer();  ///< frees the pinned host buffers
   CublasMoeLayer(const CublasMoeLayer&) = delete;
   CublasMoeLayer& operator=(const CublasMoeLayer&) = delete;
   /// As MoeLayer::run.

@@ -143,6 +143,16 @@ inline ContiguousLayout contiguous_layout(const std::vector<std::int64_t>& rows_
   return l;
 }
 
+/// The grouped scheduler's arguments for `g` (its contiguous or masked form) with the tile of `Cfg`.
+template <class Cfg>
+PersistentGroupTileScheduler::Params grouped_schedule(const GroupedProblem& g) {
+  const int tiles_n = g.n / Cfg::BN::value, k_steps = (g.k + Cfg::BK::value - 1) / Cfg::BK::value;
+  return g.offsets ? PersistentGroupTileScheduler::contiguous(g.groups, g.offsets, Cfg::BM::value, tiles_n, Cfg::kGroupM,
+                                                              k_steps, kGroupAlignment)
+                   : PersistentGroupTileScheduler::masked(g.groups, g.counts, g.capacity, Cfg::BM::value, tiles_n, Cfg::kGroupM,
+                                                          k_steps);
+}
+
 /// grouped_contiguous (or masked, by g's form) with the tile of `Cfg`: the blocks' arguments, then the
 /// adapter (a grid of the blocks the GPU holds at once, at most `max_blocks` when above 0). A: g.rows ×
 /// K, B: (E·N) × K, C: g.rows × N, all row-major. Throws std::invalid_argument for a problem it refuses.
@@ -156,11 +166,7 @@ PreparedGemm prepare_grouped(const GroupedProblem& g, const bf16* A, const bf16*
   args.mainloop = Kernel::Mainloop::to_underlying_arguments(A, B, int(g.rows), g.groups * g.n, g.k, g.k, g.k);
   const int c_cols = int(std::int64_t(g.n) * output_columns_per_tile<Epilogue>(Cfg::BN::value) / Cfg::BN::value);
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(g.rows), c_cols, c_cols);
-  const int tiles_n = g.n / Cfg::BN::value, k_steps = (g.k + Cfg::BK::value - 1) / Cfg::BK::value;
-  args.scheduler = g.offsets ? PersistentGroupTileScheduler::contiguous(g.groups, g.offsets, Cfg::BM::value, tiles_n,
-                                                                        Cfg::kGroupM, k_steps, kGroupAlignment)
-                             : PersistentGroupTileScheduler::masked(g.groups, g.counts, g.capacity, Cfg::BM::value, tiles_n,
-                                                                    Cfg::kGroupM, k_steps);
+  args.scheduler = grouped_schedule<Cfg>(g);
   args.max_blocks = max_blocks;
   GemmAdapter<Kernel> gemm;
   gemm.initialize(args);

@@ -13,6 +13,9 @@
 // grouped_contiguous (grouped_contiguous_64 at decode) each followed by an elementwise kernel
 // (rows named "+silu"), against step 3's grouped_swiglu (_64), whose epilogue does it.
 //
+// With --fp8, step 5 (grouped_fp8.hpp): the grouped kernel on e4m3 experts with DeepSeek-V3's block
+// scales, against its roofline (chapter 12's dense fp8_block_scaled and cudaMemcpy).
+//
 // With --moe, the whole MoE feed-forward pass (step 4, moe_layer.hpp): routing from the router's logits,
 // permute, gate+up with SiLU(gate)·up, down, combine; this chapter's kernels (moe_layer) against the same
 // layer from cuBLAS calls in four ways (cublas_layer_<gate_up>_<down>, loop or grouped each), each step
@@ -37,11 +40,13 @@
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "13_grouped_moe/grouped_fp8.hpp"
 #include "13_grouped_moe/moe_layer.hpp"
 #include "13_grouped_moe/steps.hpp"
 #include "harness/arch_check.hpp"
@@ -49,6 +54,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
+#include "harness/fp8_scales.hpp"
 #include "harness/gemm_runner.hpp"  // gemm_tolerance
 #include "harness/random.hpp"
 #include "harness/reference.hpp"
@@ -83,7 +89,7 @@ std::vector<Projection> projections(const Model& m) { return {{"gate_up", 2 * m.
 
 /// One measured row of the chapter's CSV (a schema of its own: see kHeader).
 struct Row {
-  std::string kernel, model, projection, routing, path;
+  std::string kernel, model, projection, routing, path, dtype = "bf16";
   int tokens = 0, topk = 0, experts = 0, active = 0, n = 0, k = 0;
   std::int64_t rows = 0, max_rows = 0, buffer_rows = 0;
   double median_ms = 0, min_ms = 0, tflops = 0, weight_gbps = 0, roof_ms = 0, pct_of_roof = 0, pct_of_loop = 0,
@@ -108,7 +114,7 @@ void write_rows(const std::string& path, const std::vector<Row>& rows) {
   const DeviceInfo& dev = device_info();
   const std::string when = utc_timestamp(), cuda = cuda_version_string();
   for (const Row& r : rows)
-    f << "13_grouped_moe," << r.kernel << ",bf16,RCR," << r.model << ',' << r.projection << ',' << r.tokens << ',' << r.experts
+    f << "13_grouped_moe," << r.kernel << ',' << r.dtype << ",RCR," << r.model << ',' << r.projection << ',' << r.tokens << ',' << r.experts
       << ',' << r.topk << ',' << r.routing << ',' << r.active << ',' << r.rows << ',' << r.max_rows << ',' << r.buffer_rows << ','
       << r.n << ',' << r.k << ',' << num(r.median_ms) << ',' << num(r.min_ms) << ',' << num(r.tflops) << ','
       << num(r.weight_gbps) << ',' << num(r.roof_ms) << ',' << num(r.pct_of_roof) << ',' << num(r.pct_of_loop) << ','
@@ -248,6 +254,164 @@ std::vector<int> tokens_to_check(int tokens) {
   return {t.begin(), t.end()};
 }
 
+/// Random block scales, each (0.5 to 2)/448 (chapter 12's random_block_scales: random e4m3 codes then
+/// stand for values of about [-2, 2], and a kernel that applies another block's scale is wrong).
+std::vector<float> random_scales(std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<float> u(0.5f / 448, 2.0f / 448);
+  std::vector<float> v(count);
+  for (float& x : v) x = u(gen);
+  return v;
+}
+
+/// Step 5's C against chapter 12's fp64 reference on some rows of some experts (as check_some_experts:
+/// the first rows of the first expert with rows, the last rows of the busiest), each from its own copy
+/// of the expert's rows, weight and scales.
+CheckResult check_some_experts_fp8(const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const std::vector<float>& sa,
+                                   const std::vector<float>& sb, const bf16* C, std::int64_t buffer_rows,
+                                   const std::vector<std::int64_t>& first, const std::vector<std::int64_t>& rows, int n, int k) {
+  const std::int64_t kb = scale_blocks_k(k), kb4 = scale_blocks_k_padded(k), nb = n / 128;
+  std::vector<std::pair<int, std::int64_t>> pieces;  // (expert, first row of the piece in the expert)
+  for (int g = 0; g < int(rows.size()); ++g)
+    if (rows[g] > 0) {
+      pieces.push_back({g, 0});
+      break;
+    }
+  const int busiest = int(std::max_element(rows.begin(), rows.end()) - rows.begin());
+  pieces.push_back({busiest, std::max<std::int64_t>(0, rows[busiest] - 160)});
+  CheckResult worst;
+  worst.ok = true;
+  for (const auto& [g, r0] : pieces) {
+    if (rows[g] == 0) continue;
+    const std::int64_t m = std::min<std::int64_t>(rows[g] - r0, 160), row = first[g] + r0;
+    GemmProblem p;
+    p.m = m, p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
+    DeviceBuffer<__nv_fp8_e4m3> a(std::size_t(m) * k), b(std::size_t(n) * k);
+    MM_CUDA_CHECK(cudaMemcpy(a.data(), A + row * k, a.size(), cudaMemcpyDeviceToDevice));
+    MM_CUDA_CHECK(cudaMemcpy(b.data(), B + std::int64_t(g) * n * k, b.size(), cudaMemcpyDeviceToDevice));
+    BlockScales bs;
+    bs.a.resize(std::size_t(m) * kb);
+    for (std::int64_t q = 0; q < kb; ++q)
+      for (std::int64_t i = 0; i < m; ++i) bs.a[q * m + i] = sa[q * buffer_rows + row + i];
+    bs.b.assign(sb.begin() + std::int64_t(g) * nb * kb4, sb.begin() + std::int64_t(g + 1) * nb * kb4);
+    DeviceScales ds;
+    ds.set(p, bs);
+    const Reference ref = fp8_reference(p, a, b, DType::e4m3_block, {});
+    std::vector<bf16> out(std::size_t(m) * n);
+    MM_CUDA_CHECK(cudaMemcpy(out.data(), C + row * n, out.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+    const CheckResult c = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::e4m3_block));
+    if (!c.ok) {
+      worst = c;
+      worst.summary = "expert " + std::to_string(g) + " rows " + std::to_string(r0) + "..: " + c.summary;
+      break;
+    }
+    if (c.rel_frobenius >= worst.rel_frobenius) worst = c;
+  }
+  return worst;
+}
+
+/// --fp8: step 5, the grouped kernel on e4m3 experts with DeepSeek-V3's block scales, per model,
+/// projection, token count and routing (128-row tiles throughout), and with DeepSeek-V3 DeepGEMM's
+/// anchor shape (4 experts of 8192 rows, N = 4096, K = 7168). Its roofline: the useful flops at chapter 12's dense
+/// fp8_block_scaled speed (8192 rows of the same N and K, measured here), or the bytes (the active
+/// experts' e4m3 weights, A in e4m3 and C in bf16) at cudaMemcpy's. Returns the failed checks.
+int run_fp8_grouped(const std::vector<Model>& models, const std::vector<std::string>& proj_names,
+                    const std::vector<int>& token_counts, const std::vector<Routing>& routings, const TimingOptions& timing,
+                    std::uint64_t seed, bool no_check, bool no_roof, double copy_gbps, std::vector<Row>& out) {
+  using e4m3 = __nv_fp8_e4m3;
+  int failures = 0;
+  std::map<std::pair<int, int>, double> dense;  // (N, K) -> chapter 12's dense TFLOP/s at 8192 rows
+  // One shape: `rows` per expert (E = rows.size()) of the stacked weights B (E·N × K) and their scales.
+  auto run_shape = [&](Row base, const std::vector<std::int64_t>& rows, const DeviceBuffer<e4m3>& B, const std::vector<float>& sb,
+                       const DeviceBuffer<float>& d_sb, int n, int k) {
+    const int E = int(rows.size());
+    if (!no_roof && !dense.count({n, k})) {
+      GemmProblem p;
+      p.m = 8192, p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
+      DeviceBuffer<e4m3> a(std::size_t(p.m) * k);
+      DeviceBuffer<bf16> c(std::size_t(p.m) * n);
+      fill_random(a, seed + 2);
+      const std::vector<float> sa = random_scales(std::size_t(p.m) * scale_blocks_k(k), seed + 5);
+      DeviceBuffer<float> d_sa(sa);
+      p.scale_a = d_sa.data(), p.scale_b = d_sb.data();  // the first expert's weight scales
+      const PreparedGemm g = prepare_dense_fp8_block_scaled(p, a.data(), B.data(), c.data());
+      dense[{n, k}] = 2.0 * p.m * n * double(k) / (time_on_gpu(g.run, timing).median_ms * 1e-3) / 1e12;
+    }
+    const std::int64_t total = std::accumulate(rows.begin(), rows.end(), std::int64_t(0));
+    const int active = int(std::count_if(rows.begin(), rows.end(), [](std::int64_t r) { return r > 0; }));
+    const ContiguousLayout layout = contiguous_layout(rows);
+    DeviceBuffer<e4m3> A(std::size_t(layout.rows) * k);
+    DeviceBuffer<bf16> C(std::size_t(layout.rows) * n);
+    fill_random(A, seed + 3);
+    const std::vector<float> sa = random_scales(std::size_t(layout.rows) * scale_blocks_k(k), seed + 6);
+    DeviceBuffer<float> d_sa(sa);
+    DeviceBuffer<std::int64_t> offsets(layout.offsets);
+    GroupedProblem g;
+    g.groups = E, g.n = n, g.k = k, g.rows = layout.rows, g.offsets = offsets.data();
+    const PreparedGemm gemm = prepare_grouped_fp8(g, A.data(), B.data(), d_sa.data(), d_sb.data(), C.data());
+    Row r = base;
+    r.kernel = "grouped_fp8", r.dtype = "e4m3_block", r.path = gemm.path, r.n = n, r.k = k, r.experts = E, r.active = active;
+    r.rows = total, r.max_rows = *std::max_element(rows.begin(), rows.end()), r.buffer_rows = layout.rows;
+    if (!no_check) {
+      MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
+      gemm.run(nullptr);
+      MM_CUDA_CHECK(cudaDeviceSynchronize());
+      const CheckResult c = check_some_experts_fp8(A.data(), B.data(), sa, sb, C.data(), layout.rows, layout.first, rows, n, k);
+      r.rel_error = c.rel_frobenius;
+      if (!c.ok) {
+        ++failures;
+        std::cout << "  grouped_fp8 " << r.model << " " << r.projection << " " << r.tokens << " " << r.routing << ": " << c.summary << '\n';
+      }
+    }
+    const Timing t = time_on_gpu(gemm.run, timing);
+    const double flops = 2.0 * double(total) * n * double(k), weight_bytes = double(active) * n * double(k);
+    const double bytes = weight_bytes + double(total) * (double(k) + 2.0 * n);
+    r.median_ms = t.median_ms, r.min_ms = t.min_ms;
+    r.tflops = flops / (t.median_ms * 1e-3) / 1e12;
+    r.weight_gbps = weight_bytes / (t.median_ms * 1e-3) / 1e9;
+    r.roof_ms = no_roof ? not_measured : std::max(flops / (dense[{n, k}] * 1e12), bytes / (copy_gbps * 1e9)) * 1e3;
+    r.pct_of_roof = 100.0 * r.roof_ms / t.median_ms;
+    r.pct_of_loop = r.pct_of_grouped = r.pct_of_best_cublas = not_measured;
+    std::printf("%-12s %-15s %-8s %6d %-8s rows %7lld max %6lld  %8.3f ms %7.1f TFLOP/s %7.0f GB/s  roof %5.1f%% (dense %.0f TFLOP/s)\n",
+                r.kernel.c_str(), r.model.c_str(), r.projection.c_str(), r.tokens, r.routing.c_str(), (long long)r.rows,
+                (long long)r.max_rows, r.median_ms, r.tflops, r.weight_gbps, r.pct_of_roof, no_roof ? 0.0 : dense[{n, k}]);
+    std::fflush(stdout);
+    out.push_back(r);
+  };
+  auto weights = [&](int E, int n, int k, std::uint64_t s, DeviceBuffer<e4m3>& B, std::vector<float>& sb, DeviceBuffer<float>& d_sb) {
+    B = DeviceBuffer<e4m3>(std::size_t(E) * n * k);
+    fill_random(B, s);
+    sb = random_scales(std::size_t(E) * (n / 128) * scale_blocks_k_padded(k), s + 10);
+    d_sb = DeviceBuffer<float>(sb);
+  };
+  for (const Model& model : models)
+    for (const Projection& proj : projections(model)) {
+      if (std::find(proj_names.begin(), proj_names.end(), proj.name) == proj_names.end()) continue;
+      DeviceBuffer<e4m3> B;
+      std::vector<float> sb;
+      DeviceBuffer<float> d_sb;
+      weights(model.experts, proj.n, proj.k, seed + 1, B, sb, d_sb);
+      for (int tokens : token_counts)
+        for (Routing routing : routings) {
+          Row base;
+          base.model = model.name, base.projection = proj.name, base.routing = routing_name(routing), base.tokens = tokens;
+          base.topk = model.topk;
+          run_shape(base, route(tokens, model.experts, model.topk, routing, seed + 7).rows, B, sb, d_sb, proj.n, proj.k);
+        }
+    }
+  const bool deepseek = std::any_of(models.begin(), models.end(), [](const Model& m) { return m.name == "deepseek-v3"; });
+  if (deepseek) {  // DeepGEMM's anchor (with DeepSeek-V3): 4 experts × 8192 rows, N = 4096, K = 7168 (1,346 TFLOP/s on an H800, its README)
+    DeviceBuffer<e4m3> B;
+    std::vector<float> sb;
+    DeviceBuffer<float> d_sb;
+    weights(4, 4096, 7168, seed + 1, B, sb, d_sb);
+    Row base;
+    base.model = "deepgemm-anchor", base.projection = "gate_up", base.routing = "fixed", base.tokens = 4 * 8192, base.topk = 1;
+    run_shape(base, std::vector<std::int64_t>(4, 8192), B, sb, d_sb, 4096, 7168);
+  }
+  return failures;
+}
+
 /// --moe: the whole MoE feed-forward pass (step 4) per model, token count and routing, on this chapter's
 /// kernels (moe_layer) and from cuBLAS calls in each of the four ways of running its two projections
 /// (cublas_layer_<gate_up way>_<down way>). Returns the failed checks.
@@ -383,7 +547,7 @@ int run_moe_passes(cublasHandle_t handle, const std::vector<Model>& models, cons
 int main(int argc, char** argv) {
   std::string model_arg = "all", tokens_arg = "16384,4096,256,64", routing_arg = "balanced,skewed",
               projection_arg = "gate_up,down", kernel_arg = "all", csv, reps_arg = "10", warmup_arg = "3", seed_arg = "42";
-  bool no_check = false, no_roof = false, swiglu = false, moe = false;
+  bool no_check = false, no_roof = false, swiglu = false, moe = false, fp8 = false;
   CLI::App app{"Chapter 13: grouped GEMM for mixture-of-experts layers (bf16, RCR), next to a loop of cuBLAS GEMMs and "
                "cuBLAS's grouped GEMM, and a roofline per shape",
                "ch13_grouped_moe"};
@@ -411,6 +575,10 @@ int main(int argc, char** argv) {
                "the whole MoE feed-forward pass (step 4): routing from the router's logits, permute, gate+up with "
                "SiLU(gate)·up, down, combine; this chapter's kernels (moe_layer) against the same layer from cuBLAS calls "
                "(cublas_layer_<gate_up way>_<down way>, loop or grouped each)");
+  app.add_flag("--fp8", fp8,
+               "step 5: the grouped kernel on e4m3 experts with DeepSeek-V3's block scales (grouped_fp8), per model, "
+               "projection, token count and routing, and DeepGEMM's anchor shape (4 experts × 8192 rows, N 4096, K 7168), "
+               "against its roofline (chapter 12's dense fp8_block_scaled, cudaMemcpy)");
   app.add_option("--seed", seed_arg, "seed of the routing and the inputs (default 42)")->type_name("INT");
   try {
     app.parse(argc, argv);
@@ -456,8 +624,9 @@ int main(int argc, char** argv) {
     else if (r == "skewed") routings.push_back(Routing::skewed);
     else bad("--routing", "'" + r + "' is not balanced or skewed");
   }
-  if (moe && (swiglu || app.count("--projection") || app.count("--kernel")))
-    bad("--moe", "runs the whole layer: it takes no --swiglu, --projection or --kernel");
+  if (moe && (swiglu || fp8 || app.count("--projection") || app.count("--kernel")))
+    bad("--moe", "runs the whole layer: it takes no --swiglu, --fp8, --projection or --kernel");
+  if (fp8 && (swiglu || app.count("--kernel"))) bad("--fp8", "runs grouped_fp8 only: it takes no --swiglu or --kernel");
   std::vector<std::string> proj_names = split(projection_arg);
   for (const std::string& p : proj_names)
     if (p != "gate_up" && p != "down") bad("--projection", "'" + p + "' is not gate_up or down");
@@ -502,6 +671,13 @@ int main(int argc, char** argv) {
 
   std::vector<Row> out;
   int failures = 0;
+  if (fp8) {
+    failures = run_fp8_grouped(models, split(projection_arg), token_counts, routings, timing, seed, no_check, no_roof, copy_gbps, out);
+    MM_CUBLAS_CHECK(cublasDestroy(handle));
+    if (!csv.empty()) write_rows(csv, out);
+    if (failures > 0) std::cout << failures << " check(s) failed\n";
+    return failures > 0 ? 1 : 0;
+  }
   if (moe) {
     failures = run_moe_passes(handle, models, token_counts, routings, timing, seed, no_check, no_roof, copy_gbps, out);
     MM_CUBLAS_CHECK(cublasDestroy(handle));

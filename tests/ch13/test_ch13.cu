@@ -9,16 +9,19 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <random>
 #include <ostream>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "13_grouped_moe/grouped_fp8.hpp"
 #include "13_grouped_moe/moe_layer.hpp"
 #include "13_grouped_moe/steps.hpp"
 #include "gpu_test.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
+#include "harness/fp8_scales.hpp"
 #include "harness/random.hpp"
 #include "harness/reference.hpp"
 
@@ -408,6 +411,100 @@ TEST(MoePassRejects, ShapesTheLayerCannotTake) {
   EXPECT_NE(moe_rejects({8, 2, 256, 192}, 1).find("I % 128"), std::string::npos);
   EXPECT_NE(moe_rejects(ok, 0).find("token"), std::string::npos);
   EXPECT_THROW(MoeLayer({8, 2, 256, 100}, 4, MoeWeights{}), std::invalid_argument);
+}
+
+// ---- Step 5: fp8 block-scaled experts ----
+
+/// grouped_fp8 on random e4m3 codes and random block scales (each (0.5 to 2)/448, so that a wrong
+/// block's scale fails), C poisoned with guard rows after it; each expert's rows against the fp64
+/// product of its dequantized rows of A and weight (chapter 12's reference, on the expert's own
+/// operands and scales copied out), and the guard rows untouched.
+void expect_grouped_fp8_correct(const std::vector<std::int64_t>& rows, int n, int k, bool masked, int max_blocks) {
+  using e4m3 = __nv_fp8_e4m3;
+  const int E = int(rows.size());
+  std::vector<std::int64_t> first(E);
+  std::int64_t buffer_rows = 0, capacity = 0;
+  ContiguousLayout layout;
+  if (masked) {
+    capacity = std::max<std::int64_t>(kGroupAlignment, (*std::max_element(rows.begin(), rows.end()) + 127) / 128 * 128);
+    for (int e = 0; e < E; ++e) first[e] = e * capacity;
+    buffer_rows = E * capacity;
+  } else {
+    layout = contiguous_layout(rows);
+    first = layout.first;
+    buffer_rows = layout.rows;
+  }
+  const std::int64_t kb = (k + 127) / 128, kb4 = (kb + 3) / 4 * 4, nb = n / 128;
+  DeviceBuffer<e4m3> A(std::size_t(buffer_rows) * k), B(std::size_t(E) * n * k);
+  fill_random(A, 41);
+  fill_random(B, 42);
+  std::mt19937 gen(43);
+  std::uniform_real_distribution<float> u(0.5f / 448, 2.0f / 448);
+  std::vector<float> sa(std::size_t(buffer_rows) * kb), sb(std::size_t(E) * nb * kb4);
+  for (float& v : sa) v = u(gen);
+  for (float& v : sb) v = u(gen);
+  DeviceBuffer<float> d_sa(sa), d_sb(sb);
+  DeviceBuffer<bf16> C(std::size_t(buffer_rows + kGuardRows) * n);
+  MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
+  DeviceBuffer<std::int64_t> offsets(masked ? std::vector<std::int64_t>{0} : layout.offsets);
+  std::vector<int> counts(rows.begin(), rows.end());
+  DeviceBuffer<int> d_counts(counts);
+  GroupedProblem g;
+  g.groups = E, g.n = n, g.k = k, g.rows = buffer_rows;
+  if (masked) g.counts = d_counts.data(), g.capacity = capacity;
+  else g.offsets = offsets.data();
+  ASSERT_EQ(grouped_fp8_rejects(g), "");
+  prepare_grouped_fp8(g, A.data(), B.data(), d_sa.data(), d_sb.data(), C.data(), max_blocks).run(nullptr);
+  MM_CUDA_CHECK(cudaGetLastError());
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<bf16> c = C.download();
+  for (int e = 0; e < E; ++e) {
+    if (rows[e] == 0) continue;
+    GemmProblem p;
+    p.m = rows[e], p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
+    DeviceBuffer<e4m3> Ae(std::size_t(rows[e]) * k), Be(std::size_t(n) * k);
+    MM_CUDA_CHECK(cudaMemcpy(Ae.data(), A.data() + first[e] * k, Ae.size(), cudaMemcpyDeviceToDevice));
+    MM_CUDA_CHECK(cudaMemcpy(Be.data(), B.data() + std::int64_t(e) * n * k, Be.size(), cudaMemcpyDeviceToDevice));
+    BlockScales bs;  // the expert's own scales, in chapter 12's layouts for M = rows[e], N = n
+    bs.a.resize(std::size_t(rows[e]) * kb);
+    for (std::int64_t b = 0; b < kb; ++b)
+      for (std::int64_t m = 0; m < rows[e]; ++m) bs.a[b * rows[e] + m] = sa[b * buffer_rows + first[e] + m];
+    bs.b.assign(sb.begin() + std::int64_t(e) * nb * kb4, sb.begin() + std::int64_t(e + 1) * nb * kb4);
+    DeviceScales ds;
+    ds.set(p, bs);
+    const Reference ref = fp8_reference(p, Ae, Be, DType::e4m3_block, {});
+    const std::vector<bf16> out(c.begin() + first[e] * n, c.begin() + (first[e] + rows[e]) * n);
+    const CheckResult r = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::e4m3_block));
+    EXPECT_TRUE(r.ok) << (masked ? "masked" : "contiguous") << " expert " << e << " (" << rows[e] << " rows): " << r.summary;
+  }
+  for (std::size_t i = std::size_t(buffer_rows) * n; i < c.size(); ++i) {
+    std::uint16_t bits;
+    std::memcpy(&bits, &c[i], 2);
+    ASSERT_EQ(bits, 0xffff) << "written past C, element " << i;
+  }
+}
+
+TEST(GroupedFp8, EveryExpertMatchesTheReference) {
+  MM_REQUIRE_ARCH(arch::sm90a);
+  for (bool masked : {false, true}) {
+    expect_grouped_fp8_correct({5, 0, 130, 1}, 512, 384, masked, 0);  // empty, one-row, one past a tile
+    expect_grouped_fp8_correct({300}, 256, 208, masked, 0);           // E = 1; K not a multiple of 128
+    expect_grouped_fp8_correct({0, 0, 257, 0}, 256, 1024, masked, 3); // every row on one expert, 3 blocks looping
+    expect_grouped_fp8_correct(std::vector<std::int64_t>(40, 3), 256, 128, masked, 0);  // many small groups
+  }
+}
+
+TEST(GroupedFp8, ProblemsItCannotTake) {
+  const std::int64_t offsets[2] = {0, 1};
+  GroupedProblem g;
+  g.groups = 1, g.n = 256, g.k = 64, g.rows = 128, g.offsets = offsets;
+  EXPECT_EQ(grouped_fp8_rejects(g), "");
+  GroupedProblem bad = g;
+  bad.k = 72;
+  EXPECT_NE(grouped_fp8_rejects(bad).find("K % 16"), std::string::npos);
+  bad = g, bad.n = 128;
+  EXPECT_NE(grouped_fp8_rejects(bad).find("N % 256"), std::string::npos);
+  EXPECT_THROW(prepare_grouped_fp8(g, nullptr, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);  // no scales
 }
 
 }  // namespace

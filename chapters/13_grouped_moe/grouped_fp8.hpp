@@ -23,7 +23,7 @@
 
 #include <string>
 
-#include "13_grouped_moe/grouped_contiguous.cuh"  // GroupedProblem
+#include "13_grouped_moe/grouped_contiguous.cuh"  // GroupedProblem, grouped_schedule
 #include "gemm/prepared_gemm.hpp"
 #include "gemm/problem.hpp"
 
@@ -35,9 +35,11 @@ std::string grouped_fp8_rejects(const GroupedProblem& g);
 
 /// grouped_fp8, ready to run: A (g.rows × K) and B ((E·N) × K) e4m3, row-major; `scale_a` (g.rows ×
 /// ceil(K/128), kb·rows + m) and `scale_b` ((E·N/128) × ceil(K/128) rounded up to 4, row-major) in
-/// device memory; C (g.rows × N) bf16. Throws std::invalid_argument for a problem it refuses.
+/// device memory; C (g.rows × N) bf16. `tile_rows`: 128 (chapter 12's fp8_block_scaled tile, two
+/// consumers taking turns) or 64 (its small-M tile, one consumer: decode). Throws
+/// std::invalid_argument for a problem it refuses or another tile height.
 PreparedGemm prepare_grouped_fp8(const GroupedProblem& g, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
-                                 const float* scale_b, __nv_bfloat16* C, int max_blocks = 0);
+                                 const float* scale_b, __nv_bfloat16* C, int max_blocks = 0, int tile_rows = 128);
 
 /// Chapter 12's dense fp8_block_scaled for `p` (its roofline, measured beside the grouped kernel).
 PreparedGemm prepare_dense_fp8_block_scaled(const GemmProblem& p, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B,

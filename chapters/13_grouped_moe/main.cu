@@ -311,7 +311,7 @@ CheckResult check_some_experts_fp8(const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* 
 }
 
 /// --fp8: step 5, the grouped kernel on e4m3 experts with DeepSeek-V3's block scales, per model,
-/// projection, token count and routing (128-row tiles throughout), and with DeepSeek-V3 DeepGEMM's
+/// projection, token count and routing (128-row tiles; at decode also 64-row, grouped_fp8_64), and with DeepSeek-V3 DeepGEMM's
 /// anchor shape (4 experts of 8192 rows, N = 4096, K = 7168). Its roofline: the useful flops at chapter 12's dense
 /// fp8_block_scaled speed (8192 rows of the same N and K, measured here), or the bytes (the active
 /// experts' e4m3 weights, A in e4m3 and C in bf16) at cudaMemcpy's. Returns the failed checks.
@@ -348,35 +348,39 @@ int run_fp8_grouped(const std::vector<Model>& models, const std::vector<std::str
     DeviceBuffer<std::int64_t> offsets(layout.offsets);
     GroupedProblem g;
     g.groups = E, g.n = n, g.k = k, g.rows = layout.rows, g.offsets = offsets.data();
-    const PreparedGemm gemm = prepare_grouped_fp8(g, A.data(), B.data(), d_sa.data(), d_sb.data(), C.data());
-    Row r = base;
-    r.kernel = "grouped_fp8", r.dtype = "e4m3_block", r.path = gemm.path, r.n = n, r.k = k, r.experts = E, r.active = active;
-    r.rows = total, r.max_rows = *std::max_element(rows.begin(), rows.end()), r.buffer_rows = layout.rows;
-    if (!no_check) {
-      MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
-      gemm.run(nullptr);
-      MM_CUDA_CHECK(cudaDeviceSynchronize());
-      const CheckResult c = check_some_experts_fp8(A.data(), B.data(), sa, sb, C.data(), layout.rows, layout.first, rows, n, k);
-      r.rel_error = c.rel_frobenius;
-      if (!c.ok) {
-        ++failures;
-        std::cout << "  grouped_fp8 " << r.model << " " << r.projection << " " << r.tokens << " " << r.routing << ": " << c.summary << '\n';
+    // 128-row tiles always; at decode (256 tokens or fewer) also 64-row tiles, as step 2 for bf16.
+    for (int tile_rows : base.tokens <= 256 ? std::vector<int>{128, 64} : std::vector<int>{128}) {
+      const PreparedGemm gemm = prepare_grouped_fp8(g, A.data(), B.data(), d_sa.data(), d_sb.data(), C.data(), 0, tile_rows);
+      Row r = base;
+      r.kernel = tile_rows == 128 ? "grouped_fp8" : "grouped_fp8_64", r.dtype = "e4m3_block", r.path = gemm.path;
+      r.n = n, r.k = k, r.experts = E, r.active = active;
+      r.rows = total, r.max_rows = *std::max_element(rows.begin(), rows.end()), r.buffer_rows = layout.rows;
+      if (!no_check) {
+        MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
+        gemm.run(nullptr);
+        MM_CUDA_CHECK(cudaDeviceSynchronize());
+        const CheckResult c = check_some_experts_fp8(A.data(), B.data(), sa, sb, C.data(), layout.rows, layout.first, rows, n, k);
+        r.rel_error = c.rel_frobenius;
+        if (!c.ok) {
+          ++failures;
+          std::cout << "  " << r.kernel << " " << r.model << " " << r.projection << " " << r.tokens << " " << r.routing << ": " << c.summary << '\n';
+        }
       }
+      const Timing t = time_on_gpu(gemm.run, timing);
+      const double flops = 2.0 * double(total) * n * double(k), weight_bytes = double(active) * n * double(k);
+      const double bytes = weight_bytes + double(total) * (double(k) + 2.0 * n);
+      r.median_ms = t.median_ms, r.min_ms = t.min_ms;
+      r.tflops = flops / (t.median_ms * 1e-3) / 1e12;
+      r.weight_gbps = weight_bytes / (t.median_ms * 1e-3) / 1e9;
+      r.roof_ms = no_roof ? not_measured : std::max(flops / (dense[{n, k}] * 1e12), bytes / (copy_gbps * 1e9)) * 1e3;
+      r.pct_of_roof = 100.0 * r.roof_ms / t.median_ms;
+      r.pct_of_loop = r.pct_of_grouped = r.pct_of_best_cublas = not_measured;
+      std::printf("%-14s %-15s %-8s %6d %-8s rows %7lld max %6lld  %8.3f ms %7.1f TFLOP/s %7.0f GB/s  roof %5.1f%% (dense %.0f TFLOP/s)\n",
+                  r.kernel.c_str(), r.model.c_str(), r.projection.c_str(), r.tokens, r.routing.c_str(), (long long)r.rows,
+                  (long long)r.max_rows, r.median_ms, r.tflops, r.weight_gbps, r.pct_of_roof, no_roof ? 0.0 : dense[{n, k}]);
+      std::fflush(stdout);
+      out.push_back(r);
     }
-    const Timing t = time_on_gpu(gemm.run, timing);
-    const double flops = 2.0 * double(total) * n * double(k), weight_bytes = double(active) * n * double(k);
-    const double bytes = weight_bytes + double(total) * (double(k) + 2.0 * n);
-    r.median_ms = t.median_ms, r.min_ms = t.min_ms;
-    r.tflops = flops / (t.median_ms * 1e-3) / 1e12;
-    r.weight_gbps = weight_bytes / (t.median_ms * 1e-3) / 1e9;
-    r.roof_ms = no_roof ? not_measured : std::max(flops / (dense[{n, k}] * 1e12), bytes / (copy_gbps * 1e9)) * 1e3;
-    r.pct_of_roof = 100.0 * r.roof_ms / t.median_ms;
-    r.pct_of_loop = r.pct_of_grouped = r.pct_of_best_cublas = not_measured;
-    std::printf("%-12s %-15s %-8s %6d %-8s rows %7lld max %6lld  %8.3f ms %7.1f TFLOP/s %7.0f GB/s  roof %5.1f%% (dense %.0f TFLOP/s)\n",
-                r.kernel.c_str(), r.model.c_str(), r.projection.c_str(), r.tokens, r.routing.c_str(), (long long)r.rows,
-                (long long)r.max_rows, r.median_ms, r.tflops, r.weight_gbps, r.pct_of_roof, no_roof ? 0.0 : dense[{n, k}]);
-    std::fflush(stdout);
-    out.push_back(r);
   };
   auto weights = [&](int E, int n, int k, std::uint64_t s, DeviceBuffer<e4m3>& B, std::vector<float>& sb, DeviceBuffer<float>& d_sb) {
     B = DeviceBuffer<e4m3>(std::size_t(E) * n * k);

@@ -279,16 +279,12 @@ struct MoeCase {
 /// Runs `run` (one way of the layer) on x routed by `logits` into an output with guard rows after it,
 /// all poisoned; then every token's output against the fp64 layer, the routing against the host's top-k,
 /// and the guard rows untouched.
+/// The layer's output y (T rows, then guard rows, on the device) after a run on x routed by `logits`:
+/// every token against the fp64 layer, the routing against the host's top-k, the guard rows untouched
+/// (poisoned before the run).
 template <class Layer>
-void expect_layer_correct(const MoeShape& s, int tokens, const DeviceBuffer<float>& logits, const MoeWeights& w, Layer& layer,
-                          const std::string& what) {
-  constexpr int kGuardTokens = 3;
-  DeviceBuffer<bf16> x(std::size_t(tokens) * s.hidden), y(std::size_t(tokens + kGuardTokens) * s.hidden);
-  fill_random(x, 31);
-  MM_CUDA_CHECK(cudaMemset(y.data(), 0xff, y.size() * sizeof(bf16)));
-  layer.run(logits.data(), x.data(), y.data(), nullptr);
-  MM_CUDA_CHECK(cudaGetLastError());
-  MM_CUDA_CHECK(cudaDeviceSynchronize());
+void check_layer(const MoeShape& s, int tokens, const DeviceBuffer<float>& logits, const MoeWeights& w, const DeviceBuffer<bf16>& x,
+                 const DeviceBuffer<bf16>& y, const Layer& layer, const std::string& what) {
   std::vector<int> all(tokens);
   std::iota(all.begin(), all.end(), 0);
   const std::vector<int> ids = layer.scratch().ids.download();
@@ -306,6 +302,21 @@ void expect_layer_correct(const MoeShape& s, int tokens, const DeviceBuffer<floa
     std::memcpy(&bits, &out[i], 2);
     ASSERT_EQ(bits, 0xffff) << what << ": written past the output, element " << i;
   }
+}
+
+constexpr int kGuardTokens = 3;  // rows of the layer's output past its T rows: must stay poisoned
+
+/// Runs `layer` on random x routed by `logits` into a poisoned output with guard rows, then check_layer.
+template <class Layer>
+void expect_layer_correct(const MoeShape& s, int tokens, const DeviceBuffer<float>& logits, const MoeWeights& w, Layer& layer,
+                          const std::string& what) {
+  DeviceBuffer<bf16> x(std::size_t(tokens) * s.hidden), y(std::size_t(tokens + kGuardTokens) * s.hidden);
+  fill_random(x, 31);
+  MM_CUDA_CHECK(cudaMemset(y.data(), 0xff, y.size() * sizeof(bf16)));
+  layer.run(logits.data(), x.data(), y.data(), nullptr);
+  MM_CUDA_CHECK(cudaGetLastError());
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
+  check_layer(s, tokens, logits, w, x, y, layer, what);
 }
 
 class MoePass : public ::testing::TestWithParam<MoeCase> {};
@@ -419,7 +430,8 @@ TEST(MoePassRejects, ShapesTheLayerCannotTake) {
 /// block's scale fails), C poisoned with guard rows after it; each expert's rows against the fp64
 /// product of its dequantized rows of A and weight (chapter 12's reference, on the expert's own
 /// operands and scales copied out), and the guard rows untouched.
-void expect_grouped_fp8_correct(const std::vector<std::int64_t>& rows, int n, int k, bool masked, int max_blocks) {
+void expect_grouped_fp8_correct(const std::vector<std::int64_t>& rows, int n, int k, bool masked, int max_blocks,
+                                int tile_rows) {
   using e4m3 = __nv_fp8_e4m3;
   const int E = int(rows.size());
   std::vector<std::int64_t> first(E);
@@ -454,7 +466,7 @@ void expect_grouped_fp8_correct(const std::vector<std::int64_t>& rows, int n, in
   if (masked) g.counts = d_counts.data(), g.capacity = capacity;
   else g.offsets = offsets.data();
   ASSERT_EQ(grouped_fp8_rejects(g), "");
-  prepare_grouped_fp8(g, A.data(), B.data(), d_sa.data(), d_sb.data(), C.data(), max_blocks).run(nullptr);
+  prepare_grouped_fp8(g, A.data(), B.data(), d_sa.data(), d_sb.data(), C.data(), max_blocks, tile_rows).run(nullptr);
   MM_CUDA_CHECK(cudaGetLastError());
   MM_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<bf16> c = C.download();
@@ -475,7 +487,7 @@ void expect_grouped_fp8_correct(const std::vector<std::int64_t>& rows, int n, in
     const Reference ref = fp8_reference(p, Ae, Be, DType::e4m3_block, {});
     const std::vector<bf16> out(c.begin() + first[e] * n, c.begin() + (first[e] + rows[e]) * n);
     const CheckResult r = check_gemm(ref, out, Order::row, gemm_tolerance<bf16>(DType::e4m3_block));
-    EXPECT_TRUE(r.ok) << (masked ? "masked" : "contiguous") << " expert " << e << " (" << rows[e] << " rows): " << r.summary;
+    EXPECT_TRUE(r.ok) << (masked ? "masked" : "contiguous") << " tile rows " << tile_rows << " expert " << e << " (" << rows[e] << " rows): " << r.summary;
   }
   for (std::size_t i = std::size_t(buffer_rows) * n; i < c.size(); ++i) {
     std::uint16_t bits;
@@ -486,12 +498,13 @@ void expect_grouped_fp8_correct(const std::vector<std::int64_t>& rows, int n, in
 
 TEST(GroupedFp8, EveryExpertMatchesTheReference) {
   MM_REQUIRE_ARCH(arch::sm90a);
-  for (bool masked : {false, true}) {
-    expect_grouped_fp8_correct({5, 0, 130, 1}, 512, 384, masked, 0);  // empty, one-row, one past a tile
-    expect_grouped_fp8_correct({300}, 256, 208, masked, 0);           // E = 1; K not a multiple of 128
-    expect_grouped_fp8_correct({0, 0, 257, 0}, 256, 1024, masked, 3); // every row on one expert, 3 blocks looping
-    expect_grouped_fp8_correct(std::vector<std::int64_t>(40, 3), 256, 128, masked, 0);  // many small groups
-  }
+  for (bool masked : {false, true})
+    for (int tile_rows : {128, 64}) {
+      expect_grouped_fp8_correct({5, 0, 130, 1}, 512, 384, masked, 0, tile_rows);  // empty, one-row, one past a tile
+      expect_grouped_fp8_correct({300}, 256, 208, masked, 0, tile_rows);           // E = 1; K not a multiple of 128
+      expect_grouped_fp8_correct({0, 0, 257, 0}, 256, 1024, masked, 3, tile_rows); // every row on one expert, 3 blocks looping
+      expect_grouped_fp8_correct(std::vector<std::int64_t>(40, 3), 256, 128, masked, 0, tile_rows);  // many small groups
+    }
 }
 
 TEST(GroupedFp8, ProblemsItCannotTake) {
@@ -505,6 +518,84 @@ TEST(GroupedFp8, ProblemsItCannotTake) {
   bad = g, bad.n = 128;
   EXPECT_NE(grouped_fp8_rejects(bad).find("N % 256"), std::string::npos);
   EXPECT_THROW(prepare_grouped_fp8(g, nullptr, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);  // no scales
+  const float scale = 1.0f;
+  EXPECT_THROW(prepare_grouped_fp8(g, nullptr, nullptr, &scale, &scale, nullptr, 0, 96), std::invalid_argument);  // 128 or 64 rows
+}
+
+// The layer has no host synchronization: captured once in a CUDA graph, it replays on new logits (another
+// routing: other rows per expert, other offsets), which is what a decode step's graph does.
+TEST(MoePassGraph, ACapturedLayerReplaysOnNewLogits) {
+  MM_REQUIRE_ARCH(arch::sm90a);
+  const MoeShape s{16, 2, 256, 128};
+  const int tokens = 140;
+  DeviceBuffer<bf16> w_gate_up(std::size_t(s.experts) * 2 * s.width * s.hidden), w_down(std::size_t(s.experts) * s.hidden * s.width);
+  fill_random(w_gate_up, 51);
+  fill_random(w_down, 52);
+  const MoeWeights w{w_gate_up.data(), w_down.data()};
+  DeviceBuffer<bf16> x(std::size_t(tokens) * s.hidden), y(std::size_t(tokens + kGuardTokens) * s.hidden);
+  DeviceBuffer<float> logits(std::size_t(tokens) * s.experts);
+  fill_random(x, 53);
+  MoeLayer layer(s, tokens, w, 64);
+  cudaStream_t stream;
+  MM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  MM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  layer.run(logits.data(), x.data(), y.data(), stream);
+  MM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  MM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  std::vector<int> previous;
+  for (Routing routing : {Routing::balanced, Routing::skewed, Routing::balanced}) {
+    make_router_logits(logits.data(), tokens, s.experts, routing, 54 + int(routing), stream);
+    MM_CUDA_CHECK(cudaMemsetAsync(y.data(), 0xff, y.size() * sizeof(bf16), stream));
+    MM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    MM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    check_layer(s, tokens, logits, w, x, y, layer, "replay, " + routing_name(routing));
+    const std::vector<int> counts = layer.scratch().counts.download();
+    if (routing == Routing::skewed) EXPECT_NE(counts, previous) << "the skewed routing moved rows between experts";
+    previous = counts;
+  }
+  MM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  MM_CUDA_CHECK(cudaGraphDestroy(graph));
+  MM_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+// Masked decode (step 2): the counts live on the device, so one captured launch serves any counts.
+TEST(GroupedGraph, AMaskedLaunchReplaysOnNewCounts) {
+  MM_REQUIRE_ARCH(arch::sm90a);
+  const int E = 4, n = 256, k = 192;
+  const std::int64_t capacity = 256;
+  DeviceBuffer<bf16> A(std::size_t(E) * capacity * k), B(std::size_t(E) * n * k), C(std::size_t(E) * capacity * n);
+  fill_random(A, 61);
+  fill_random(B, 62);
+  DeviceBuffer<int> d_counts{std::size_t(E)};
+  GroupedProblem g;
+  g.groups = E, g.n = n, g.k = k, g.rows = E * capacity, g.counts = d_counts.data(), g.capacity = capacity;
+  const PreparedGemm gemm = prepare_grouped_gemm(g, A.data(), B.data(), C.data(), 0, 64);
+  cudaStream_t stream;
+  MM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  MM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  gemm.run(stream);
+  MM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  MM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (const std::vector<int>& counts : {std::vector<int>{5, 0, 130, 1}, std::vector<int>{0, 256, 1, 64}}) {
+    d_counts.upload(counts);
+    MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
+    MM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    MM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const std::vector<bf16> c = C.download();
+    for (int e = 0; e < E; ++e) {
+      if (counts[e] == 0) continue;
+      const CheckResult r = check_expert(A.data(), B.data(), c, e, e * capacity, counts[e], n, k, false);
+      EXPECT_TRUE(r.ok) << "counts " << counts[0] << "," << counts[1] << "," << counts[2] << "," << counts[3] << " expert " << e << ": "
+                        << r.summary;
+    }
+  }
+  MM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  MM_CUDA_CHECK(cudaGraphDestroy(graph));
+  MM_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
 }  // namespace

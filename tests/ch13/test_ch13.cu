@@ -44,6 +44,38 @@ CheckResult check_expert(const bf16* A, const bf16* B, const std::vector<bf16>& 
   return check_gemm(swiglu ? swiglu_reference(gemm_ref) : gemm_ref, out, Order::row, gemm_tolerance<bf16>(DType::bf16));
 }
 
+/// Where each expert's rows are in a test's buffers: masked (a capacity per expert, the largest
+/// count rounded up to 128) or contiguous (step 1's layout).
+struct TestLayout {
+  std::vector<std::int64_t> first;  ///< each expert's first row
+  std::int64_t buffer_rows = 0;     ///< rows of A and C
+  std::int64_t capacity = 0;        ///< masked: rows per expert
+  ContiguousLayout layout;          ///< contiguous: the layout
+  /// The grouped problem of E experts over these buffers: contiguous by `offsets`, or masked by `counts`
+  /// (device memory; the other null).
+  GroupedProblem problem(int n, int k, const std::int64_t* offsets, const int* counts) const {
+    GroupedProblem g;
+    g.groups = int(first.size()), g.n = n, g.k = k, g.rows = buffer_rows, g.offsets = offsets, g.counts = counts;
+    if (counts) g.capacity = capacity;
+    return g;
+  }
+};
+
+TestLayout test_layout(const std::vector<std::int64_t>& rows, bool masked) {
+  TestLayout t;
+  const int E = int(rows.size());
+  if (masked) {
+    t.capacity = std::max<std::int64_t>(kGroupAlignment, (*std::max_element(rows.begin(), rows.end()) + 127) / 128 * 128);
+    for (int e = 0; e < E; ++e) t.first.push_back(e * t.capacity);
+    t.buffer_rows = E * t.capacity;
+  } else {
+    t.layout = contiguous_layout(rows);
+    t.first = t.layout.first;
+    t.buffer_rows = t.layout.rows;
+  }
+  return t;
+}
+
 /// Each expert's rows of C (poisoned before the launch) against the fp64 reference of its rows of A
 /// times its weight; the pad rows between experts are not checked, the guard rows past the buffer
 /// must be untouched.
@@ -52,29 +84,18 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
   const bool swiglu = variant == GroupedVariant::swiglu;
   const int c_cols = swiglu ? n / 2 : n;  // step 3 writes SiLU(gate)·up: half the columns
   const int E = int(rows.size());
-  std::vector<std::int64_t> first(E);
-  std::int64_t buffer_rows = 0, capacity = 0;
-  ContiguousLayout layout;
-  if (masked) {
-    capacity = std::max<std::int64_t>(kGroupAlignment, (*std::max_element(rows.begin(), rows.end()) + 127) / 128 * 128);
-    for (int e = 0; e < E; ++e) first[e] = e * capacity;
-    buffer_rows = E * capacity;
-  } else {
-    layout = contiguous_layout(rows);
-    first = layout.first;
-    buffer_rows = layout.rows;
-  }
+  const TestLayout t = test_layout(rows, masked);
+  const std::vector<std::int64_t>& first = t.first;
+  const std::int64_t buffer_rows = t.buffer_rows, capacity = t.capacity;
+  const ContiguousLayout& layout = t.layout;
   DeviceBuffer<bf16> A(std::size_t(buffer_rows) * k), B(std::size_t(E) * n * k), C(std::size_t(buffer_rows + kGuardRows) * c_cols);
   fill_random(A, 11);
   fill_random(B, 12);
   MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
-  DeviceBuffer<std::int64_t> offsets(masked ? std::vector<std::int64_t>{0} : layout.offsets);
-  std::vector<int> counts(rows.begin(), rows.end());
-  DeviceBuffer<int> d_counts(counts);
-  GroupedProblem g;
-  g.groups = E, g.n = n, g.k = k, g.rows = buffer_rows;
-  if (masked) g.counts = d_counts.data(), g.capacity = capacity;
-  else g.offsets = offsets.data();
+  const std::vector<int> counts(rows.begin(), rows.end());
+  const DeviceBuffer<std::int64_t> offsets(masked ? std::vector<std::int64_t>{0} : layout.offsets);
+  const DeviceBuffer<int> d_counts(counts);
+  const GroupedProblem g = t.problem(n, k, masked ? nullptr : offsets.data(), masked ? d_counts.data() : nullptr);
   ASSERT_EQ(grouped_rejects(g), "");
   ASSERT_EQ(masked ? grouped_layout_rejects(g, counts) : grouped_layout_rejects(g, layout.offsets), "");
   const PreparedGemm gemm = prepare_grouped_gemm(g, A.data(), B.data(), C.data(), max_blocks, tile_rows, variant);
@@ -434,18 +455,10 @@ void expect_grouped_fp8_correct(const std::vector<std::int64_t>& rows, int n, in
                                 int tile_rows) {
   using e4m3 = __nv_fp8_e4m3;
   const int E = int(rows.size());
-  std::vector<std::int64_t> first(E);
-  std::int64_t buffer_rows = 0, capacity = 0;
-  ContiguousLayout layout;
-  if (masked) {
-    capacity = std::max<std::int64_t>(kGroupAlignment, (*std::max_element(rows.begin(), rows.end()) + 127) / 128 * 128);
-    for (int e = 0; e < E; ++e) first[e] = e * capacity;
-    buffer_rows = E * capacity;
-  } else {
-    layout = contiguous_layout(rows);
-    first = layout.first;
-    buffer_rows = layout.rows;
-  }
+  const TestLayout t = test_layout(rows, masked);
+  const std::vector<std::int64_t>& first = t.first;
+  const std::int64_t buffer_rows = t.buffer_rows, capacity = t.capacity;
+  const ContiguousLayout& layout = t.layout;
   const std::int64_t kb = (k + 127) / 128, kb4 = (kb + 3) / 4 * 4, nb = n / 128;
   DeviceBuffer<e4m3> A(std::size_t(buffer_rows) * k), B(std::size_t(E) * n * k);
   fill_random(A, 41);
@@ -458,13 +471,10 @@ void expect_grouped_fp8_correct(const std::vector<std::int64_t>& rows, int n, in
   DeviceBuffer<float> d_sa(sa), d_sb(sb);
   DeviceBuffer<bf16> C(std::size_t(buffer_rows + kGuardRows) * n);
   MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
-  DeviceBuffer<std::int64_t> offsets(masked ? std::vector<std::int64_t>{0} : layout.offsets);
-  std::vector<int> counts(rows.begin(), rows.end());
-  DeviceBuffer<int> d_counts(counts);
-  GroupedProblem g;
-  g.groups = E, g.n = n, g.k = k, g.rows = buffer_rows;
-  if (masked) g.counts = d_counts.data(), g.capacity = capacity;
-  else g.offsets = offsets.data();
+  const std::vector<int> counts(rows.begin(), rows.end());
+  const DeviceBuffer<std::int64_t> offsets(masked ? std::vector<std::int64_t>{0} : layout.offsets);
+  const DeviceBuffer<int> d_counts(counts);
+  const GroupedProblem g = t.problem(n, k, masked ? nullptr : offsets.data(), masked ? d_counts.data() : nullptr);
   ASSERT_EQ(grouped_fp8_rejects(g), "");
   prepare_grouped_fp8(g, A.data(), B.data(), d_sa.data(), d_sb.data(), C.data(), max_blocks, tile_rows).run(nullptr);
   MM_CUDA_CHECK(cudaGetLastError());

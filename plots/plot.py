@@ -39,6 +39,7 @@ CSV is an error (exit 2).
 from __future__ import annotations
 
 import argparse
+import csv
 import pathlib
 import sys
 
@@ -888,6 +889,55 @@ def plot_ch13_grouped(data_dir: pathlib.Path, out_dir) -> bool:
     return True
 
 
+def plot_ch13_moe_layer(data_dir: pathlib.Path, out_dir) -> bool:
+    """Chapter 13's step 4: the whole MoE pass on the chapter's kernels, % of the fastest of the four
+    cuBLAS layers in the same run, per model, token count and routing (the median of the runs, and
+    their spread as a bar)."""
+    name = "ch13_moe_layer"
+    path = data_dir / "ch13_grouped_moe_layer.csv"
+    if not path.is_file():
+        skip(name, "no ch13_grouped_moe_layer.csv", out_dir)
+        return False
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["kernel"] == "moe_layer"]
+    if not rows:
+        skip(name, "no moe_layer rows", out_dir)
+        return False
+    order = list(CH13_MODELS)
+    configs = sorted({(r["model"], int(r["tokens"]), r["routing"]) for r in rows},
+                     key=lambda c: (order.index(c[0]) if c[0] in order else 9, -c[1], c[2]))
+    fig, ax = plt.subplots(figsize=(9.0, 4.6))
+    for j, c in enumerate(configs):
+        v = sorted(float(r["pct_of_best_cublas"]) for r in rows if (r["model"], int(r["tokens"]), r["routing"]) == c)
+        med = v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
+        color = "#1565c0" if c[1] > 256 else "#6a1b9a"
+        ax.plot([j, j], [v[0], v[-1]], color=color, linewidth=2.0, alpha=0.5)
+        ax.plot(j, med, marker="o", markersize=5, color=color, linestyle="none")
+    ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="the fastest cuBLAS layer (same run)")
+    ax.axhline(130, color="#bdbdbd", linestyle=":", linewidth=1.0, label="the issue's target at prefill: 1.3×")
+    start = 0
+    for j in range(1, len(configs) + 1):
+        if j == len(configs) or configs[j][0] != configs[start][0]:
+            ax.text((start + j - 1) / 2, 1.01, CH13_MODELS.get(configs[start][0], configs[start][0]),
+                    transform=ax.get_xaxis_transform(), ha="center", va="bottom", fontsize=8)
+            if j < len(configs):
+                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
+            start = j
+    ax.set_xticks(range(len(configs)))
+    ax.set_xticklabels([f"{c[1]} {c[2][0]}" for c in configs], rotation=90, fontsize=7.5)
+    ax.set_xlim(-0.7, len(configs) - 0.3)
+    lo = min(float(r["pct_of_best_cublas"]) for r in rows)
+    ax.set_ylim(min(80.0, lo - 5), 175)
+    ax.set_ylabel("% of the fastest cuBLAS layer")
+    ax.set_xlabel("tokens per batch, routing (b balanced, s skewed); prefill blue, decode purple; dot: median of the runs, bar: their range")
+    gpus = " / ".join(sorted({r["gpu"] for r in rows} - {""})) or "GPU"
+    ax.set_title(f"Chapter 13, step 4: the whole MoE pass, routing to output ({gpus})", pad=20)
+    ax.legend(fontsize=8, frameon=True, framealpha=0.9, loc="upper left")
+    fig.tight_layout()
+    save(fig, out_dir, name)
+    return True
+
+
 def plot_ch11_which_kernel(all_rows, out_dir) -> bool:
     """Chapter 11's "which kernel wins where": % of cuBLAS of each step at each problem of the suite,
     one row per problem, the fastest of the kernels (CH11_KERNELS) outlined."""
@@ -1204,7 +1254,8 @@ def main(argv=None) -> int:
              plot_fp32_sizes(all_rows, args.out), plot_predictions(all_rows, colors, args.out),
              plot_ch11_suite(all_rows, args.out), plot_ch11_which_kernel(all_rows, args.out),
              plot_ch12_datatypes(all_rows, args.out), plot_ch12_suite(all_rows, args.out),
-             plot_ch13_grouped(args.data, args.out)]
+             plot_ch13_grouped(args.data, args.out),
+             plot_ch13_moe_layer(args.data, args.out)]
     drawn += [plot_chapter_ladder(all_rows, chapter, args.out) for chapter in rd.chapters(all_rows)]
     if not any(drawn):
         print(f"error: --data: nothing to plot in {args.data}", file=sys.stderr)

@@ -58,7 +58,43 @@ __global__ void silu_mul_grouped_kernel(const bf16* c, bf16* h, int n, const std
   }
 }
 
+/// One block: each thread some experts' rows, the first broken rule's code into *error.
+__global__ void check_grouped_layout_kernel(int groups, const std::int64_t* offsets, const int* counts, std::int64_t capacity,
+                                            std::int64_t rows, int* error) {
+  for (int g = int(threadIdx.x); g < groups; g += int(blockDim.x)) {
+    GroupedLayoutError code = GroupedLayoutError::none;
+    if (offsets) {
+      const std::int64_t start = (offsets[g] + kGroupAlignment - 1) / kGroupAlignment * kGroupAlignment, end = offsets[g + 1];
+      if (g == 0 && offsets[0] != 0) code = GroupedLayoutError::first_offset_not_zero;
+      else if (end < start) code = GroupedLayoutError::end_before_start;
+      else if (end > rows) code = GroupedLayoutError::past_the_buffer;
+    } else {
+      if (counts[g] < 0) code = GroupedLayoutError::negative_count;
+      else if (counts[g] > capacity) code = GroupedLayoutError::count_above_capacity;
+    }
+    if (code != GroupedLayoutError::none) atomicCAS(error, 0, int(code));
+  }
+}
+
 }  // namespace
+
+std::string grouped_layout_error_name(int code) {
+  switch (GroupedLayoutError(code)) {
+    case GroupedLayoutError::none: return "";
+    case GroupedLayoutError::first_offset_not_zero: return "the first offset is not 0";
+    case GroupedLayoutError::end_before_start: return "an expert ends before its first row (its start rounded up to 128)";
+    case GroupedLayoutError::past_the_buffer: return "the experts' rows end past A and C's rows";
+    case GroupedLayoutError::negative_count: return "a negative count";
+    case GroupedLayoutError::count_above_capacity: return "a count above the capacity";
+  }
+  return "unknown error code " + std::to_string(code);
+}
+
+void check_grouped_layout(const GroupedProblem& g, int* error, cudaStream_t stream) {
+  if (std::string why = grouped_rejects(g); !why.empty()) throw std::invalid_argument("check_grouped_layout: " + why);
+  check_grouped_layout_kernel<<<1, 256, 0, stream>>>(g.groups, g.offsets, g.counts, g.capacity, g.rows, error);
+  MM_CUDA_CHECK(cudaGetLastError());
+}
 
 Reference swiglu_reference(const Reference& gate_up) {
   if (gate_up.n % 256 != 0) throw std::invalid_argument("swiglu_reference: needs N % 256 == 0");

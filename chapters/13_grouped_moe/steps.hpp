@@ -38,6 +38,27 @@ Reference swiglu_reference(const Reference& gate_up);
 void silu_mul_grouped(const bf16* c, bf16* h, int n, const std::int64_t* first, const std::int64_t* rows, int experts,
                       cudaStream_t stream);
 
+/// What check_grouped_layout found (0: nothing).
+enum class GroupedLayoutError : int {
+  none = 0,
+  first_offset_not_zero,  ///< contiguous: offsets[0] != 0
+  end_before_start,       ///< contiguous: an expert's end before its start (offsets[g] rounded up to 128)
+  past_the_buffer,        ///< contiguous: the last end past A and C's rows
+  negative_count,         ///< masked: a count below 0
+  count_above_capacity,   ///< masked: a count above the capacity
+};
+
+/// The rule behind an error code of check_grouped_layout, in words ("" for 0).
+std::string grouped_layout_error_name(int code);
+
+/// The device's twin of grouped_layout_rejects, for rows per expert the host never sees (a router's
+/// counts or offsets written on the device): one block checks the offsets or counts `g` points at and
+/// writes the code of the first rule it finds broken into *error (device memory; left as it is when
+/// none: zero it first), on `stream`, before the GEMM (a CUDA graph captures both). The grouped kernel
+/// itself clamps such rows, so that nothing is read or written outside the buffers; this tells the
+/// caller that it had to.
+void check_grouped_layout(const GroupedProblem& g, int* error, cudaStream_t stream);
+
 /// What the router made on the device (routing.cuh): each token's k experts and weights, and the
 /// rows per expert (copied to the host).
 struct Routed {

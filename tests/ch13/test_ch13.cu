@@ -608,4 +608,58 @@ TEST(GroupedGraph, AMaskedLaunchReplaysOnNewCounts) {
   MM_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
+// Rows per expert the host never sees: the device check names the first broken rule, and the grouped
+// kernel run on them anyway writes nothing past its buffers.
+TEST(GroupedLayoutCheck, TheDeviceNamesABadLayoutAndTheKernelStaysInItsBuffers) {
+  MM_REQUIRE_ARCH(arch::sm90a);
+  const int n = 256, k = 64;
+  DeviceBuffer<int> error{std::size_t(1)};
+  auto code = [&](const GroupedProblem& g) {
+    MM_CUDA_CHECK(cudaMemset(error.data(), 0, sizeof(int)));
+    check_grouped_layout(g, error.data(), nullptr);
+    MM_CUDA_CHECK(cudaDeviceSynchronize());
+    return GroupedLayoutError(error.download()[0]);
+  };
+  struct Contiguous {
+    std::vector<std::int64_t> offsets;
+    GroupedLayoutError want;
+  };
+  const std::int64_t rows = 384;
+  for (const Contiguous& c : {Contiguous{{0, 1, 128, 258}, GroupedLayoutError::none},
+                              Contiguous{{0, 1, 0, 130}, GroupedLayoutError::end_before_start},
+                              Contiguous{{2, 3, 128, 130}, GroupedLayoutError::first_offset_not_zero},
+                              Contiguous{{0, 1, 128, 400}, GroupedLayoutError::past_the_buffer}}) {
+    const DeviceBuffer<std::int64_t> offsets(c.offsets);
+    GroupedProblem g;
+    g.groups = 3, g.n = n, g.k = k, g.rows = rows, g.offsets = offsets.data();
+    EXPECT_EQ(code(g), c.want) << grouped_layout_error_name(int(c.want));
+  }
+  struct Masked {
+    std::vector<int> counts;
+    GroupedLayoutError want;
+  };
+  const std::int64_t capacity = 128;
+  DeviceBuffer<bf16> A(std::size_t(3 * capacity) * k), B(std::size_t(3) * n * k), C(std::size_t(3 * capacity + kGuardRows) * n);
+  fill_random(A, 71);
+  fill_random(B, 72);
+  for (const Masked& m : {Masked{{0, 128, 5}, GroupedLayoutError::none}, Masked{{-3, 1, 5}, GroupedLayoutError::negative_count},
+                          Masked{{1, 129, 5}, GroupedLayoutError::count_above_capacity}}) {
+    const DeviceBuffer<int> counts(m.counts);
+    GroupedProblem g;
+    g.groups = 3, g.n = n, g.k = k, g.rows = 3 * capacity, g.counts = counts.data(), g.capacity = capacity;
+    EXPECT_EQ(code(g), m.want) << grouped_layout_error_name(int(m.want));
+    MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));
+    prepare_grouped_gemm(g, A.data(), B.data(), C.data(), 0, 64).run(nullptr);
+    MM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<bf16> c = C.download();
+    for (std::size_t i = std::size_t(3 * capacity) * n; i < c.size(); ++i) {
+      std::uint16_t bits;
+      std::memcpy(&bits, &c[i], 2);
+      ASSERT_EQ(bits, 0xffff) << "written past C with counts " << m.counts[0] << "," << m.counts[1] << "," << m.counts[2];
+    }
+  }
+  EXPECT_EQ(grouped_layout_error_name(0), "");
+  EXPECT_NE(grouped_layout_error_name(int(GroupedLayoutError::count_above_capacity)).find("capacity"), std::string::npos);
+}
+
 }  // namespace

@@ -835,6 +835,19 @@ def plot_ch11_suite(all_rows, out_dir) -> bool:
 CH13_MODELS = {"deepseek-v3": "DeepSeek-V3", "mixtral-8x7b": "Mixtral-8×7B", "qwen3-30b-a3b": "Qwen3-30B-A3B"}
 
 
+def label_runs(ax, configs, width, label, fontsize) -> None:
+    """Above the axes, one label per run of consecutive configs that share their first `width` fields
+    (label(config) of the run's first), and a thin line between runs."""
+    start = 0
+    for j in range(1, len(configs) + 1):
+        if j == len(configs) or configs[j][:width] != configs[start][:width]:
+            ax.text((start + j - 1) / 2, 1.01, label(configs[start]), transform=ax.get_xaxis_transform(), ha="center",
+                    va="bottom", fontsize=fontsize)
+            if j < len(configs):
+                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
+            start = j
+
+
 def plot_ch13_grouped(data_dir: pathlib.Path, out_dir) -> bool:
     """Chapter 13's figure: % of each shape's roofline of the two cuBLAS ways and of the grouped kernel
     (the faster of its tiles and layouts at decode), for every model, projection, token count and routing."""
@@ -866,15 +879,7 @@ def plot_ch13_grouped(data_dir: pathlib.Path, out_dir) -> bool:
                 label=label)
     ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="roofline (dense cuBLAS or cudaMemcpy)")
     ax.axhline(85, color="#bdbdbd", linestyle=":", linewidth=1.0)
-    start = 0
-    for j in range(1, len(configs) + 1):
-        if j == len(configs) or configs[j][:2] != configs[start][:2]:
-            model, proj = configs[start][:2]
-            ax.text((start + j - 1) / 2, 1.01, f"{CH13_MODELS.get(model, model)}\n{proj}", transform=ax.get_xaxis_transform(),
-                    ha="center", va="bottom", fontsize=7.5)
-            if j < len(configs):
-                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
-            start = j
+    label_runs(ax, configs, 2, lambda c: f"{CH13_MODELS.get(c[0], c[0])}\n{c[1]}", 7.5)
     ax.set_xticks(range(len(configs)))
     ax.set_xticklabels([f"{c[2]} {c[3][0]}" for c in configs], rotation=90, fontsize=7)
     ax.set_xlim(-0.7, len(configs) - 0.3)
@@ -915,14 +920,7 @@ def plot_ch13_moe_layer(data_dir: pathlib.Path, out_dir) -> bool:
         ax.plot(j, med, marker="o", markersize=5, color=color, linestyle="none")
     ax.axhline(100, color=BASELINE_COLOR, linestyle="--", linewidth=1.2, label="the fastest cuBLAS layer (same run)")
     ax.axhline(130, color="#bdbdbd", linestyle=":", linewidth=1.0, label="the issue's target at prefill: 1.3×")
-    start = 0
-    for j in range(1, len(configs) + 1):
-        if j == len(configs) or configs[j][0] != configs[start][0]:
-            ax.text((start + j - 1) / 2, 1.01, CH13_MODELS.get(configs[start][0], configs[start][0]),
-                    transform=ax.get_xaxis_transform(), ha="center", va="bottom", fontsize=8)
-            if j < len(configs):
-                ax.axvline(j - 0.5, color="#bdbdbd", linewidth=0.8)
-            start = j
+    label_runs(ax, configs, 1, lambda c: CH13_MODELS.get(c[0], c[0]), 8)
     ax.set_xticks(range(len(configs)))
     ax.set_xticklabels([f"{c[1]} {c[2][0]}" for c in configs], rotation=90, fontsize=7.5)
     ax.set_xlim(-0.7, len(configs) - 0.3)

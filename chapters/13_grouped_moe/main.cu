@@ -40,7 +40,6 @@
 #include <iostream>
 #include <map>
 #include <numeric>
-#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -254,16 +253,6 @@ std::vector<int> tokens_to_check(int tokens) {
   return {t.begin(), t.end()};
 }
 
-/// Random block scales, each (0.5 to 2)/448 (chapter 12's random_block_scales: random e4m3 codes then
-/// stand for values of about [-2, 2], and a kernel that applies another block's scale is wrong).
-std::vector<float> random_scales(std::size_t count, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<float> u(0.5f / 448, 2.0f / 448);
-  std::vector<float> v(count);
-  for (float& x : v) x = u(gen);
-  return v;
-}
-
 /// Step 5's C against chapter 12's fp64 reference on some rows of some experts (as check_some_experts:
 /// the first rows of the first expert with rows, the last rows of the busiest), each from its own copy
 /// of the expert's rows, weight and scales.
@@ -322,29 +311,31 @@ int run_fp8_grouped(const std::vector<Model>& models, const std::vector<std::str
   int failures = 0;
   std::map<std::pair<int, int>, double> dense;  // (N, K) -> chapter 12's dense TFLOP/s at 8192 rows
   // One shape: `rows` per expert (E = rows.size()) of the stacked weights B (E·N × K) and their scales.
-  auto run_shape = [&](Row base, const std::vector<std::int64_t>& rows, const DeviceBuffer<e4m3>& B, const std::vector<float>& sb,
-                       const DeviceBuffer<float>& d_sb, int n, int k) {
+  auto run_shape = [&](Row base, const std::vector<std::int64_t>& rows, const DeviceBuffer<e4m3>& B, int n, int k) {
     const int E = int(rows.size());
+    const std::int64_t total = std::accumulate(rows.begin(), rows.end(), std::int64_t(0));
+    const int active = int(std::count_if(rows.begin(), rows.end(), [](std::int64_t r) { return r > 0; }));
+    const ContiguousLayout layout = contiguous_layout(rows);
+    // The scales of one GEMM of all rows by all experts' stacked weights: A's (rows, Kb), B's (E·N/128, Kb4).
+    GemmProblem all;
+    all.m = layout.rows, all.n = std::int64_t(E) * n, all.k = k, all.a = Order::row, all.b = Order::col, all.c = Order::row;
+    const BlockScales scales = random_block_scales(all, seed + 6);
+    const std::vector<float>&sa = scales.a, &sb = scales.b;
+    DeviceBuffer<float> d_sa(sa), d_sb(sb);
     if (!no_roof && !dense.count({n, k})) {
       GemmProblem p;
       p.m = 8192, p.n = n, p.k = k, p.a = Order::row, p.b = Order::col, p.c = Order::row;
       DeviceBuffer<e4m3> a(std::size_t(p.m) * k);
       DeviceBuffer<bf16> c(std::size_t(p.m) * n);
       fill_random(a, seed + 2);
-      const std::vector<float> sa = random_scales(std::size_t(p.m) * scale_blocks_k(k), seed + 5);
-      DeviceBuffer<float> d_sa(sa);
-      p.scale_a = d_sa.data(), p.scale_b = d_sb.data();  // the first expert's weight scales
+      DeviceBuffer<float> d_sa_dense(random_block_scales(p, seed + 5).a);
+      p.scale_a = d_sa_dense.data(), p.scale_b = d_sb.data();  // the first expert's weight scales
       const PreparedGemm g = prepare_dense_fp8_block_scaled(p, a.data(), B.data(), c.data());
       dense[{n, k}] = 2.0 * p.m * n * double(k) / (time_on_gpu(g.run, timing).median_ms * 1e-3) / 1e12;
     }
-    const std::int64_t total = std::accumulate(rows.begin(), rows.end(), std::int64_t(0));
-    const int active = int(std::count_if(rows.begin(), rows.end(), [](std::int64_t r) { return r > 0; }));
-    const ContiguousLayout layout = contiguous_layout(rows);
     DeviceBuffer<e4m3> A(std::size_t(layout.rows) * k);
     DeviceBuffer<bf16> C(std::size_t(layout.rows) * n);
     fill_random(A, seed + 3);
-    const std::vector<float> sa = random_scales(std::size_t(layout.rows) * scale_blocks_k(k), seed + 6);
-    DeviceBuffer<float> d_sa(sa);
     DeviceBuffer<std::int64_t> offsets(layout.offsets);
     GroupedProblem g;
     g.groups = E, g.n = n, g.k = k, g.rows = layout.rows, g.offsets = offsets.data();
@@ -382,36 +373,29 @@ int run_fp8_grouped(const std::vector<Model>& models, const std::vector<std::str
       out.push_back(r);
     }
   };
-  auto weights = [&](int E, int n, int k, std::uint64_t s, DeviceBuffer<e4m3>& B, std::vector<float>& sb, DeviceBuffer<float>& d_sb) {
-    B = DeviceBuffer<e4m3>(std::size_t(E) * n * k);
-    fill_random(B, s);
-    sb = random_scales(std::size_t(E) * (n / 128) * scale_blocks_k_padded(k), s + 10);
-    d_sb = DeviceBuffer<float>(sb);
+  auto weights = [&](int E, int n, int k) {  // the experts' stacked e4m3 weights
+    DeviceBuffer<e4m3> B(std::size_t(E) * n * k);
+    fill_random(B, seed + 1);
+    return B;
   };
   for (const Model& model : models)
     for (const Projection& proj : projections(model)) {
       if (std::find(proj_names.begin(), proj_names.end(), proj.name) == proj_names.end()) continue;
-      DeviceBuffer<e4m3> B;
-      std::vector<float> sb;
-      DeviceBuffer<float> d_sb;
-      weights(model.experts, proj.n, proj.k, seed + 1, B, sb, d_sb);
+      const DeviceBuffer<e4m3> B = weights(model.experts, proj.n, proj.k);
       for (int tokens : token_counts)
         for (Routing routing : routings) {
           Row base;
           base.model = model.name, base.projection = proj.name, base.routing = routing_name(routing), base.tokens = tokens;
           base.topk = model.topk;
-          run_shape(base, route(tokens, model.experts, model.topk, routing, seed + 7).rows, B, sb, d_sb, proj.n, proj.k);
+          run_shape(base, route(tokens, model.experts, model.topk, routing, seed + 7).rows, B, proj.n, proj.k);
         }
     }
   const bool deepseek = std::any_of(models.begin(), models.end(), [](const Model& m) { return m.name == "deepseek-v3"; });
   if (deepseek) {  // DeepGEMM's anchor (with DeepSeek-V3): 4 experts × 8192 rows, N = 4096, K = 7168 (1,346 TFLOP/s on an H800, its README)
-    DeviceBuffer<e4m3> B;
-    std::vector<float> sb;
-    DeviceBuffer<float> d_sb;
-    weights(4, 4096, 7168, seed + 1, B, sb, d_sb);
+    const DeviceBuffer<e4m3> B = weights(4, 4096, 7168);
     Row base;
     base.model = "deepgemm-anchor", base.projection = "gate_up", base.routing = "fixed", base.tokens = 4 * 8192, base.topk = 1;
-    run_shape(base, std::vector<std::int64_t>(4, 8192), B, sb, d_sb, 4096, 7168);
+    run_shape(base, std::vector<std::int64_t>(4, 8192), B, 4096, 7168);
   }
   return failures;
 }
@@ -675,19 +659,19 @@ int main(int argc, char** argv) {
 
   std::vector<Row> out;
   int failures = 0;
-  if (fp8) {
-    failures = run_fp8_grouped(models, split(projection_arg), token_counts, routings, timing, seed, no_check, no_roof, copy_gbps, out);
+  auto finish = [&] {  // every mode ends here: the CSV, the failed checks, the exit status
     MM_CUBLAS_CHECK(cublasDestroy(handle));
     if (!csv.empty()) write_rows(csv, out);
     if (failures > 0) std::cout << failures << " check(s) failed\n";
     return failures > 0 ? 1 : 0;
+  };
+  if (fp8) {
+    failures = run_fp8_grouped(models, proj_names, token_counts, routings, timing, seed, no_check, no_roof, copy_gbps, out);
+    return finish();
   }
   if (moe) {
     failures = run_moe_passes(handle, models, token_counts, routings, timing, seed, no_check, no_roof, copy_gbps, out);
-    MM_CUBLAS_CHECK(cublasDestroy(handle));
-    if (!csv.empty()) write_rows(csv, out);
-    if (failures > 0) std::cout << failures << " check(s) failed\n";
-    return failures > 0 ? 1 : 0;
+    return finish();
   }
   std::map<std::pair<int, int>, double> dense_tflops;  // (N, K) -> cuBLAS dense TFLOP/s at 8192 rows
   for (const Model& model : models) {
@@ -817,8 +801,5 @@ int main(int argc, char** argv) {
       }
     }
   }
-  MM_CUBLAS_CHECK(cublasDestroy(handle));
-  if (!csv.empty()) write_rows(csv, out);
-  if (failures > 0) std::cout << failures << " check(s) failed\n";
-  return failures > 0 ? 1 : 0;
+  return finish();
 }

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
-#include <random>
 #include <ostream>
 #include <set>
 #include <string>
@@ -86,7 +85,7 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
   const int E = int(rows.size());
   const TestLayout t = test_layout(rows, masked);
   const std::vector<std::int64_t>& first = t.first;
-  const std::int64_t buffer_rows = t.buffer_rows, capacity = t.capacity;
+  const std::int64_t buffer_rows = t.buffer_rows;
   const ContiguousLayout& layout = t.layout;
   DeviceBuffer<bf16> A(std::size_t(buffer_rows) * k), B(std::size_t(E) * n * k), C(std::size_t(buffer_rows + kGuardRows) * c_cols);
   fill_random(A, 11);
@@ -457,17 +456,16 @@ void expect_grouped_fp8_correct(const std::vector<std::int64_t>& rows, int n, in
   const int E = int(rows.size());
   const TestLayout t = test_layout(rows, masked);
   const std::vector<std::int64_t>& first = t.first;
-  const std::int64_t buffer_rows = t.buffer_rows, capacity = t.capacity;
+  const std::int64_t buffer_rows = t.buffer_rows;
   const ContiguousLayout& layout = t.layout;
-  const std::int64_t kb = (k + 127) / 128, kb4 = (kb + 3) / 4 * 4, nb = n / 128;
+  const std::int64_t kb = scale_blocks_k(k), kb4 = scale_blocks_k_padded(k), nb = n / 128;
   DeviceBuffer<e4m3> A(std::size_t(buffer_rows) * k), B(std::size_t(E) * n * k);
   fill_random(A, 41);
   fill_random(B, 42);
-  std::mt19937 gen(43);
-  std::uniform_real_distribution<float> u(0.5f / 448, 2.0f / 448);
-  std::vector<float> sa(std::size_t(buffer_rows) * kb), sb(std::size_t(E) * nb * kb4);
-  for (float& v : sa) v = u(gen);
-  for (float& v : sb) v = u(gen);
+  GemmProblem all;  // one GEMM of all rows by all experts' stacked weights: its scales are the grouped kernel's
+  all.m = buffer_rows, all.n = std::int64_t(E) * n, all.k = k, all.a = Order::row, all.b = Order::col, all.c = Order::row;
+  const BlockScales scales = random_block_scales(all, 43);
+  const std::vector<float>&sa = scales.a, &sb = scales.b;
   DeviceBuffer<float> d_sa(sa), d_sb(sb);
   DeviceBuffer<bf16> C(std::size_t(buffer_rows + kGuardRows) * n);
   MM_CUDA_CHECK(cudaMemset(C.data(), 0xff, C.size() * sizeof(bf16)));

@@ -3,7 +3,9 @@
 // "ours".
 //
 //   M <= 64, N wide  tile_shapes' 64×256 tile with one consumer (Tile64x256Cfg), when N's 256-column
-//                    tiles fill at least 3/4 of the SMs in one round (wide_decode): a tile per SM
+//                    tiles fill at least 3/4 of the SMs in one round (wide_decode): a tile per SM;
+//                    and at M = 33-64 when they are 40 or more and swap_ab would cut K into short
+//                    slices (short_slices_decode)
 //   M <= 64          swap_ab: the small side in wgmma's N, K split until the units fill the GPU
 //                    (choose_swap_splits)
 //   K % 16 != 0, big A and B first copied into rows on 128-byte boundaries, then tile_shapes
@@ -77,6 +79,24 @@ inline Choice swap_choice(const GemmProblem& p, int sms) {
   });
 }
 
+/// True when `p` has 33 to 64 rows (swap_ab's 64-column tile, the rows a 64×256 tile holds), swap_ab
+/// would cut K into slices of fewer than 32 K steps, and N makes at least 40 tiles of 256 columns (and
+/// at most one per SM): then one 64×256 tile per SM, K whole, beats the slices. Each slice beyond the
+/// first writes and reads back 8 bytes per element of C, 4·splits·M/K of B's bytes (14-19% at M = 48-64,
+/// K = 4096, in 3 slices), and a short slice has few K steps to hide its epilogue behind. Measured
+/// (profiles/session_2026-11-30k_ch13.txt, call 9: M = 33, 48, 64 × N 4096-14336 × K 4096, 8192): the
+/// 64×256 tile won by 3-8 points at N = 10240-11008, K = 4096 (40-43 tiles), was level at slices of 43
+/// K steps (K = 8192) and lost at N <= 6144 (24 tiles or fewer: 53-71% of cuBLAS).
+inline bool short_slices_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
+  constexpr int kMinTiles = 40, kShortSlice = 32;
+  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
+  if (p.m <= 32 || p.m > Tile64x256Cfg::BM::value || tiles < kMinTiles || tiles > sms) return false;
+  if (!tile_shapes_rejects(p).empty() || !launch::tma_pointer_rejects({{"C", C}}).empty()) return false;
+  const Choice swap = swap_choice(p, sms);
+  const std::int64_t k_steps = launch::ceil_div(p.k, SwapAB64Cfg::BK::value);
+  return swap.splits > 1 && k_steps < std::int64_t(kShortSlice) * swap.splits;
+}
+
 /// The tile choose_tile_shape picks for `tile_problem` (`p`, or `p` with a staged operand's K) and the
 /// K slices choose_splits gives `p`'s tiles: split_k when K is split, else tile_shapes.
 inline Choice tile_choice(const GemmProblem& p, const GemmProblem& tile_problem, int sms) {
@@ -101,7 +121,8 @@ inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, co
     c.plan = plan;
     return c;
   }
-  if (wide_decode(p, sms, C)) return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
+  if (wide_decode(p, sms, C) || short_slices_decode(p, sms, C))
+    return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
   if (p.m <= kSwapMaxM) return swap_choice(p, sms);
   if (copies_to_aligned_rows(p)) {
     const TileShape s = kTileShapes[aligned_rows_tile(p, sms)];

@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "13_grouped_moe/routing.hpp"
-#include "harness/random.hpp"  // random_uniform: the router of routing.cuh
 #include "13_grouped_moe/steps.hpp"
 #include "harness/cuda_check.hpp"
 
@@ -30,11 +29,7 @@ std::int64_t routed_rows(const MoeShape& s, int tokens) {
 __global__ void router_logits_kernel(int tokens, int experts, Routing routing, std::uint64_t seed, float* logits) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= std::int64_t(tokens) * experts) return;
-  const int e = int(i % experts);
-  // The router of routing.cuh: u in (0, 1) from the same hash, a Gumbel sample, the expert's bias.
-  const float u = 0.5f * (random_uniform(seed, std::uint64_t(i)) + 1.0f);
-  const float uu = fminf(fmaxf(u, 1e-7f), 1.0f - 1e-7f);
-  logits[i] = routing_bias(routing, e, experts) - logf(-logf(uu));
+  logits[i] = router_score(routing, seed, std::uint64_t(i), int(i % experts), experts);  // route_kernel's scores
 }
 
 /// One warp per token: its logits in registers (lane l holds experts l, l + 32, ...), k rounds of a

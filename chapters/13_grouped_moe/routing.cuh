@@ -19,7 +19,6 @@
 #include <string>
 
 #include "13_grouped_moe/routing.hpp"
-#include "harness/random.hpp"  // random_uniform
 
 namespace mm::ch13 {
 
@@ -35,10 +34,7 @@ __global__ void route_kernel(int tokens, int experts, int topk, Routing routing,
   for (int e = 0; e < experts; ++e) {
     const float bias = routing_bias(routing, e, experts);
     if (bias < -1e29f) continue;
-    // u in (0, 1): random_uniform's [-1, 1) mapped and kept off 0 and 1.
-    const float u = 0.5f * (random_uniform(seed, std::uint64_t(token) * std::uint64_t(experts) + std::uint64_t(e)) + 1.0f);
-    const float uu = fminf(fmaxf(u, 1e-7f), 1.0f - 1e-7f);
-    float score = bias - logf(-logf(uu));
+    float score = router_score(routing, seed, std::uint64_t(token) * std::uint64_t(experts) + std::uint64_t(e), e, experts);
     int id = e;
     for (int j = 0; j < topk; ++j) {  // insertion into the sorted top-k
       if (score > best[j]) {

@@ -189,7 +189,7 @@ TEST(ch11_Choice, SkinnyProblemsSwapAndSplitK) {
   const ch11::Choice m64 = ch11::choose(problem({64, 4096, 4096}, "RCR"), 132);
   EXPECT_EQ(m64.tile_bm, 64);
   EXPECT_EQ(m64.splits, 2);
-  EXPECT_EQ(ch11::choose(problem({64, 11008, 4096}, "RCR"), 132).tile_bm, 128);
+  EXPECT_EQ(ch11::swap_choice(problem({64, 11008, 4096}, "RCR"), 132).tile_bm, 128);
   EXPECT_EQ(ch11::choose(problem({48, 4096, 14336}, "RCR"), 132).tile_bm, 64);
   const ch11::Choice m32 = ch11::choose(problem({32, 4096, 4096}, "RCR"), 132);
   EXPECT_EQ(m32.tile_bm, 64);
@@ -226,6 +226,29 @@ TEST(ch11_Choice, WideDecodeTakesOne64x256TilePerSm) {
   EXPECT_EQ(ch11::choose(problem({16, 98 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
   EXPECT_EQ(ch11::choose(problem({16, 99 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::tile_shapes);
   EXPECT_EQ(ch11::choose(problem({16, 28671, 8192}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
+}
+
+TEST(ch11_Choice, ShortSlicesTakeThe64x256TileAt33To64Rows) {
+  // N = 10240-11008 at K = 4096: swap_ab would cut K's 64 steps in 3 slices of 21-22 (partial sums 14-19%
+  // of B's bytes at M = 48-64); 40-43 tiles of 256 columns, K whole, won by 3-8 points (call 9).
+  for (std::int64_t m : {33, 48, 64})
+    for (std::int64_t n : {10240, 11008}) {
+      const mm::GemmProblem p = problem({m, n, 4096}, "RCR");
+      ASSERT_EQ(ch11::swap_choice(p, 132).splits, 3) << m << "x" << n;  // the case the rule is about
+      const ch11::Choice c = ch11::choose(p, 132);
+      EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << m << "x" << n;
+      EXPECT_EQ(c.tile_bm, 64) << m << "x" << n;
+      EXPECT_EQ(c.tile_bn, 256) << m << "x" << n;
+      EXPECT_EQ(c.splits, 1) << m << "x" << n;
+    }
+  // Not at M <= 32 (swap_ab's narrower tiles), not at K = 8192 (slices of 43 K steps: level or lost),
+  // not at N <= 6144 (24 tiles: 53-71% of cuBLAS), not where K is not split (N = 14336), not RRR (the
+  // any-shape path), not with fewer than 40 tiles of 256 columns.
+  for (const auto& [m, n, k] : {std::tuple{32, 11008, 4096}, {16, 11008, 4096}, {64, 10240, 8192}, {64, 11008, 8192},
+                                {64, 6144, 4096}, {48, 4096, 4096}, {64, 14336, 4096}, {64, 39 * 256, 4096}})
+    EXPECT_EQ(ch11::choose(problem({m, n, k}, "RCR"), 132).kernel, ch11::Choice::swap_ab) << m << "x" << n << "x" << k;
+  EXPECT_TRUE(ch11::choose(problem({64, 11008, 4096}, "RRR"), 132).any_shape);
+  EXPECT_EQ(ch11::choose(problem({64, 11008, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);
 }
 
 TEST(ch11_Choice, TileShapesFollowTheWaves) {

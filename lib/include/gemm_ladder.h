@@ -32,6 +32,14 @@
  *  cudaFree does, waits for the device). A call with new pointers prepares again: reuse buffers in a
  *  loop, as PyTorch's caching allocator does, and the second call on is a lookup and a launch.
  *
+ *  **CUDA graphs.** A call may be captured into a CUDA graph (torch.compile's mode="reduce-overhead"
+ *  does so): capture on a stream created with cudaStreamNonBlocking, as PyTorch's are. A call whose
+ *  GEMM is not prepared yet prepares it during the capture, with the thread's capture mode relaxed
+ *  for that (its workspace's cudaMalloc and the cudaMemset that zeroes its counters, on the legacy
+ *  stream). The graph keeps the prepared GEMM's workspace: every prepared GEMM a capture used is
+ *  pinned in the cache for the rest of the process (neither evicted nor freed by gl_clear_cache;
+ *  gl_cache_pinned() counts them), and nothing is evicted while a capture runs.
+ *
  *  **Threads and streams.** Thread-safe: calls from several host threads, each on its own stream,
  *  may run at the same time; each thread has its own gl_last_error() and gl_last_path(). The kernel
  *  is queued on `stream` (a cudaStream_t passed as void*; NULL is the legacy default stream) of the
@@ -209,12 +217,15 @@ GL_API const char* gl_last_path(void);
 /** @brief "GL_OK", "GL_INVALID_ARGUMENT", ...: the name of a status ("unknown status" for another value). */
 GL_API const char* gl_status_name(gl_status status);
 
-/** @brief Forgets every prepared GEMM and frees their workspaces (cudaFree: waits for the device). */
+/**
+ * @brief Forgets every prepared GEMM and frees their workspaces (cudaFree: waits for the device), but
+ * the ones a CUDA graph captured (see "CUDA graphs" above).
+ */
 GL_API void gl_clear_cache(void);
 
 /**
- * @brief Keeps at most `entries` prepared GEMMs (the least recently used go first; 0: none, each call
- * prepares again). Returns GL_INVALID_ARGUMENT for a negative value.
+ * @brief Keeps at most `entries` prepared GEMMs besides the pinned ones (the least recently used go
+ * first; 0: none, each call prepares again). Returns GL_INVALID_ARGUMENT for a negative value.
  */
 GL_API gl_status gl_set_cache_capacity(int64_t entries);
 
@@ -223,6 +234,12 @@ GL_API gl_status gl_set_cache_capacity(int64_t entries);
  * a new one (`misses`) since the process started. Any pointer may be NULL.
  */
 GL_API void gl_cache_stats(int64_t* entries, int64_t* hits, int64_t* misses);
+
+/**
+ * @brief How many of the cache's entries a CUDA graph captured: kept for the process's life (see "CUDA
+ * graphs" above), counted in gl_cache_stats's `entries`, not against the capacity.
+ */
+GL_API int64_t gl_cache_pinned(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -222,38 +222,54 @@ std::int64_t initial_capacity() {
 /// A bounded LRU of prepared GEMMs. Lookups and insertions hold the mutex; preparing and launching
 /// do not (a shared_ptr keeps an entry alive while its launch is queued, even if another thread
 /// evicts it meanwhile).
+///
+/// A launch captured into a CUDA graph bakes the prepared GEMM's workspace into the graph, which may
+/// replay it any time later: an entry found or made while its stream captures is pinned, never
+/// evicted nor cleared (gemm_ladder.h, "CUDA graphs"), and nothing is evicted during a capture
+/// (cudaFree is not allowed then).
 class Cache {
  public:
   using Entry = std::shared_ptr<const mm::PreparedGemm>;
 
-  Entry find(const Key& key) {
+  Entry find(const Key& key, bool capturing) {
     std::lock_guard lock(mutex_);
     auto it = map_.find(key);
     if (it == map_.end()) return nullptr;
     ++hits_;
-    order_.splice(order_.begin(), order_, it->second.second);  // most recently used first
-    return it->second.first;
+    order_.splice(order_.begin(), order_, it->second.place);  // most recently used first
+    pin(it->second, capturing);
+    return it->second.entry;
   }
 
   /// Keeps `entry` for `key` (or the one another thread inserted meanwhile, which it returns).
-  Entry insert(const Key& key, Entry entry) {
+  Entry insert(const Key& key, Entry entry, bool capturing) {
     std::list<Entry> evicted;  // freed after the lock is released (cudaFree waits for the device)
     std::lock_guard lock(mutex_);
     ++misses_;
-    if (capacity_ == 0) return entry;
-    if (auto it = map_.find(key); it != map_.end()) return it->second.first;
+    if (auto it = map_.find(key); it != map_.end()) {
+      pin(it->second, capturing);
+      return it->second.entry;
+    }
+    if (capacity_ == 0 && !capturing) return entry;
     order_.push_front(key);
-    map_.emplace(key, std::make_pair(entry, order_.begin()));
-    trim(evicted);
+    Slot& slot = map_.emplace(key, Slot{entry, order_.begin(), false}).first->second;
+    pin(slot, capturing);
+    if (!capturing) trim(evicted);
     return entry;
   }
 
+  /// Forgets every entry but the pinned ones.
   void clear() {
-    std::unordered_map<Key, std::pair<Entry, std::list<Key>::iterator>, KeyHash> old;
-    {
-      std::lock_guard lock(mutex_);
-      old.swap(map_);
-      order_.clear();
+    std::list<Entry> freed;
+    std::lock_guard lock(mutex_);
+    for (auto it = map_.begin(); it != map_.end();) {
+      if (it->second.pinned) {
+        ++it;
+        continue;
+      }
+      freed.push_back(std::move(it->second.entry));
+      order_.erase(it->second.place);
+      it = map_.erase(it);
     }
   }
 
@@ -264,28 +280,73 @@ class Cache {
     trim(evicted);
   }
 
-  void stats(std::int64_t* entries, std::int64_t* hits, std::int64_t* misses) {
+  void stats(std::int64_t* entries, std::int64_t* hits, std::int64_t* misses, std::int64_t* pinned) {
     std::lock_guard lock(mutex_);
     if (entries) *entries = std::int64_t(map_.size());
     if (hits) *hits = hits_;
     if (misses) *misses = misses_;
+    if (pinned) *pinned = pinned_;
   }
 
  private:
+  struct Slot {
+    Entry entry;
+    std::list<Key>::iterator place;  // in order_
+    bool pinned;                     // a CUDA graph captured a launch of it
+  };
+
+  void pin(Slot& slot, bool capturing) {
+    if (capturing && !slot.pinned) slot.pinned = true, ++pinned_;
+  }
+
+  /// Evicts the least recently used unpinned entries until at most capacity_ unpinned remain.
   void trim(std::list<Entry>& evicted) {
-    while (std::int64_t(map_.size()) > capacity_) {
-      auto it = map_.find(order_.back());
-      evicted.push_back(std::move(it->second.first));
+    for (auto place = order_.end(); std::int64_t(map_.size()) - pinned_ > capacity_ && place != order_.begin();) {
+      --place;
+      auto it = map_.find(*place);
+      if (it->second.pinned) continue;
+      evicted.push_back(std::move(it->second.entry));
       map_.erase(it);
-      order_.pop_back();
+      place = order_.erase(place);
     }
   }
 
   std::mutex mutex_;
   std::list<Key> order_;  // most recently used first
-  std::unordered_map<Key, std::pair<Entry, std::list<Key>::iterator>, KeyHash> map_;
+  std::unordered_map<Key, Slot, KeyHash> map_;
   std::int64_t capacity_ = initial_capacity();
-  std::int64_t hits_ = 0, misses_ = 0;
+  std::int64_t hits_ = 0, misses_ = 0, pinned_ = 0;
+};
+
+/// True when `stream` is capturing a CUDA graph now. A query that fails (the legacy stream while
+/// another stream captures in global mode) counts as capturing: then no cudaFree, and the preparation
+/// runs as a capture's would.
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
+/// The calling thread's stream-capture mode, relaxed for a scope (as PyTorch's allocator does around
+/// its cudaMalloc): a preparation during a capture allocates its workspace with cudaMalloc and zeroes
+/// its counters with cudaMemset on the legacy stream, which the global and thread-local modes forbid.
+class RelaxedCaptureMode {
+ public:
+  explicit RelaxedCaptureMode(bool on) : on_(on) {
+    if (on_) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
+  ~RelaxedCaptureMode() {
+    if (on_) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  bool on_;
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
 };
 
 Cache& cache() {
@@ -317,15 +378,17 @@ mm::PreparedGemm prepare(gl_dtype dtype, const mm::GemmProblem& p, const void* a
 /// may throw as the chapters' preparations do), then launched.
 template <class Make>
 Outcome prepare_and_run(const Key& key, Make&& make, cudaStream_t stream) {
-  Cache::Entry gemm = cache().find(key);
+  const bool capture = capturing(stream);
+  Cache::Entry gemm = cache().find(key, capture);
   if (!gemm) {
     // host_watchdog() exits the process on a malformed MM_WATCHDOG_SECONDS: refuse it here instead.
     if (const char* env = std::getenv("MM_WATCHDOG_SECONDS"); !mm::watchdog_seconds_valid(env))
       return fail(GL_INVALID_ARGUMENT, std::string("MM_WATCHDOG_SECONDS=") + env +
                                            " is not a positive number of seconds below 1e9: unset it or fix it");
     try {
+      const RelaxedCaptureMode relaxed(capture);
       auto made = std::make_shared<const mm::PreparedGemm>(make());
-      gemm = cache().insert(key, std::move(made));
+      gemm = cache().insert(key, std::move(made), capture);
     } catch (const std::invalid_argument& e) {
       return fail(GL_UNSUPPORTED, e.what());
     } catch (const std::bad_alloc&) {
@@ -556,8 +619,18 @@ gl_status gl_set_cache_capacity(int64_t entries) {
 
 void gl_cache_stats(int64_t* entries, int64_t* hits, int64_t* misses) {
   try {
-    cache().stats(entries, hits, misses);
+    cache().stats(entries, hits, misses, nullptr);
   } catch (...) {
+  }
+}
+
+int64_t gl_cache_pinned(void) {
+  try {
+    std::int64_t pinned = 0;
+    cache().stats(nullptr, nullptr, nullptr, &pinned);
+    return pinned;
+  } catch (...) {
+    return 0;
   }
 }
 

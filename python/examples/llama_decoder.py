@@ -17,8 +17,9 @@ torch's `scaled_dot_product_attention` for every backend; only the linear layers
     torch_max_autotune  torch.compile(mode="max-autotune"): Triton's GEMM templates against cuBLAS per
                         shape, and CUDA graphs (--skip-autotune leaves it out: it compiles for minutes)
 
-Measured with CUDA events, after warm-up, the median of --reps steps: prefill of --prefill-tokens
-tokens (4096) in one sequence, and decode steps at batch 1 and 64 (one new token per sequence, after
+Measured with CUDA events, after warm-up, the median of --reps steps in each of --rounds rounds (every
+backend in turn each round, so that the host's and the GPU's drift falls on all alike): prefill of
+--prefill-tokens tokens (4096) in one sequence, and decode steps at batch 1 and 64 (one new token per sequence, after
 --context tokens already in the KV cache: 512). Prefill computes the logits of the last position
 only, as a server does. Every backend's logits are compared with torch_eager's on the same weights,
 inputs and cache. Writes --csv (schema: CSV_COLUMNS below) and prints a table. Compiling takes most
@@ -337,10 +338,12 @@ REFERENCE = "torch_eager"
 # (tracing, compiling, autotuning) of a compiled backend. moe_layer_rel_diff (--moe only): the first MoE
 # layer on the step's own tokens, the same input and so the same routing for every backend, against
 # torch_eager's experts, over the largest |output|; with --moe, within_tolerance judges it, not the logits.
+# rounds: how many rounds timed the row (--reps steps each); median_ms and min_ms are over all their steps,
+# round_min_ms and round_max_ms the fastest and slowest round's median (the spread of the run).
 CSV_COLUMNS = ["backend", "linear", "compile_mode", "phase", "batch", "tokens", "context", "layers",
                "median_ms", "min_ms", "tokens_per_s", "pct_of_torch_eager", "pct_of_torch_compile",
                "max_abs_diff", "max_rel_diff", "tolerance_rel", "within_tolerance", "compile_s",
-               "gpu", "torch_version", "timestamp", "moe_layer_rel_diff"]
+               "gpu", "torch_version", "timestamp", "moe_layer_rel_diff", "rounds", "round_min_ms", "round_max_ms"]
 
 # bf16 keeps 8 significant bits: one rounding moves a value by up to 2^-8 of it. The logits pass
 # through 4·layers + 1 GEMMs, each rounded to bf16, whose K cuBLAS and every_shape may sum in other
@@ -451,17 +454,27 @@ def load_ladder_experts():
 
 
 def make_runner(model: Decoder, backend: Backend, linears: dict, experts: dict | None = None):
-    """The callable that runs a step for `backend`: the model itself, or torch.compile of it."""
-    model.linear = linears[backend.linear]
-    if experts is not None:
-        model.experts = experts[backend.linear]
+    """The callable that runs a step for `backend`: the model itself, or torch.compile of it. Every call
+    first puts the backend's linear (and experts) into the model, so that the backends' runners can take
+    turns: a compiled one's graph guards on them, and dynamo keeps one graph per backend and step."""
+    linear = linears[backend.linear]
+    expert_fn = None if experts is None else experts[backend.linear]
+
+    def bind():
+        model.linear = linear
+        if expert_fn is not None:
+            model.experts = expert_fn
+    bind()
     if backend.compile_mode == "eager":
-        return model
-    torch._dynamo.reset()  # each compiled backend traces afresh: no cache entry of another backend's linear
+        def run_eager(tokens, cache, pos):
+            bind()
+            return model(tokens, cache, pos)
+        return run_eager
     mode = None if backend.compile_mode == "default" else backend.compile_mode
     compiled = torch.compile(model, fullgraph=True, dynamic=False, mode=mode)
 
     def run(tokens, cache, pos):
+        bind()
         torch.compiler.cudagraph_mark_step_begin()  # a new step: outputs of the last may be reused
         return compiled(tokens, cache, pos)
     return run
@@ -493,9 +506,17 @@ def add_comparisons(rows: list[dict]) -> None:
             r[f"pct_of_{peer}"] = None if base is None else 100.0 * r["tokens_per_s"] / base["tokens_per_s"]
 
 
-def measure(args, cfg: Config, device, after_backend=lambda rows: None) -> list[dict]:
-    """Every backend at every phase: the CSV's rows. after_backend(rows) runs when a backend is done
-    (the script writes the CSV there, so that a run stopped during max-autotune keeps the rest)."""
+def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[dict]:
+    """Every backend at every phase: the CSV's rows. First each backend's first call (its compile) and its
+    logits' difference; then --rounds rounds in which every backend times every phase in turn (the order
+    reversed every other round), so that a drift of the host or the GPU during the run falls on all
+    backends alike. A row's median_ms is the median of its steps over all rounds, round_min_ms and
+    round_max_ms the fastest and slowest round's median. after_round(rows) runs after each round (the
+    script writes the CSV there, so that a stopped run keeps what it measured)."""
+    import torch._dynamo
+    for name in ("recompile_limit", "cache_size_limit"):  # one graph per compiled backend and phase
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, max(64, getattr(torch._dynamo.config, name)))
     linears, experts = {"torch": torch_linear}, ({"torch": torch_experts} if cfg.experts else None)
     backends = [b for b in BACKENDS if b.name in args.backends]
     if any(b.linear == "gemm_ladder" for b in backends):
@@ -510,9 +531,10 @@ def measure(args, cfg: Config, device, after_backend=lambda rows: None) -> list[
         f"{sum(p.numel() for p in model.parameters()) / 1e9:.2f} B parameters, built in {time.perf_counter() - t0:.1f} s")
     gpu, version = torch.cuda.get_device_name(), torch.__version__
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    rows, reference, layer_reference = [], {}, {}
-    for backend in backends:
-        fn = make_runner(model, backend, linears, experts)
+    reference, layer_reference, first = {}, {}, {}
+    runners = {}
+    for backend in backends:  # the first calls: compile, then check against torch_eager
+        fn = runners[backend.name] = make_runner(model, backend, linears, experts)
         layer_check = moe_layer_check(model, backend, experts) if cfg.experts else None
         for w in workloads:
             p = w.phase
@@ -536,22 +558,38 @@ def measure(args, cfg: Config, device, after_backend=lambda rows: None) -> list[
                 if key in layer_reference:
                     ref_out = layer_reference[key]
                     layer_diff = ((out - ref_out).abs().max() / ref_out.abs().max()).item()
-            judged = rel_diff if layer_check is None else layer_diff
-            times = cuda_times_ms(lambda: w.step(fn), args.warmup, args.reps)
-            ms = statistics.median(times)
-            rows.append(dict(
-                backend=backend.name, linear=backend.linear, compile_mode=backend.compile_mode, phase=p.name,
-                batch=p.batch, tokens=p.tokens, context=p.context, layers=cfg.layers, median_ms=ms,
-                min_ms=min(times), tokens_per_s=p.tokens / (ms / 1e3), max_abs_diff=abs_diff,
-                max_rel_diff=rel_diff, tolerance_rel=TOLERANCE_REL,
-                within_tolerance=None if judged is None else ("yes" if judged <= TOLERANCE_REL else "no"),
-                compile_s=None if backend.compile_mode == "eager" else first_s,
-                gpu=gpu, torch_version=version, timestamp=stamp, moe_layer_rel_diff=layer_diff))
-            log(f"{backend.name:>18} {p.name:>7} batch {p.batch:>3}: {ms:8.3f} ms, "
-                f"{rows[-1]['tokens_per_s']:10.0f} tokens/s" + (f" (first call {first_s:.1f} s)" if backend.compile_mode != "eager" else ""))
+            first[(backend.name, key)] = (first_s, abs_diff, rel_diff, layer_diff)
+            log(f"{backend.name:>18} {p.name:>7} batch {p.batch:>3}: first call {first_s:.1f} s")
             del logits
+    times = {k: [] for k in first}  # (backend, phase key) -> each round's step times
+    rows = []
+    for r in range(args.rounds):
+        for backend in (backends if r % 2 == 0 else backends[::-1]):
+            for w in workloads:
+                times[(backend.name, (w.phase.name, w.phase.batch))].append(
+                    cuda_times_ms(lambda: w.step(runners[backend.name]), args.warmup, args.reps))
+        rows = []
+        for backend in backends:
+            for w in workloads:
+                p, key = w.phase, (w.phase.name, w.phase.batch)
+                first_s, abs_diff, rel_diff, layer_diff = first[(backend.name, key)]
+                rounds = times[(backend.name, key)]
+                ms = statistics.median([t for steps in rounds for t in steps])
+                judged = rel_diff if not cfg.experts else layer_diff
+                rows.append(dict(
+                    backend=backend.name, linear=backend.linear, compile_mode=backend.compile_mode, phase=p.name,
+                    batch=p.batch, tokens=p.tokens, context=p.context, layers=cfg.layers, median_ms=ms,
+                    min_ms=min(t for steps in rounds for t in steps), tokens_per_s=p.tokens / (ms / 1e3),
+                    max_abs_diff=abs_diff, max_rel_diff=rel_diff, tolerance_rel=TOLERANCE_REL,
+                    within_tolerance=None if judged is None else ("yes" if judged <= TOLERANCE_REL else "no"),
+                    compile_s=None if backend.compile_mode == "eager" else first_s,
+                    gpu=gpu, torch_version=version, timestamp=stamp, moe_layer_rel_diff=layer_diff,
+                    rounds=len(rounds), round_min_ms=min(statistics.median(s) for s in rounds),
+                    round_max_ms=max(statistics.median(s) for s in rounds)))
         add_comparisons(rows)
-        after_backend(rows)
+        log(f"round {r + 1} of {args.rounds}: " + ", ".join(
+            f"{x['backend']} {x['phase']} b{x['batch']} {x['median_ms']:.3f} ms" for x in rows))
+        after_round(rows)
     model.linear, model.experts = torch_linear, torch_experts
     return rows
 
@@ -609,7 +647,9 @@ def parse_args(argv=None):
                    help="comma-separated subset of " + ", ".join(b.name for b in BACKENDS) + f" ({REFERENCE} always runs)")
     p.add_argument("--skip-autotune", action="store_true", help="leave out torch_max_autotune (minutes of compiling)")
     p.add_argument("--warmup", type=int, default=5, help="steps before timing (default 5)")
-    p.add_argument("--reps", type=int, default=30, help="timed steps, the median is reported (default 30)")
+    p.add_argument("--reps", type=int, default=30, help="timed steps a round (default 30)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="rounds, each timing every backend in turn (default 3); the median of all steps is reported")
     p.add_argument("--seed", type=int, default=0, help="weights' and tokens' seed (default 0)")
     p.add_argument("--tiny", action="store_true", help="hidden 256, 2 layers, vocabulary 1024: a smoke run")
     p.add_argument("--moe", action="store_true",
@@ -625,7 +665,7 @@ def parse_args(argv=None):
         args.backends = [b for b in args.backends if b != "torch_max_autotune"]
     if REFERENCE not in args.backends:
         args.backends = [REFERENCE] + args.backends
-    for name in ("layers", "prefill_tokens", "context", "reps"):
+    for name in ("layers", "prefill_tokens", "context", "reps", "rounds"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.warmup < 0 or any(b < 1 for b in args.decode_batches):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import sys
 
 from . import _core
 from ._library import (CudaError, GemmLadderError, InternalError, InvalidArgumentError, LibraryNotFoundError,
@@ -54,6 +55,28 @@ def _functional_only(**not_taken) -> None:
         raise TypeError(f"{listed} are not taken under torch.compile (the op is functional)")
 
 
+def _cpp_op(name):
+    """torch.ops.gemm_ladder.<name> where it is csrc/torch_ops.cpp's C++ kernel, else None. An eager call with
+    torch tensors, no out= and no stream= goes there first: 20-22 µs of host time a call where the ctypes
+    path takes 30-40 (plots/data/h200/profiles/session_2026-11-30l_issue39.txt), which a decode step at batch 1
+    pays 17 times."""
+    ops = sys.modules.get(__name__ + "._torch_ops")
+    return getattr(_core._torch.ops.gemm_ladder, name) if ops is not None and ops.CPP_OPS else None
+
+
+def _eager(name, args, fallback):
+    """The C++ operator `name` on args; where it refuses them (its ValueError, TypeError or RuntimeError),
+    `fallback()`: the ctypes path, whose checks are the same in the same order and which raises the
+    library's own error class (UnsupportedError, NoSm90aDeviceError, ...) with the same line."""
+    op = _cpp_op(name)
+    if op is not None:
+        try:
+            return op(*args)
+        except (ValueError, TypeError, RuntimeError):
+            pass
+    return fallback()
+
+
 def mm(a, b, *, out=None, stream=None):
     """C = a @ b: bf16 a and b give a bf16 C (chapter 11's every_shape), float32 a float32 C (tf32).
 
@@ -65,6 +88,8 @@ def mm(a, b, *, out=None, stream=None):
         if _compiling():
             _functional_only(out=out, stream=stream)
             return _core._torch.ops.gemm_ladder.mm(a, b)
+        if out is None and stream is None:
+            return _eager("mm", (a, b), lambda: _core.mm_torch(a, b))
         return _core.mm_torch(a, b, out, stream)
     return _core.mm_dlpack(a, b, out, stream)
 
@@ -79,6 +104,8 @@ def linear(x, weight, *, out=None, stream=None):
         if _compiling():
             _functional_only(out=out, stream=stream)
             return _core._torch.ops.gemm_ladder.linear(x, weight)
+        if out is None and stream is None:
+            return _eager("linear", (x, weight), lambda: _core.linear_torch(x, weight))
         return _core.linear_torch(x, weight, out, stream)
     raise TypeError("linear takes torch tensors (x and weight); for other arrays call mm(x2d, weight_transposed, out=...)")
 
@@ -150,7 +177,8 @@ def device_status() -> str:
 
 
 def clear_cache() -> None:
-    """Frees every prepared GEMM and its workspace (waits for the device, as cudaFree does)."""
+    """Frees every prepared GEMM and its workspace (waits for the device, as cudaFree does), but the ones a
+    CUDA graph captured (the graph reads their workspaces: cache_stats()["pinned"])."""
     library().lib.gl_clear_cache()
 
 
@@ -163,10 +191,12 @@ def set_cache_capacity(entries: int) -> None:
 
 
 def cache_stats() -> dict:
-    """{"entries": prepared GEMMs held, "hits": lookups that found one, "misses": preparations}."""
+    """{"entries": prepared GEMMs held, "hits": lookups that found one, "misses": preparations, "pinned": the
+    entries a CUDA graph captured, kept for the process's life since the graph reads their workspaces}."""
+    lib = library().lib
     values = [ctypes.c_int64() for _ in range(3)]
-    library().lib.gl_cache_stats(*(ctypes.byref(v) for v in values))
-    return dict(zip(("entries", "hits", "misses"), (v.value for v in values)))
+    lib.gl_cache_stats(*(ctypes.byref(v) for v in values))
+    return dict(zip(("entries", "hits", "misses", "pinned"), [v.value for v in values] + [lib.gl_cache_pinned()]))
 
 
 def library_path() -> str:

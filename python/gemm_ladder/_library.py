@@ -132,6 +132,8 @@ class _Library:
         lib.gl_set_cache_capacity.restype = ctypes.c_int
         lib.gl_cache_stats.argtypes = [ctypes.POINTER(i64)] * 3
         lib.gl_cache_stats.restype = None
+        lib.gl_cache_pinned.argtypes = []
+        lib.gl_cache_pinned.restype = i64
         self.lib = lib
         self.gemm = lib.gl_gemm
         self.grouped_gemm = lib.gl_grouped_gemm

@@ -193,6 +193,7 @@ def test_cache_controls():
         gemm_ladder.set_cache_capacity(-1)
     gemm_ladder.set_cache_capacity(1024)
     stats = gemm_ladder.cache_stats()
-    assert set(stats) == {"entries", "hits", "misses"} and all(v >= 0 for v in stats.values())
+    assert set(stats) == {"entries", "hits", "misses", "pinned"} and all(v >= 0 for v in stats.values())
     gemm_ladder.clear_cache()
-    assert gemm_ladder.cache_stats()["entries"] == 0
+    after = gemm_ladder.cache_stats()
+    assert after["entries"] == after["pinned"]  # what a CUDA graph captured stays

@@ -156,6 +156,41 @@ def test_compiled_fullgraph_matches_eager():
     torch.testing.assert_close(sum_got, sum_eager, rtol=1e-4, atol=1e-3)  # inductor may sum in another order
 
 
+def test_captured_in_a_cuda_graph_on_a_new_shape():
+    # A shape no test prepared before (M = 11, split K): the library prepares it during the capture (a
+    # workspace's cudaMalloc and cudaMemset, which the capture allows only with the thread's mode relaxed)
+    # and pins it; the graph replays on new values of a, clear_cache() between, matching each time.
+    a, b = operands(11, 4096, 4096, torch.bfloat16, "RCR", seed=5)
+    static_a = a.clone()
+    pinned = gemm_ladder.cache_stats()["pinned"]
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        c = gemm_ladder.mm(static_a, b)
+    assert gemm_ladder.cache_stats()["pinned"] == pinned + 1
+    for seed in (6, 7):
+        new_a, _ = operands(11, 4096, 4096, torch.bfloat16, "RCR", seed=seed)
+        static_a.copy_(new_a)
+        c.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        expect_close(c, new_a.double(), b.double(), "bf16", f"graph replay (seed {seed})")
+        gemm_ladder.clear_cache()  # the pinned entry stays: the next replay reads its workspace
+
+
+def test_compiled_reduce_overhead_on_a_new_shape():
+    # torch.compile's mode="reduce-overhead" records the compiled step in a CUDA graph, with our op in it.
+    def f(x, w):
+        return gemm_ladder.linear(torch.nn.functional.silu(gemm_ladder.linear(x, w)), w.t().contiguous())
+    compiled = torch.compile(f, fullgraph=True, mode="reduce-overhead")
+    w = torch.randn(3072, 1024, device="cuda", dtype=torch.bfloat16) / 32
+    for step in range(4):  # the first calls warm up and record; the later ones replay
+        x = torch.randn(13, 1024, device="cuda", dtype=torch.bfloat16, generator=torch.Generator(device="cuda").manual_seed(step))
+        torch.compiler.cudagraph_mark_step_begin()
+        got = compiled(x, w).clone()
+        want = f(x, w)
+        torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.parametrize("op", ["mm", "mm_rrr", "mm_tf32", "linear", "mm_fp8", "mm_fp8_block"])
 def test_opcheck(op):
     a, b = operands(33, 264, 80, torch.bfloat16, "RCR")

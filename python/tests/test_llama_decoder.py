@@ -326,7 +326,8 @@ def test_script_end_to_end(tmp_path):
     out = tmp_path / "model.csv"
     env = script_env()
     r = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--backends", "torch_eager,ours_eager",
-                        "--prefill-tokens", "256", "--context", "64", "--reps", "3", "--warmup", "1", "--csv", str(out)],
+                        "--prefill-tokens", "256", "--context", "64", "--reps", "3", "--rounds", "2", "--warmup", "1",
+                        "--csv", str(out)],
                        capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     with open(out, newline="", encoding="utf-8") as f:
@@ -336,6 +337,9 @@ def test_script_end_to_end(tmp_path):
     assert [(x["backend"], x["phase"], x["batch"]) for x in rows] == [
         (b, p, n) for b in ("torch_eager", "ours_eager") for p, n in (("prefill", "1"), ("decode", "1"), ("decode", "64"))]
     assert all(x["within_tolerance"] == "yes" and float(x["tokens_per_s"]) > 0 for x in rows)
+    # two rounds of 3 steps each: the median of all 6 lies between the two rounds' medians
+    assert all(x["rounds"] == "2" and float(x["round_min_ms"]) <= float(x["median_ms"]) <= float(x["round_max_ms"])
+               for x in rows)
 
 
 # --- GPU: the mixture of experts on grouped_mm ------------------------------------------------------

@@ -54,9 +54,10 @@ def rel_diff(a: torch.Tensor, ref: torch.Tensor) -> float:
     return ((a.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
 
 
-def run_model(model, tokens, cache_len, split):
-    """Prefill tokens[:, :split] then decode the rest one token at a time: every step's logits."""
-    cache = ld.KVCache(model.cfg, tokens.shape[0], cache_len, tokens.device)
+def run_model(model, tokens, cache_len, split, cfg=None):
+    """Prefill tokens[:, :split] then decode the rest one token at a time: every step's logits. `model` is a
+    Decoder (its cfg) or a runner of make_runner (pass the cfg)."""
+    cache = ld.KVCache(cfg or model.cfg, tokens.shape[0], cache_len, tokens.device)
     out = [model(tokens[:, :split], cache, 0)]
     for pos in range(split, tokens.shape[1]):
         out.append(model(tokens[:, pos:pos + 1], cache, pos))
@@ -370,7 +371,7 @@ def test_moe_model_eager_and_compiled_match_torch():
     kernels = ({"torch": ld.torch_linear, "gemm_ladder": gemm_ladder.linear},
                {"torch": ld.torch_experts, "gemm_ladder": ld.make_ladder_experts(gemm_ladder.grouped_mm)})
     eager = ld.make_runner(model, ld.Backend("ours_eager", "gemm_ladder", "eager"), *kernels)
-    for i, (ours, ref) in enumerate(zip(run_model(eager, tokens, 40, 32), torch_steps)):
+    for i, (ours, ref) in enumerate(zip(run_model(eager, tokens, 40, 32, cfg), torch_steps)):
         assert rel_diff(ours, ref) <= ld.TOLERANCE_REL, f"eager step {i}"
     compiled = ld.make_runner(model, ld.Backend("ours_compile", "gemm_ladder", "default"), *kernels)
     assert_compiled_steps_match(compiled, cfg, tokens, torch_steps)

@@ -59,14 +59,23 @@ inline bool tma_kernels_take(const GemmProblem& p, const void* A, const void* B,
 /// A 16-byte aligned address, for choose()'s operands when the caller has none (the harness's).
 inline const void* const kAligned = reinterpret_cast<const void*>(std::uintptr_t(256));
 
+/// The 64×256 tiles of a decode problem `p` (M <= 64) when they fit one round on `sms` SMs and
+/// tile_shapes' TMA store takes it (N % 8 == 0, C on 16 bytes); 0 otherwise. What wide_decode and
+/// short_slices_decode both ask first.
+inline std::int64_t one_round_of_64x256(const GemmProblem& p, int sms, const void* C) {
+  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
+  const bool takes = p.m <= Tile64x256Cfg::BM::value && tiles <= sms && tile_shapes_rejects(p).empty() &&
+                     launch::tma_pointer_rejects({{"C", C}}).empty();
+  return takes ? tiles : 0;
+}
+
 /// True when `p` is a decode problem (M <= 64) whose N alone, in 256-column tiles, fills at least 3/4
 /// of `sms` SMs in one round, and tile_shapes' TMA store takes it (N % 8 == 0, C on 16 bytes): then a 64×256 tile
 /// per SM streams B evenly, where swap_ab's 128-row tiles would make 1.7 rounds (N = 28672: 112 tiles
 /// of 256 columns against 224 of 128 rows, on 132 SMs).
 inline bool wide_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
-  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
-  return p.m <= Tile64x256Cfg::BM::value && 4 * tiles >= 3 * std::int64_t(sms) && tiles <= sms &&
-         tile_shapes_rejects(p).empty() && launch::tma_pointer_rejects({{"C", C}}).empty();
+  const std::int64_t tiles = one_round_of_64x256(p, sms, C);
+  return tiles > 0 && 4 * tiles >= 3 * std::int64_t(sms);
 }
 
 /// swap_ab's choice for `p` (M <= 64): the tile with_swap_tile picks and the K slices it gets.
@@ -89,9 +98,7 @@ inline Choice swap_choice(const GemmProblem& p, int sms) {
 /// K steps (K = 8192) and lost at N <= 6144 (24 tiles or fewer: 53-71% of cuBLAS).
 inline bool short_slices_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
   constexpr int kMinTiles = 40, kShortSlice = 32;
-  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
-  if (p.m <= 32 || p.m > Tile64x256Cfg::BM::value || tiles < kMinTiles || tiles > sms) return false;
-  if (!tile_shapes_rejects(p).empty() || !launch::tma_pointer_rejects({{"C", C}}).empty()) return false;
+  if (p.m <= 32 || one_round_of_64x256(p, sms, C) < kMinTiles) return false;
   const Choice swap = swap_choice(p, sms);
   const std::int64_t k_steps = launch::ceil_div(p.k, SwapAB64Cfg::BK::value);
   return swap.splits > 1 && k_steps < std::int64_t(kShortSlice) * swap.splits;

@@ -55,23 +55,17 @@ def _functional_only(**not_taken) -> None:
         raise TypeError(f"{listed} are not taken under torch.compile (the op is functional)")
 
 
-def _cpp_op(name):
-    """torch.ops.gemm_ladder.<name> where it is csrc/torch_ops.cpp's C++ kernel, else None. An eager call with
-    torch tensors, no out= and no stream= goes there first: 20-22 µs of host time a call where the ctypes
-    path takes 30-40 (plots/data/h200/profiles/session_2026-11-30l_issue39.txt), which a decode step at batch 1
-    pays 17 times."""
-    ops = sys.modules.get(__name__ + "._torch_ops")
-    return getattr(_core._torch.ops.gemm_ladder, name) if ops is not None and ops.CPP_OPS else None
-
-
 def _eager(name, args, fallback):
-    """The C++ operator `name` on args; where it refuses them (its ValueError, TypeError or RuntimeError),
+    """An eager call with torch tensors, no out= and no stream=: torch.ops.gemm_ladder.<name> where it is
+    csrc/torch_ops.cpp's C++ kernel (19-21 µs of host time a call where the ctypes path takes 29-40,
+    plots/data/h200/profiles/session_2026-11-30l_issue36_39.txt; a decode step at batch 1 makes 17 calls).
+    Where that operator refuses its arguments (its ValueError, TypeError or RuntimeError), or is not built,
     `fallback()`: the ctypes path, whose checks are the same in the same order and which raises the
     library's own error class (UnsupportedError, NoSm90aDeviceError, ...) with the same line."""
-    op = _cpp_op(name)
-    if op is not None:
+    ops = sys.modules.get(__name__ + "._torch_ops")  # imported at the end of this file where torch is
+    if ops is not None and ops.CPP_OPS:
         try:
-            return op(*args)
+            return getattr(_core._torch.ops.gemm_ladder, name)(*args)
         except (ValueError, TypeError, RuntimeError):
             pass
     return fallback()

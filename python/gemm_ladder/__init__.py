@@ -122,7 +122,7 @@ def mm_fp8(a, b, scale_a, scale_b, *, out=None, stream=None, block_scaled=None):
     return _core.mm_fp8_dlpack(a, b, scale_a, scale_b, out, stream, block_scaled)
 
 
-def grouped_mm(a, b, offsets, *, out=None, stream=None, tile_rows=0):
+def grouped_mm(a, b, offsets, *, out=None, stream=None, tile_rows=0, zero_fill=True):
     """Every expert's C_g = A_g @ b[g].T of a mixture-of-experts layer in one launch (chapter 13's
     grouped_contiguous), bf16 in and out, fp32 accumulation.
 
@@ -135,7 +135,10 @@ def grouped_mm(a, b, offsets, *, out=None, stream=None, tile_rows=0):
 
     The result is (rows, N) bf16: each expert's rows are its product; the other rows are 0 (the result
     is zero-filled first: one memset) or, for padding rows inside an expert's last tile, the products
-    of a's padding rows. With ``out`` (required for arrays that are not torch tensors) nothing is
+    of a's padding rows. ``zero_fill=False`` leaves out the memset: rows outside every expert's tiles
+    then hold whatever the allocator's memory held (a caller that reads back only the experts' rows, as
+    a model gathering its tokens does, saves a write of rows × N × 2 bytes: 351 MB a layer at the
+    MoE model's prefill). With ``out`` (required for arrays that are not torch tensors) nothing is
     zero-filled and rows outside every expert's tiles are left as they were.
 
     The offsets are read by the kernel on the device: nothing here waits for the GPU, and their values
@@ -147,8 +150,8 @@ def grouped_mm(a, b, offsets, *, out=None, stream=None, tile_rows=0):
     if all(_core.is_torch_tensor(t) for t in (a, b, offsets)):
         if _compiling():
             _functional_only(out=out, stream=stream)
-            return _core._torch.ops.gemm_ladder.grouped_mm(a, b, offsets, tile_rows)
-        return _core.grouped_mm_torch(a, b, offsets, out, stream, tile_rows)
+            return _core._torch.ops.gemm_ladder.grouped_mm(a, b, offsets, tile_rows, zero_fill)
+        return _core.grouped_mm_torch(a, b, offsets, out, stream, tile_rows, zero_fill)
     return _core.grouped_mm_dlpack(a, b, offsets, out, stream, tile_rows)
 
 

@@ -434,14 +434,14 @@ def _grouped_run(handle, e, rows, n, k, pa, pb, pc, po, tile_rows):
         _raise_status(status)
 
 
-def grouped_mm_torch(a, b, offsets, out=None, stream=None, tile_rows=0):
+def grouped_mm_torch(a, b, offsets, out=None, stream=None, tile_rows=0, zero_fill=True):
     """grouped_mm for torch tensors (see gemm_ladder.grouped_mm)."""
     torch = _torch
     e, rows, n, k = grouped_plan(torch_dtype_name(a), torch_dtype_name(b), torch_dtype_name(offsets), a.shape, a.stride(),
                                  b.shape, b.stride(), offsets.shape, offsets.stride(), tile_rows)
     device_index = _check_torch_device((a, b, offsets), ("a", "b", "offsets"))
     if out is None:
-        out = torch.zeros((rows, n), dtype=torch.bfloat16, device=a.device)
+        out = (torch.zeros if zero_fill else torch.empty)((rows, n), dtype=torch.bfloat16, device=a.device)
     else:
         out = _torch_out(torch, out, rows, n, "bfloat16", device_index, a, b)
     if rows == 0 or n == 0:

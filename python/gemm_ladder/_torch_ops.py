@@ -38,7 +38,7 @@ def _linear_fake(x, weight):
     return x.new_empty(shape, dtype=getattr(torch, c_dtype))
 
 
-def _grouped_mm_fake(a, b, offsets, tile_rows=0):
+def _grouped_mm_fake(a, b, offsets, tile_rows=0, zero_fill=True):
     _, rows, n, _ = _core.grouped_plan(_core.torch_dtype_name(a), _core.torch_dtype_name(b),
                                       _core.torch_dtype_name(offsets), a.shape, a.stride(), b.shape, b.stride(),
                                       offsets.shape, offsets.stride(), tile_rows)
@@ -68,10 +68,11 @@ else:
 
     # the C++ operator's schema, spelled out: inferred from the annotation, tile_rows would be a SymInt
     @torch.library.custom_op("gemm_ladder::grouped_mm", mutates_args=(),
-                             schema="(Tensor a, Tensor b, Tensor offsets, int tile_rows=0) -> Tensor")
-    def grouped_mm(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor, tile_rows: int = 0) -> torch.Tensor:
+                             schema="(Tensor a, Tensor b, Tensor offsets, int tile_rows=0, bool zero_fill=True) -> Tensor")
+    def grouped_mm(a: torch.Tensor, b: torch.Tensor, offsets: torch.Tensor, tile_rows: int = 0,
+                   zero_fill: bool = True) -> torch.Tensor:
         """Every expert's a_g @ b[g].T in one launch (chapter 13); see gemm_ladder.grouped_mm."""
-        return _core.grouped_mm_torch(a, b, offsets, tile_rows=tile_rows)
+        return _core.grouped_mm_torch(a, b, offsets, tile_rows=tile_rows, zero_fill=zero_fill)
 
     grouped_mm.register_fake(_grouped_mm_fake)
 

@@ -116,7 +116,7 @@ def test_fake_grouped_mm():
 
     assert hasattr(torch.ops.gemm_ladder, "grouped_mm")
     schema = str(torch.ops.gemm_ladder.grouped_mm.default._schema)
-    assert schema == "gemm_ladder::grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0) -> Tensor", schema
+    assert schema == "gemm_ladder::grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0, bool zero_fill=True) -> Tensor", schema
     with FakeTensorMode():
         a = torch.empty(384, 64, dtype=torch.bfloat16, device="cuda")
         w = torch.empty(3, 512, 64, dtype=torch.bfloat16, device="cuda")

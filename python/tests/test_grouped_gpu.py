@@ -91,6 +91,25 @@ def test_out_leaves_rows_outside_the_tiles():
     assert out[tiles_end(rows_per_expert):].isnan().all(), "a row past every expert's tiles was written"
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_without_zero_fill_the_experts_rows_are_the_same(compiled):
+    # zero_fill=False leaves out the memset: rows past every expert's tiles hold what the allocator's memory
+    # held (here: NaN, left by the tensor freed just before), each expert's rows are written as with it.
+    rows_per_expert = [5, 0, 200]
+    a, w, offsets, first = problem(rows_per_expert, 256, 64, extra_rows=128)
+    end = tiles_end(rows_per_expert)
+
+    def f(x, y, o):
+        return gemm_ladder.grouped_mm(x, y, o, zero_fill=False)
+    run = torch.compile(f, fullgraph=True) if compiled else f
+    run(a, w, offsets)  # the compile, when compiled: before the NaN block is freed for the next call
+    torch.full((a.shape[0], 256), float("nan"), device="cuda", dtype=torch.bfloat16)  # freed at once
+    c = run(a, w, offsets)
+    expect_experts_close(c, a, w, first, rows_per_expert, f"zero_fill=False, compiled={compiled}")
+    torch.testing.assert_close(c[:end], gemm_ladder.grouped_mm(a, w, offsets)[:end], rtol=0, atol=0)
+    assert c[end:].isnan().all(), "rows past every expert's tiles were written: zero_fill=False should leave them"
+
+
 def test_non_default_stream_orders_after_its_pending_work():
     # On a side stream: a long sleep, then the offsets' real values, then the grouped GEMM. Run on any
     # other stream, the kernel would read offsets of zeros (no rows) before the copy lands.
@@ -132,7 +151,7 @@ def test_cpp_operator_is_registered():
     from gemm_ladder import _torch_ops
     assert _torch_ops.CPP_OPS, "the C++ operators were not built (see the warning at import)"
     schema = str(torch.ops.gemm_ladder.grouped_mm.default._schema)
-    assert schema == "gemm_ladder::grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0) -> Tensor", schema
+    assert schema == "gemm_ladder::grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0, bool zero_fill=True) -> Tensor", schema
 
 
 def test_dlpack_arrays():

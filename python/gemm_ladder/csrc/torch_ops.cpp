@@ -126,8 +126,10 @@ at::Tensor linear_impl(const at::Tensor& x, const at::Tensor& weight) {
 }
 
 /// Every expert's a_g @ b[g]ᵀ (chapter 13's grouped kernel): a (rows, K) in the contiguous layout, b (E, N, K),
-/// offsets (E + 1) int64 on the device; a new zero-filled (rows, N) C, each expert's rows written.
-at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offsets, int64_t tile_rows) {
+/// offsets (E + 1) int64 on the device; a new (rows, N) C, each expert's rows written, the others zero-filled
+/// first (zero_fill) or left as the allocator gave them.
+at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offsets, int64_t tile_rows,
+                           bool zero_fill) {
   TORCH_CHECK_TYPE(a.scalar_type() == at::kBFloat16 && b.scalar_type() == at::kBFloat16, text("grouped_mm takes bfloat16 a and b (a bf16 grouped GEMM, bf16 C): got ", dtype_name(a), " and ",
                    dtype_name(b)));
   TORCH_CHECK_TYPE(offsets.scalar_type() == at::kLong, text("offsets is ", dtype_name(offsets),
@@ -158,8 +160,9 @@ at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::T
     TORCH_CHECK_TYPE(t->get_device() == a.get_device(), text(name, " is on cuda:", t->get_device(), " but a is on cuda:",
                      a.get_device(), ": all operands on one device"));
   }
-  at::Tensor c = at::zeros({rows, n}, a.options());
-  if (rows == 0 || n == 0 || k == 0) return c;
+  at::Tensor c = zero_fill ? at::zeros({rows, n}, a.options()) : at::empty({rows, n}, a.options());
+  if (rows == 0 || n == 0) return c;
+  if (k == 0) return c.zero_();
   const c10::cuda::CUDAGuard guard(a.device());
   const gl_status status = gl_grouped_gemm(e, rows, n, k, a.data_ptr(), b.data_ptr(), c.data_ptr(),
                                            offsets.const_data_ptr<int64_t>(), nullptr, tile_rows,
@@ -174,7 +177,7 @@ at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::T
 TORCH_LIBRARY_FRAGMENT(gemm_ladder, m) {
   m.def("mm(Tensor a, Tensor b) -> Tensor");
   m.def("linear(Tensor x, Tensor weight) -> Tensor");
-  m.def("grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0) -> Tensor");
+  m.def("grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0, bool zero_fill=True) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CUDA, m) {

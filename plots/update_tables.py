@@ -806,7 +806,13 @@ def classes_table(all_rows: list[rd.Row], chapter: str, data_dir: str) -> str:
 MODEL_CSV = "lib_model.csv"  # python/examples/llama_decoder.py --csv, in plots/data/<gpu>/
 MODEL_BACKENDS = {"torch_eager": "torch, eager", "ours_eager": "gemm_ladder, eager",
                   "torch_compile": "torch, compiled", "ours_compile": "gemm_ladder, compiled",
+                  "torch_reduce_overhead": "torch, CUDA graphs", "ours_reduce_overhead": "gemm_ladder, CUDA graphs",
                   "torch_max_autotune": "torch, max-autotune"}
+# gemm_ladder's backends and the torch backend of the same mode: (ours, peer, the mode's name, its column's header).
+MODEL_PAIRS = (("ours_eager", "torch_eager", "Eager", "% of torch eager"),
+               ("ours_compile", "torch_compile", "Compiled", "% of torch compiled"),
+               ("ours_reduce_overhead", "torch_reduce_overhead", 'With CUDA graphs (mode="reduce-overhead")',
+                "% of torch, CUDA graphs"))
 # Issue 39's target: gemm_ladder's model at >= 97% of torch's tokens/s, eager against eager and
 # compiled against compiled.
 MODEL_TARGET_PCT = 97.0
@@ -844,15 +850,17 @@ def model_block(path: pathlib.Path, data_dir: str) -> str:
     def seconds(v):
         return "–" if v is None else f"{v:.0f}"
 
+    # a peer's column where the CSV has it (one from before the CUDA-graph backends has two)
+    pairs = [p for p in MODEL_PAIRS if any(num(r, f"pct_of_{p[1]}") is not None for r in rows)]
     out = [["" if i and (rows[i - 1]["phase"], rows[i - 1]["batch"]) == (r["phase"], r["batch"]) else phase(r),
             MODEL_BACKENDS.get(r["backend"], r["backend"]), fmt_ms(num(r, "median_ms")),
-            f"{num(r, 'tokens_per_s'):,.0f}", fmt_pct(num(r, "pct_of_torch_eager")),
-            fmt_pct(num(r, "pct_of_torch_compile")), diff(r), seconds(num(r, "compile_s"))] for i, r in enumerate(rows)]
-    header = ["step", "linear layers, mode", "ms per step", "tokens/s", "% of torch eager", "% of torch compiled",
+            f"{num(r, 'tokens_per_s'):,.0f}", *(fmt_pct(num(r, f"pct_of_{p[1]}")) for p in pairs),
+            diff(r), seconds(num(r, "compile_s"))] for i, r in enumerate(rows)]
+    header = ["step", "linear layers, mode", "ms per step", "tokens/s", *(p[3] for p in pairs),
               "logits: largest difference (% of the largest logit)", "first call, s"]
-    text = md_table(header, out, {2, 3, 4, 5, 6, 7})
+    text = md_table(header, out, set(range(2, len(header))))
     sentences = []
-    for ours, peer, mode in (("ours_eager", "torch_eager", "Eager"), ("ours_compile", "torch_compile", "Compiled")):
+    for ours, peer, mode, _ in pairs:
         pcts = [num(r, f"pct_of_{peer}") for r in rows if r["backend"] == ours]
         pcts = [v for v in pcts if v is not None]
         if pcts:

@@ -10,15 +10,20 @@ MLP of 14336 with gate and up in one 28672×4096 weight, q, k and v in one 6144�
 128256-token vocabulary, bf16, `--layers` layers (4 unless told; Llama-3-8B has 32). Attention is
 torch's `scaled_dot_product_attention` for every backend; only the linear layers change:
 
-    torch_eager         torch.nn.functional.linear (cuBLAS), eager
-    ours_eager          gemm_ladder.linear (chapter 11's every_shape), eager
-    torch_compile       torch.nn.functional.linear under torch.compile(fullgraph=True)
-    ours_compile        gemm_ladder.linear under torch.compile(fullgraph=True): a custom op, no graph break
-    torch_max_autotune  torch.compile(mode="max-autotune"): Triton's GEMM templates against cuBLAS per
-                        shape, and CUDA graphs (--skip-autotune leaves it out: it compiles for minutes)
+    torch_eager            torch.nn.functional.linear (cuBLAS), eager
+    ours_eager             gemm_ladder.linear (chapter 11's every_shape), eager
+    torch_compile          torch.nn.functional.linear under torch.compile(fullgraph=True)
+    ours_compile           gemm_ladder.linear under torch.compile(fullgraph=True): a custom op, no graph break
+    torch_reduce_overhead  torch.compile(mode="reduce-overhead"): compiled, then replayed as CUDA graphs
+    ours_reduce_overhead   the same with gemm_ladder.linear (its launches captured into the graphs): both
+                           without the host's cost per launch, the GPU's time alone
+    torch_max_autotune     torch.compile(mode="max-autotune"): Triton's GEMM templates against cuBLAS per
+                           shape, and CUDA graphs (--skip-autotune leaves it out: it compiles for minutes)
 
-Measured with CUDA events, after warm-up, the median of --reps steps in each of --rounds rounds (every
-backend in turn each round, so that the host's and the GPU's drift falls on all alike): prefill of
+Measured with CUDA events, after warm-up, --reps steps of every backend in each of --rounds rounds, the
+backends' steps taken in turn (one step of each, then the next: a host whose speed swings for seconds at
+a time then swings under all alike), each from an idle GPU (interleaved_times_ms), the median of all
+steps: prefill of
 --prefill-tokens tokens (4096) in one sequence, and decode steps at batch 1 and 64 (one new token per sequence, after
 --context tokens already in the KV cache: 512). Prefill computes the logits of the last position
 only, as a server does. Every backend's logits are compared with torch_eager's on the same weights,
@@ -236,10 +241,10 @@ def make_ladder_experts(grouped_mm):
         gate, up = grouped(a, w_gate_up, offsets).chunk(2, dim=-1)   # (rows, F) each
         return grouped(F.silu(gate) * up, w_down, offsets)[dest]     # (routed, hidden)
 
-    def grouped(a, w, offsets):
-        if torch.compiler.is_compiling():  # the functional operator: its result is zero-filled (a memset)
-            return grouped_mm(a, w, offsets)
-        return grouped_mm(a, w, offsets, out=a.new_empty(a.shape[0], w.shape[1]))  # eager: no memset
+    def grouped(a, w, offsets):  # rows outside the experts' tiles are never read back: no memset of them
+        if torch.compiler.is_compiling():  # the functional operator
+            return grouped_mm(a, w, offsets, zero_fill=False)
+        return grouped_mm(a, w, offsets, out=a.new_empty(a.shape[0], w.shape[1]))
     return ladder_experts
 
 
@@ -323,12 +328,15 @@ class Decoder(nn.Module):
 class Backend:
     name: str
     linear: str        # "torch" or "gemm_ladder"
-    compile_mode: str  # "eager", "default" or "max-autotune"
+    compile_mode: str  # "eager", "default", "reduce-overhead" or "max-autotune"
 
 
 BACKENDS = [Backend("torch_eager", "torch", "eager"), Backend("ours_eager", "gemm_ladder", "eager"),
             Backend("torch_compile", "torch", "default"), Backend("ours_compile", "gemm_ladder", "default"),
+            Backend("torch_reduce_overhead", "torch", "reduce-overhead"),
+            Backend("ours_reduce_overhead", "gemm_ladder", "reduce-overhead"),
             Backend("torch_max_autotune", "torch", "max-autotune")]
+PEERS = ("torch_eager", "torch_compile", "torch_reduce_overhead")  # the CSV's pct_of_<peer> columns
 REFERENCE = "torch_eager"
 
 # One row per backend and phase. tokens: tokens per step (the prefill's length, or the decode batch);
@@ -338,12 +346,15 @@ REFERENCE = "torch_eager"
 # (tracing, compiling, autotuning) of a compiled backend. moe_layer_rel_diff (--moe only): the first MoE
 # layer on the step's own tokens, the same input and so the same routing for every backend, against
 # torch_eager's experts, over the largest |output|; with --moe, within_tolerance judges it, not the logits.
-# rounds: how many rounds timed the row (--reps steps each); median_ms and min_ms are over all their steps,
-# round_min_ms and round_max_ms the fastest and slowest round's median (the spread of the run).
+# rounds: how many rounds timed the row (--reps turns each); steps_per_turn: the steps a turn ran back to back
+# (a turn's time is theirs over this many: 1, a step's own time from an idle GPU; more, throughput);
+# median_ms and min_ms are over all the turns' times, round_min_ms and round_max_ms the fastest and slowest
+# round's median (the spread of the run).
 CSV_COLUMNS = ["backend", "linear", "compile_mode", "phase", "batch", "tokens", "context", "layers",
                "median_ms", "min_ms", "tokens_per_s", "pct_of_torch_eager", "pct_of_torch_compile",
+               "pct_of_torch_reduce_overhead",
                "max_abs_diff", "max_rel_diff", "tolerance_rel", "within_tolerance", "compile_s",
-               "gpu", "torch_version", "timestamp", "moe_layer_rel_diff", "rounds", "round_min_ms", "round_max_ms"]
+               "gpu", "torch_version", "timestamp", "moe_layer_rel_diff", "rounds", "round_min_ms", "round_max_ms", "steps_per_turn"]
 
 # bf16 keeps 8 significant bits: one rounding moves a value by up to 2^-8 of it. The logits pass
 # through 4·layers + 1 GEMMs, each rounded to bf16, whose K cuBLAS and every_shape may sum in other
@@ -396,19 +407,35 @@ class Workload:
         return fn(self.tokens, self.cache, self.pos)
 
 
-def cuda_times_ms(step, warmup: int, reps: int) -> list[float]:
-    """Each of `reps` steps' time on the GPU's stream, after `warmup` steps. Steps are issued back to
-    back (no synchronization between them), so where the host cannot issue a step's kernels as fast
-    as the GPU runs them, the GPU's wait is part of the step's time, as in a serving loop."""
-    for _ in range(warmup):
-        step()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for start, end in events:
-        start.record()
-        step()
-        end.record()
+def interleaved_times_ms(steps: dict, warmup: int, reps: int, flip: bool = False, per_turn: int = 1) -> dict:
+    """{name: `reps` times in ms} for each of `steps` (name -> a callable running one step), on the GPU's
+    stream by CUDA events, after `warmup` steps of each. The backends take turns: turn i runs every
+    backend once, in the given order for even i and reversed for odd (`flip` swaps the two), so that a host
+    whose speed swings for seconds at a time swings under every backend alike (a compiled decode step at
+    batch 1 took 1.1 ms in one block of 30 and 1.6 ms in the next, with the same code: the profile of
+    session 2026-11-30m). A turn starts on an idle GPU (synchronized before it) and runs `per_turn` steps
+    back to back; its time is theirs divided by `per_turn`, waits for the host included. With one step a
+    turn (the default), a host-bound step costs all its host time; with several, the later steps' launches
+    overlap the earlier ones' kernels as in a serving loop (throughput). Either way no turn is shortened by
+    the previous backend's work still queued ahead of it (back to back across backends, an eager step
+    issued behind a compiled one's queued kernels has launches queued before its start event runs: torch's
+    eager decode at batch 64 timed 1.55 ms that way, 3.98 ms in blocks of its own steps)."""
+    for step in steps.values():
+        for _ in range(warmup):
+            step()
+    names = list(steps)
+    events = {name: [] for name in names}
+    for i in range(reps):
+        for name in (names if (i % 2 == 0) != flip else names[::-1]):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            start.record()
+            for _ in range(per_turn):
+                steps[name]()
+            end.record()
+            events[name].append((start, end))
     torch.cuda.synchronize()
-    return [start.elapsed_time(end) for start, end in events]
+    return {name: [start.elapsed_time(end) / per_turn for start, end in pairs] for name, pairs in events.items()}
 
 
 def load_gemm_ladder():
@@ -499,18 +526,18 @@ def moe_layer_check(model: Decoder, backend: Backend, experts: dict):
 
 
 def add_comparisons(rows: list[dict]) -> None:
-    """Each row's tokens/s as % of torch_eager's and torch_compile's at the same phase and batch."""
+    """Each row's tokens/s as % of each peer's (PEERS) at the same phase and batch."""
     for r in rows:
-        for peer in ("torch_eager", "torch_compile"):
+        for peer in PEERS:
             base = next((b for b in rows if b["backend"] == peer and (b["phase"], b["batch"]) == (r["phase"], r["batch"])), None)
             r[f"pct_of_{peer}"] = None if base is None else 100.0 * r["tokens_per_s"] / base["tokens_per_s"]
 
 
 def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[dict]:
     """Every backend at every phase: the CSV's rows. First each backend's first call (its compile) and its
-    logits' difference; then --rounds rounds in which every backend times every phase in turn (the order
-    reversed every other round), so that a drift of the host or the GPU during the run falls on all
-    backends alike. A row's median_ms is the median of its steps over all rounds, round_min_ms and
+    logits' difference; then --rounds rounds in which every phase times every backend, their steps taken
+    in turn (interleaved_times_ms; the order reversed every other round), so that a drift of the host or
+    the GPU during the run falls on all backends alike. A row's median_ms is the median of its steps over all rounds, round_min_ms and
     round_max_ms the fastest and slowest round's median. after_round(rows) runs after each round (the
     script writes the CSV there, so that a stopped run keeps what it measured)."""
     import torch._dynamo
@@ -564,10 +591,10 @@ def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[di
     times = {k: [] for k in first}  # (backend, phase key) -> each round's step times
     rows = []
     for r in range(args.rounds):
-        for backend in (backends if r % 2 == 0 else backends[::-1]):
-            for w in workloads:
-                times[(backend.name, (w.phase.name, w.phase.batch))].append(
-                    cuda_times_ms(lambda: w.step(runners[backend.name]), args.warmup, args.reps))
+        for w in workloads:
+            steps = {b.name: (lambda fn=runners[b.name], w=w: w.step(fn)) for b in backends}
+            for name, ms in interleaved_times_ms(steps, args.warmup, args.reps, r % 2 == 1, args.steps_per_turn).items():
+                times[(name, (w.phase.name, w.phase.batch))].append(ms)
         rows = []
         for backend in backends:
             for w in workloads:
@@ -585,7 +612,7 @@ def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[di
                     compile_s=None if backend.compile_mode == "eager" else first_s,
                     gpu=gpu, torch_version=version, timestamp=stamp, moe_layer_rel_diff=layer_diff,
                     rounds=len(rounds), round_min_ms=min(statistics.median(s) for s in rounds),
-                    round_max_ms=max(statistics.median(s) for s in rounds)))
+                    round_max_ms=max(statistics.median(s) for s in rounds), steps_per_turn=args.steps_per_turn))
         add_comparisons(rows)
         log(f"round {r + 1} of {args.rounds}: " + ", ".join(
             f"{x['backend']} {x['phase']} b{x['batch']} {x['median_ms']:.3f} ms" for x in rows))
@@ -620,9 +647,9 @@ def table(rows: list[dict]) -> str:
     def pct(v):
         return "–" if v is None else f"{v:.1f}%"
     head = ["backend", "phase", "batch", "ms/step", "tokens/s", "% torch eager", "% torch compile",
-            "max |Δ logit|", "rel", "compile s"]
+            "% torch graphs", "max |Δ logit|", "rel", "compile s"]
     body = [[r["backend"], r["phase"], str(r["batch"]), f"{r['median_ms']:.3f}", f"{r['tokens_per_s']:,.0f}",
-             pct(r["pct_of_torch_eager"]), pct(r["pct_of_torch_compile"]),
+             *(pct(r.get(f"pct_of_{peer}")) for peer in PEERS),
              "–" if r["max_abs_diff"] is None else f"{r['max_abs_diff']:.3g}",
              "–" if r["max_rel_diff"] is None else f"{r['max_rel_diff']:.2g}",
              "–" if r["compile_s"] is None else f"{r['compile_s']:.1f}"] for r in rows]
@@ -648,6 +675,10 @@ def parse_args(argv=None):
     p.add_argument("--skip-autotune", action="store_true", help="leave out torch_max_autotune (minutes of compiling)")
     p.add_argument("--warmup", type=int, default=5, help="steps before timing (default 5)")
     p.add_argument("--reps", type=int, default=30, help="timed steps a round (default 30)")
+    p.add_argument("--steps-per-turn", type=int, default=1,
+                   help="steps a backend runs back to back in its turn, from an idle GPU (default 1: each step's own "
+                        "time, host included; more: throughput, the host's launches overlapping the kernels); each "
+                        "of --reps turns gives one time, theirs over this many")
     p.add_argument("--rounds", type=int, default=3,
                    help="rounds, each timing every backend in turn (default 3); the median of all steps is reported")
     p.add_argument("--seed", type=int, default=0, help="weights' and tokens' seed (default 0)")
@@ -665,7 +696,7 @@ def parse_args(argv=None):
         args.backends = [b for b in args.backends if b != "torch_max_autotune"]
     if REFERENCE not in args.backends:
         args.backends = [REFERENCE] + args.backends
-    for name in ("layers", "prefill_tokens", "context", "reps", "rounds"):
+    for name in ("layers", "prefill_tokens", "context", "reps", "rounds", "steps_per_turn"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.warmup < 0 or any(b < 1 for b in args.decode_batches):

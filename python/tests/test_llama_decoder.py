@@ -139,6 +139,38 @@ def test_linear_layers_see_nn_linear_operands():
     assert seen == step * 2  # the prefill and one decode step
 
 
+def test_interleaved_timing_takes_turns(monkeypatch):
+    """Every backend's warm-up first, then one turn of each in turn, the order reversed every other turn
+    (and from the start with flip); each turn from an idle GPU (a synchronization before it), its steps
+    between its own two events."""
+    log = []
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.at = None
+
+        def record(self):
+            self.at = len(log)
+
+        def elapsed_time(self, end):
+            return float(end.at - self.at)
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: log.append("sync"))
+    steps = {name: (lambda name=name: log.append(name)) for name in ("a", "b", "c")}
+    times = ld.interleaved_times_ms(steps, warmup=2, reps=3)
+    timed = [x for name in ["a", "b", "c", "c", "b", "a", "a", "b", "c"] for x in ("sync", name)]
+    assert log == ["a", "a", "b", "b", "c", "c"] + timed + ["sync"]
+    assert times == {"a": [1.0] * 3, "b": [1.0] * 3, "c": [1.0] * 3}
+    log.clear()
+    ld.interleaved_times_ms(steps, warmup=0, reps=2, flip=True)
+    assert [x for x in log if x != "sync"] == ["c", "b", "a", "a", "b", "c"]
+    log.clear()  # three steps back to back a turn: one time per turn, theirs over three
+    times = ld.interleaved_times_ms({"a": steps["a"], "b": steps["b"]}, warmup=0, reps=2, per_turn=3)
+    assert log == ["sync", "a", "a", "a", "sync", "b", "b", "b", "sync", "b", "b", "b", "sync", "a", "a", "a", "sync"]
+    assert times == {"a": [1.0, 1.0], "b": [1.0, 1.0]}
+
+
 def test_csv_reads_as_the_page_checker_reads_it(tmp_path):
     """write_csv's file is a table the page checker can query (tools/check_page_numbers.py)."""
     spec = importlib.util.spec_from_file_location("check_page_numbers", REPO / "tools" / "check_page_numbers.py")
@@ -320,6 +352,26 @@ def test_ours_under_torch_compile_fullgraph():
     compiled = ld.make_runner(model, ld.Backend("ours_compile", "gemm_ladder", "default"),
                               {"torch": ld.torch_linear, "gemm_ladder": gemm_ladder.linear})
     assert_compiled_steps_match(compiled, ld.TINY, tokens, torch_steps)
+
+
+@needs_gemm_ladder
+@torch.no_grad()
+def test_ours_under_reduce_overhead():
+    """The model compiled with mode="reduce-overhead": gemm_ladder's launches captured into CUDA graphs,
+    replayed for the prefill and the decode step."""
+    model = ld.Decoder(ld.TINY, "cuda", seed=6)
+    tokens = torch.randint(0, ld.TINY.vocab, (2, 33), device="cuda")
+    torch_steps = run_model(model, tokens, 40, 32)
+    compiled = ld.make_runner(model, ld.Backend("ours_reduce_overhead", "gemm_ladder", "reduce-overhead"),
+                              {"torch": ld.torch_linear, "gemm_ladder": gemm_ladder.linear})
+    pinned = gemm_ladder.cache_stats()["pinned"]
+    cache = ld.KVCache(ld.TINY, tokens.shape[0], 40, "cuda")  # one cache, as the script's steps have
+    for _ in range(3):  # the first calls record the graphs; the last replays them
+        prefill = compiled(tokens[:, :32], cache, 0).clone()
+        decode = compiled(tokens[:, 32:], cache, 32).clone()
+        assert rel_diff(prefill, torch_steps[0]) <= ld.TOLERANCE_REL
+        assert rel_diff(decode, torch_steps[1]) <= ld.TOLERANCE_REL
+    assert gemm_ladder.cache_stats()["pinned"] > pinned  # our GEMMs were captured, not run beside the graphs
 
 
 @needs_gemm_ladder

@@ -20,10 +20,10 @@ torch's `scaled_dot_product_attention` for every backend; only the linear layers
     torch_max_autotune     torch.compile(mode="max-autotune"): Triton's GEMM templates against cuBLAS per
                            shape, and CUDA graphs (--skip-autotune leaves it out: it compiles for minutes)
 
-Measured with CUDA events, after warm-up, --reps steps of every backend in each of --rounds rounds, the
-backends' steps taken in turn (one step of each, then the next: a host whose speed swings for seconds at
-a time then swings under all alike), each from an idle GPU (interleaved_times_ms), the median of all
-steps: prefill of
+Measured with CUDA events, after warm-up, --reps turns of every backend in each of --rounds rounds, the
+backends taking turns (one turn of each, then the next: a host whose speed swings for seconds at a time
+then swings under all alike), each turn from an idle GPU and one step long unless --steps-per-turn says
+more (interleaved_times_ms), the median of all turns' step times: prefill of
 --prefill-tokens tokens (4096) in one sequence, and decode steps at batch 1 and 64 (one new token per sequence, after
 --context tokens already in the KV cache: 512). Prefill computes the logits of the last position
 only, as a server does. Every backend's logits are compared with torch_eager's on the same weights,
@@ -354,7 +354,8 @@ CSV_COLUMNS = ["backend", "linear", "compile_mode", "phase", "batch", "tokens", 
                "median_ms", "min_ms", "tokens_per_s", "pct_of_torch_eager", "pct_of_torch_compile",
                "pct_of_torch_reduce_overhead",
                "max_abs_diff", "max_rel_diff", "tolerance_rel", "within_tolerance", "compile_s",
-               "gpu", "torch_version", "timestamp", "moe_layer_rel_diff", "rounds", "round_min_ms", "round_max_ms", "steps_per_turn"]
+               "gpu", "torch_version", "timestamp", "moe_layer_rel_diff", "rounds", "round_min_ms", "round_max_ms",
+               "steps_per_turn"]
 
 # bf16 keeps 8 significant bits: one rounding moves a value by up to 2^-8 of it. The logits pass
 # through 4·layers + 1 GEMMs, each rounded to bf16, whose K cuBLAS and every_shape may sum in other
@@ -535,10 +536,10 @@ def add_comparisons(rows: list[dict]) -> None:
 
 def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[dict]:
     """Every backend at every phase: the CSV's rows. First each backend's first call (its compile) and its
-    logits' difference; then --rounds rounds in which every phase times every backend, their steps taken
-    in turn (interleaved_times_ms; the order reversed every other round), so that a drift of the host or
-    the GPU during the run falls on all backends alike. A row's median_ms is the median of its steps over all rounds, round_min_ms and
-    round_max_ms the fastest and slowest round's median. after_round(rows) runs after each round (the
+    logits' difference; then --rounds rounds in which every phase times every backend, the backends taking
+    turns (interleaved_times_ms; the order reversed every other round), so that a drift of the host or the
+    GPU during the run falls on all backends alike. A row's median_ms is the median of its turns' step
+    times over all rounds, round_min_ms and round_max_ms the fastest and slowest round's median. after_round(rows) runs after each round (the
     script writes the CSV there, so that a stopped run keeps what it measured)."""
     import torch._dynamo
     for name in ("recompile_limit", "cache_size_limit"):  # one graph per compiled backend and phase
@@ -588,12 +589,13 @@ def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[di
             first[(backend.name, key)] = (first_s, abs_diff, rel_diff, layer_diff)
             log(f"{backend.name:>18} {p.name:>7} batch {p.batch:>3}: first call {first_s:.1f} s")
             del logits
-    times = {k: [] for k in first}  # (backend, phase key) -> each round's step times
+    times = {k: [] for k in first}  # (backend, phase key) -> each round's turns' step times
     rows = []
     for r in range(args.rounds):
         for w in workloads:
             steps = {b.name: (lambda fn=runners[b.name], w=w: w.step(fn)) for b in backends}
-            for name, ms in interleaved_times_ms(steps, args.warmup, args.reps, r % 2 == 1, args.steps_per_turn).items():
+            timed = interleaved_times_ms(steps, args.warmup, args.reps, r % 2 == 1, args.steps_per_turn)
+            for name, ms in timed.items():
                 times[(name, (w.phase.name, w.phase.batch))].append(ms)
         rows = []
         for backend in backends:
@@ -674,7 +676,7 @@ def parse_args(argv=None):
                    help="comma-separated subset of " + ", ".join(b.name for b in BACKENDS) + f" ({REFERENCE} always runs)")
     p.add_argument("--skip-autotune", action="store_true", help="leave out torch_max_autotune (minutes of compiling)")
     p.add_argument("--warmup", type=int, default=5, help="steps before timing (default 5)")
-    p.add_argument("--reps", type=int, default=30, help="timed steps a round (default 30)")
+    p.add_argument("--reps", type=int, default=30, help="timed turns of each backend a round (default 30)")
     p.add_argument("--steps-per-turn", type=int, default=1,
                    help="steps a backend runs back to back in its turn, from an idle GPU (default 1: each step's own "
                         "time, host included; more: throughput, the host's launches overlapping the kernels); each "

@@ -64,10 +64,10 @@ def run_model(model, tokens, cache_len, split, cfg=None):
     return out
 
 
-def assert_compiled_steps_match(compiled, cfg, tokens, torch_steps):
+def assert_compiled_steps_match(compiled, cfg, tokens, torch_steps, cache=None):
     """A compiled runner's prefill of tokens[:, :32] and its one decode step of tokens[:, 32:] (33 tokens,
-    a cache of 40) against torch's first two steps, within the script's tolerance."""
-    cache = ld.KVCache(cfg, tokens.shape[0], 40, "cuda")
+    a cache of 40, a new one unless given) against torch's first two steps, within the script's tolerance."""
+    cache = cache if cache is not None else ld.KVCache(cfg, tokens.shape[0], 40, "cuda")
     prefill = compiled(tokens[:, :32], cache, 0).clone()
     decode = compiled(tokens[:, 32:], cache, 32).clone()
     assert rel_diff(prefill, torch_steps[0]) <= ld.TOLERANCE_REL
@@ -367,10 +367,7 @@ def test_ours_under_reduce_overhead():
     pinned = gemm_ladder.cache_stats()["pinned"]
     cache = ld.KVCache(ld.TINY, tokens.shape[0], 40, "cuda")  # one cache, as the script's steps have
     for _ in range(3):  # the first calls record the graphs; the last replays them
-        prefill = compiled(tokens[:, :32], cache, 0).clone()
-        decode = compiled(tokens[:, 32:], cache, 32).clone()
-        assert rel_diff(prefill, torch_steps[0]) <= ld.TOLERANCE_REL
-        assert rel_diff(decode, torch_steps[1]) <= ld.TOLERANCE_REL
+        assert_compiled_steps_match(compiled, ld.TINY, tokens, torch_steps, cache)
     assert gemm_ladder.cache_stats()["pinned"] > pinned  # our GEMMs were captured, not run beside the graphs
 
 

@@ -29,6 +29,13 @@ template <class Cfg>
 GemmPrepare<bf16, bf16> forced_tile(int max_blocks) {
   return [=](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c) { return prepare_tile_shape<Cfg>(p, a, b, c, max_blocks); };
 }
+/// swap_ab with with_swap_tile's tile and K in `splits` slices.
+auto forced_swap_slices(int splits) {
+  return [splits](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+    if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
+    return with_swap_tile(p, device_sm_count(), [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, a, b, c, splits, blocks); });
+  };
+}
 }  // namespace
 
 std::vector<GemmKernel<bf16, bf16>> steps() { return steps_on_grid(0); }
@@ -41,8 +48,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
   };
   auto swap_ab = [splits](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
     if (splits <= 0) return prepare_swap_ab(p, a, b, c, blocks);
-    if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
-    return with_swap_tile(p, device_sm_count(), [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, a, b, c, splits, blocks); });
+    return forced_swap_slices(splits)(p, a, b, c, blocks);
   };
   return {
       // tile_shapes.cuh: chapter 10's tma_store kernel, the tile (128×256, ×192, ×128, ×64) chosen per problem
@@ -85,6 +91,10 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("swap_ab_rows64_64", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
              return prepare_swap_ab_with<SwapAB64Rows64Cfg>(p, a, b, c, 0, blocks);
            }, max_blocks), swap_ab_rejects),
+      // swap_ab's tile with K cut into 1 or 2 slices whatever choose_swap_splits says: does a round of
+      // fewer units than SMs stream B as fast as the slices (the model says it streams at units / SMs)?
+      step("swap_ab_x1", on_grid(forced_swap_slices(1), max_blocks), swap_ab_rejects),
+      step("swap_ab_x2", on_grid(forced_swap_slices(2), max_blocks), swap_ab_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)
       step("split_k_second_kernel", on_grid(prepare_split_k_second_kernel, max_blocks), split_k_rejects),
 #endif

@@ -3,9 +3,7 @@
 // "ours".
 //
 //   M <= 64, N wide  tile_shapes' 64×256 tile with one consumer (Tile64x256Cfg), when N's 256-column
-//                    tiles fill at least 3/4 of the SMs in one round (wide_decode): a tile per SM;
-//                    and at M = 33-64 when they are 40 or more and swap_ab would cut K into short
-//                    slices (short_slices_decode)
+//                    tiles fill at least 3/4 of the SMs in one round (wide_decode): a tile per SM
 //   M <= 64          swap_ab: the small side in wgmma's N, K split until the units fill the GPU
 //                    (choose_swap_splits)
 //   K % 16 != 0, big A and B first copied into rows on 128-byte boundaries, then tile_shapes
@@ -59,23 +57,15 @@ inline bool tma_kernels_take(const GemmProblem& p, const void* A, const void* B,
 /// A 16-byte aligned address, for choose()'s operands when the caller has none (the harness's).
 inline const void* const kAligned = reinterpret_cast<const void*>(std::uintptr_t(256));
 
-/// The 64×256 tiles of a decode problem `p` (M <= 64) when they fit one round on `sms` SMs and
-/// tile_shapes' TMA store takes it (N % 8 == 0, C on 16 bytes); 0 otherwise. What wide_decode and
-/// short_slices_decode both ask first.
-inline std::int64_t one_round_of_64x256(const GemmProblem& p, int sms, const void* C) {
-  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
-  const bool takes = p.m <= Tile64x256Cfg::BM::value && tiles <= sms && tile_shapes_rejects(p).empty() &&
-                     launch::tma_pointer_rejects({{"C", C}}).empty();
-  return takes ? tiles : 0;
-}
-
 /// True when `p` is a decode problem (M <= 64) whose N alone, in 256-column tiles, fills at least 3/4
 /// of `sms` SMs in one round, and tile_shapes' TMA store takes it (N % 8 == 0, C on 16 bytes): then a 64×256 tile
 /// per SM streams B evenly, where swap_ab's 128-row tiles would make 1.7 rounds (N = 28672: 112 tiles
 /// of 256 columns against 224 of 128 rows, on 132 SMs).
 inline bool wide_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
-  const std::int64_t tiles = one_round_of_64x256(p, sms, C);
-  return tiles > 0 && 4 * tiles >= 3 * std::int64_t(sms);
+  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
+  const bool takes = p.m <= Tile64x256Cfg::BM::value && tiles <= sms && tile_shapes_rejects(p).empty() &&
+                     launch::tma_pointer_rejects({{"C", C}}).empty();
+  return takes && 4 * tiles >= 3 * std::int64_t(sms);
 }
 
 /// swap_ab's choice for `p` (M <= 64): the tile with_swap_tile picks and the K slices it gets.
@@ -86,22 +76,6 @@ inline Choice swap_choice(const GemmProblem& p, int sms) {
     return Choice{Choice::swap_ab, Cfg::BM::value, Cfg::BN::value,
                   SplitKTileScheduler::make({1, 1, 1}, plan.k_steps, plan.splits).splits};
   });
-}
-
-/// True when `p` has 33 to 64 rows (swap_ab's 64-column tile, the rows a 64×256 tile holds), swap_ab
-/// would cut K into slices of fewer than 32 K steps, and N makes at least 40 tiles of 256 columns (and
-/// at most one per SM): then one 64×256 tile per SM, K whole, beats the slices. Each slice beyond the
-/// first writes and reads back 8 bytes per element of C, 4·splits·M/K of B's bytes (14-19% at M = 48-64,
-/// K = 4096, in 3 slices), and a short slice has few K steps to hide its epilogue behind. Measured
-/// (profiles/session_2026-11-30k_ch13.txt, call 9: M = 33, 48, 64 × N 4096-14336 × K 4096, 8192): the
-/// 64×256 tile won by 3-8 points at N = 10240-11008, K = 4096 (40-43 tiles), was level at slices of 43
-/// K steps (K = 8192) and lost at N <= 6144 (24 tiles or fewer: 53-71% of cuBLAS).
-inline bool short_slices_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
-  constexpr int kMinTiles = 40, kShortSlice = 32;
-  if (p.m <= 32 || one_round_of_64x256(p, sms, C) < kMinTiles) return false;
-  const Choice swap = swap_choice(p, sms);
-  const std::int64_t k_steps = launch::ceil_div(p.k, SwapAB64Cfg::BK::value);
-  return swap.splits > 1 && k_steps < std::int64_t(kShortSlice) * swap.splits;
 }
 
 /// The tile choose_tile_shape picks for `tile_problem` (`p`, or `p` with a staged operand's K) and the
@@ -128,7 +102,7 @@ inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, co
     c.plan = plan;
     return c;
   }
-  if (wide_decode(p, sms, C) || short_slices_decode(p, sms, C))
+  if (wide_decode(p, sms, C))
     return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
   if (p.m <= kSwapMaxM) return swap_choice(p, sms);
   if (copies_to_aligned_rows(p)) {

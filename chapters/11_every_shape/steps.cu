@@ -91,10 +91,12 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("swap_ab_rows64_64", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
              return prepare_swap_ab_with<SwapAB64Rows64Cfg>(p, a, b, c, 0, blocks);
            }, max_blocks), swap_ab_rejects),
-      // swap_ab's tile with K cut into 1 or 2 slices whatever choose_swap_splits says: does a round of
-      // fewer units than SMs stream B as fast as the slices (the model says it streams at units / SMs)?
+      // swap_ab's tile with K cut into 1, 2 or 3 slices whatever choose_swap_splits says: does a round of
+      // fewer units than SMs stream B as fast as the slices? (Its model said they stream at units / SMs
+      // until the measurement of these steps.)
       step("swap_ab_x1", on_grid(forced_swap_slices(1), max_blocks), swap_ab_rejects),
       step("swap_ab_x2", on_grid(forced_swap_slices(2), max_blocks), swap_ab_rejects),
+      step("swap_ab_x3", on_grid(forced_swap_slices(3), max_blocks), swap_ab_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)
       step("split_k_second_kernel", on_grid(prepare_split_k_second_kernel, max_blocks), split_k_rejects),
 #endif

@@ -228,27 +228,26 @@ TEST(ch11_Choice, WideDecodeTakesOne64x256TilePerSm) {
   EXPECT_EQ(ch11::choose(problem({16, 28671, 8192}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
 }
 
-TEST(ch11_Choice, ShortSlicesTakeThe64x256TileAt33To64Rows) {
-  // N = 10240-11008 at K = 4096: swap_ab would cut K's 64 steps in 3 slices of 21-22 (partial sums 14-19%
-  // of B's bytes at M = 48-64); 40-43 tiles of 256 columns, K whole, won by 3-8 points (call 9).
-  for (std::int64_t m : {33, 48, 64})
-    for (std::int64_t n : {10240, 11008}) {
-      const mm::GemmProblem p = problem({m, n, 4096}, "RCR");
-      ASSERT_EQ(ch11::swap_choice(p, 132).splits, 3) << m << "x" << n;  // the case the rule is about
-      const ch11::Choice c = ch11::choose(p, 132);
-      EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << m << "x" << n;
-      EXPECT_EQ(c.tile_bm, 64) << m << "x" << n;
-      EXPECT_EQ(c.tile_bn, 256) << m << "x" << n;
-      EXPECT_EQ(c.splits, 1) << m << "x" << n;
+TEST(ch11_Choice, DecodeStreamsUnsplitFrom80Units) {
+  // 80-86 tiles of 128 rows of N (N = 10240-11008) stream B at DRAM's full rate unsplit: K whole, at
+  // every M <= 64 and K (measured 98-104% of cuBLAS against 85-95% with K in 3 slices; 91% against 82%
+  // at 64×11008×4096, where the 64×256 tile of an earlier rule ran at 89%).
+  for (std::int64_t m : {1, 16, 32, 33, 48, 64})
+    for (const auto& [n, k] : {std::pair{10240, 4096}, {10240, 8192}, {11008, 4096}, {11008, 8192}}) {
+      const ch11::Choice c = ch11::choose(problem({m, n, k}, "RCR"), 132);
+      EXPECT_EQ(c.kernel, ch11::Choice::swap_ab) << m << "x" << n << "x" << k;
+      EXPECT_EQ(c.tile_bm, 128) << m << "x" << n << "x" << k;
+      EXPECT_EQ(c.splits, 1) << m << "x" << n << "x" << k;
     }
-  // Not at M <= 32 (swap_ab's narrower tiles), not at K = 8192 (slices of 43 K steps: level or lost),
-  // not at N <= 6144 (24 tiles: 53-71% of cuBLAS), not where K is not split (N = 14336), not RRR (the
-  // any-shape path), not with fewer than 40 tiles of 256 columns.
-  for (const auto& [m, n, k] : {std::tuple{32, 11008, 4096}, {16, 11008, 4096}, {64, 10240, 8192}, {64, 11008, 8192},
-                                {64, 6144, 4096}, {48, 4096, 4096}, {64, 14336, 4096}, {64, 39 * 256, 4096}})
-    EXPECT_EQ(ch11::choose(problem({m, n, k}, "RCR"), 132).kernel, ch11::Choice::swap_ab) << m << "x" << n << "x" << k;
-  EXPECT_TRUE(ch11::choose(problem({64, 11008, 4096}, "RRR"), 132).any_shape);
-  EXPECT_EQ(ch11::choose(problem({64, 11008, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);
+  // Fewer units than that still split K: 64 tiles of 64 rows at N = 4096 in 2 slices (measured 93-97%
+  // against 86-88% unsplit) ...
+  EXPECT_EQ(ch11::choose(problem({1, 4096, 4096}, "RCR"), 132).splits, 2);
+  EXPECT_EQ(ch11::choose(problem({64, 4096, 4096}, "RCR"), 132).splits, 2);
+  // ... and the model is the same in both storage orders (RRR: the any-shape path, swap_ab's kernel).
+  const ch11::Choice rrr = ch11::choose(problem({16, 11008, 4096}, "RRR"), 132);
+  EXPECT_TRUE(rrr.any_shape);
+  EXPECT_EQ(rrr.kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(rrr.splits, 1);
 }
 
 TEST(ch11_Choice, TileShapesFollowTheWaves) {

@@ -12,6 +12,9 @@ import sys
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "common" / "layout" / "mma_sm90_ops.inc"
 NS = (16, 32, 64, 128, 192, 256)
+# bf16 has more: the 64-row decode tiles of chapter 11's appendix step narrow_tiles, whose N is cut so
+# that N's tiles make one round of the SMs (48, 80, 96, 112 columns).
+NS_BF16 = (16, 32, 48, 64, 80, 96, 112, 128, 192, 256)
 
 
 def body(n: int) -> str:
@@ -75,7 +78,7 @@ def text() -> str:
         "// kTnspA, kTnspB: 0 for a K-major operand, 1 for an MN-major one (the transposed read); tf32\n"
         "// and e4m3 have no transpose: their operands are K-major only (the PTX ISA's wgmma.mma_async).\n"
     )
-    return (head + "".join("\n" + body(n) for n in NS)
+    return (head + "".join("\n" + body(n) for n in NS_BF16)
             + "".join("\n" + body_k_major(n, "tf32", "tf32.tf32", 8, "tf32·tf32") for n in NS)
             + "".join("\n" + body_k_major(n, "e4m3", "e4m3.e4m3", 32, "e4m3·e4m3") for n in NS))
 

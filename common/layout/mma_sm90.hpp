@@ -271,8 +271,9 @@ MM_UNROLL
 /// how the tiles are stored (GmmaMajor::MN sets the instruction's transpose bit). sm_90a.
 template <int N, GmmaMajor MajorA, GmmaMajor MajorB>
 struct SM90_64xNx16_F32BF16BF16_SS {
-  static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 192 || N == 256,
-                "wgmma bf16 atoms are provided for N = 16, 32, 64, 128, 192, 256 (tools/gen_mma_sm90_ops.py)");
+  static_assert(N == 16 || N == 32 || N == 48 || N == 64 || N == 80 || N == 96 || N == 112 || N == 128 || N == 192 ||
+                    N == 256,
+                "wgmma bf16 atoms are provided for N = 16, 32, 48, 64, 80, 96, 112, 128, 192, 256 (tools/gen_mma_sm90_ops.py)");
   using DRegisters = float[N / 2];  ///< this thread's accumulators
   /// One instruction; `accumulate` false overwrites D with A·B.
   template <class = void>
@@ -282,7 +283,11 @@ struct SM90_64xNx16_F32BF16BF16_SS {
     constexpr int ta = int(MajorA), tb = int(MajorB);
     if constexpr (N == 16) detail::wgmma_m64n16k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
     if constexpr (N == 32) detail::wgmma_m64n32k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 48) detail::wgmma_m64n48k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
     if constexpr (N == 64) detail::wgmma_m64n64k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 80) detail::wgmma_m64n80k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 96) detail::wgmma_m64n96k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 112) detail::wgmma_m64n112k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
     if constexpr (N == 128) detail::wgmma_m64n128k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
     if constexpr (N == 192) detail::wgmma_m64n192k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
     if constexpr (N == 256) detail::wgmma_m64n256k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));

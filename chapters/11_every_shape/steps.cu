@@ -37,16 +37,6 @@ auto forced_swap_slices(int splits) {
     return with_swap_tile(p, device_sm_count(), [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, a, b, c, splits, blocks); });
   };
 }
-/// swap_ab with with_swap_tile's tile in clusters of ClusterM tiles along N, which share A's boxes.
-template <int ClusterM>
-auto swap_in_clusters() {
-  return [](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
-    if (std::string why = swap_ab_rejects(p); !why.empty()) throw std::invalid_argument("swap_ab: " + why);
-    return with_swap_tile(p, device_sm_count(), [&](auto cfg) {
-      return prepare_swap_ab_with<Clustered<decltype(cfg), ClusterM, 1>>(p, a, b, c, 0, blocks);
-    });
-  };
-}
 }  // namespace
 
 std::vector<GemmKernel<bf16, bf16>> steps() { return steps_on_grid(0); }
@@ -108,10 +98,6 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("swap_ab_x1", on_grid(forced_swap_slices(1), max_blocks), swap_ab_rejects),
       step("swap_ab_x2", on_grid(forced_swap_slices(2), max_blocks), swap_ab_rejects),
       step("swap_ab_x3", on_grid(forced_swap_slices(3), max_blocks), swap_ab_rejects),
-      // swap_ab in clusters of 2 and 4 tiles along N that multicast A's boxes (cuBLAS's decode kernel
-      // at M = 64 runs clusters of 4 and reads a quarter of our L2 sectors for A)
-      step("swap_ab_cluster2", on_grid(swap_in_clusters<2>(), max_blocks), swap_ab_rejects),
-      step("swap_ab_cluster4", on_grid(swap_in_clusters<4>(), max_blocks), swap_ab_rejects),
       // narrow_tiles.cuh: M <= 64 unswapped, 64-row tiles whose N is cut to one round of the SMs
       step("narrow_tiles", on_grid(prepare_narrow_tiles, max_blocks), narrow_tiles_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)

@@ -170,11 +170,8 @@ PreparedGemm prepare_swap_ab_with(const GemmProblem& p, const bf16* A, const bf1
   check_step("swap_ab", swap_ab_rejects(p), A, B, nullptr);
   using Kernel = SwapKernel<Cfg>;
   const int m = int(p.m), n = int(p.n), k = int(p.k);
-  // Tiles of Cᵀ, or cluster tiles of kClusterM × kClusterN of them (an appendix step's clusters along
-  // N share A's boxes: the multicast operand is the main loop's B, which is A here).
-  const GroupedTileScheduler tiles{int(launch::ceil_div(n, Cfg::BM::value * Cfg::kClusterM)),
-                                   int(launch::ceil_div(m, Cfg::BN::value * Cfg::kClusterN)),
-                                   std::max(1, Cfg::kGroupM / Cfg::kClusterM)};
+  const GroupedTileScheduler tiles{int(launch::ceil_div(n, Cfg::BM::value)), int(launch::ceil_div(m, Cfg::BN::value)),
+                                   Cfg::kGroupM};
   const int k_steps = int(launch::ceil_div(k, Cfg::BK::value));
   const SplitKTileScheduler units = SplitKTileScheduler::make(
       tiles, k_steps, splits > 0 ? splits : choose_swap_splits(p, Cfg::BN::value, tiles.size(), k_steps, device_sm_count()));
@@ -185,8 +182,7 @@ PreparedGemm prepare_swap_ab_with(const GemmProblem& p, const bf16* A, const bf1
   args.max_blocks = max_blocks;
   GemmAdapter<Kernel> gemm;
   gemm.initialize(args);
-  const std::string clusters = Cfg::kClusterM > 1 ? " cluster " + std::to_string(Cfg::kClusterM) + "x1" : "";
-  return gemm.prepared("swap_ab " + tile_name<Cfg>() + " x" + std::to_string(units.splits) + clusters);
+  return gemm.prepared("swap_ab " + tile_name<Cfg>() + " x" + std::to_string(units.splits));
 }
 
 /// The step: the narrowest tile that holds M, K split as choose_swap_splits says.

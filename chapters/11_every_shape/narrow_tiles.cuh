@@ -1,5 +1,6 @@
 // Chapter 11, appendix step narrow_tiles: decode (M <= 64) without the swap, in one round of 64-row
-// tiles whose N is cut to the SM count.
+// tiles whose N is cut to the SM count; and the small problems (512³: 32 tiles of tile_shapes' 128×64
+// for 132 SMs, where cuBLAS runs about 90 of 64×48) in one round of 64-row tiles too.
 //
 // swap_ab puts N on wgmma's M, so its tiles come in 64 or 128 rows of N: at N = 10240, 80 tiles of 128
 // rows (60% of 132 SMs) or 160 of 64 (two rounds). wgmma's N goes from 8 to 256 in steps of 8, so the
@@ -14,7 +15,7 @@
 // number of the TMA epilogue's 64-column pieces). The kernel is any_shape's tile kernel, K whole.
 //
 // Build: cmake --build build --target ch11_every_shape   (configured with -DMM_APPENDIX_STEPS=ON)
-// Run:   build/bin/ch11_every_shape --kernel narrow_tiles --sizes 64x10240x8192
+// Run:   build/bin/ch11_every_shape --kernel narrow_tiles --sizes 64x10240x8192,512
 #pragma once
 
 #include "11_every_shape/any_shape.cuh"
@@ -29,11 +30,12 @@ struct Narrow64Cfg : KernelConfig<64, BN_, 64, std::min(8, 200 * 1024 / ((64 + B
 /// The tile widths narrow_tiles takes (wgmma N with a bf16 atom, tools/gen_mma_sm90_ops.py).
 inline constexpr int kNarrowTileNs[] = {32, 48, 64, 80, 96, 112, 128};
 
-/// The narrowest width of kNarrowTileNs whose tiles of N fit one round of `sms` SMs (the widest if
-/// none does).
+/// The narrowest width of kNarrowTileNs whose 64-row tiles of C fit one round of `sms` SMs (the
+/// widest if none does).
 inline int narrow_tile_n(const GemmProblem& p, int sms) {
+  const std::int64_t rows = launch::ceil_div(p.m, std::int64_t(64));
   for (int bn : kNarrowTileNs)
-    if (launch::ceil_div(p.n, std::int64_t(bn)) <= sms) return bn;
+    if (rows * launch::ceil_div(p.n, std::int64_t(bn)) <= sms) return bn;
   return kNarrowTileNs[std::size(kNarrowTileNs) - 1];
 }
 
@@ -51,12 +53,8 @@ decltype(auto) with_narrow_tile(int bn, F&& f) {
   }
 }
 
-/// narrow_tiles' rule: RCR, TMA's rules for A and B, and M <= 64 (the tile's 64 rows).
-inline std::string narrow_tiles_rejects(const GemmProblem& p) {
-  if (std::string why = rcr_tma_rejects(p); !why.empty()) return why;
-  if (p.m > 64) return "takes M <= 64 (one 64-row tile of C holds all of M)";
-  return {};
-}
+/// narrow_tiles' rule: RCR and TMA's rules for A and B (C is stored by the registers: any N).
+inline std::string narrow_tiles_rejects(const GemmProblem& p) { return rcr_tma_rejects(p); }
 
 /// The step: the tile of narrow_tile_n, K whole, C stored by the registers.
 inline PreparedGemm prepare_narrow_tiles(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {

@@ -98,7 +98,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("swap_ab_x1", on_grid(forced_swap_slices(1), max_blocks), swap_ab_rejects),
       step("swap_ab_x2", on_grid(forced_swap_slices(2), max_blocks), swap_ab_rejects),
       step("swap_ab_x3", on_grid(forced_swap_slices(3), max_blocks), swap_ab_rejects),
-      // narrow_tiles.cuh: M <= 64 unswapped, 64-row tiles whose N is cut to one round of the SMs
+      // narrow_tiles.cuh: 64-row tiles whose N is cut to one round of the SMs (decode unswapped, small problems)
       step("narrow_tiles", on_grid(prepare_narrow_tiles, max_blocks), narrow_tiles_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)
       step("split_k_second_kernel", on_grid(prepare_split_k_second_kernel, max_blocks), split_k_rejects),

@@ -69,6 +69,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_128x128", forced_tile<Tile128x128Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_128x64", forced_tile<Tile128x64Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x256", forced_tile<Tile64x256Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_64x128", forced_tile<Tile64x128Cfg>(max_blocks), tile_shapes_rejects),
       // stream_k with 128×128 tiles (twice the tiles, half the partial sum per block)
       step("stream_k_128x128", on_grid(prepare_stream_k_with<Tile128x128Cfg>, max_blocks), stream_k_rejects),
       // ping_pong.cuh: each consumer warpgroup its own tile, one's epilogue under the other's main loop

@@ -4,13 +4,16 @@
 //
 //   M <= 64, N wide  tile_shapes' 64×256 tile with one consumer (Tile64x256Cfg), when N's 256-column
 //                    tiles fill at least 3/4 of the SMs in one round (wide_decode): a tile per SM
+//   M = 33-64        tile_shapes' 64×128 tile with one consumer (Tile64x128Cfg), when N's 128-column
+//                    tiles make 64 or more and one round (mid_decode)
 //   M <= 64          swap_ab: the small side in wgmma's N, K split until the units fill the GPU
 //                    (choose_swap_splits)
 //   K % 16 != 0, big A and B first copied into rows on 128-byte boundaries, then tile_shapes
 //                    (copies_to_aligned_rows; aligned_rows.cuh, the one kernel this step adds)
 //   otherwise        the tile of choose_tile_shape (waves × work / efficiency); split_k when the tiles
 //                    fill less than half the GPU (choose_splits), else tile_shapes' kernel itself
-//                    (split_k's with one slice does the same work with a few more instructions)
+//                    (split_k's with one slice does the same work with a few more instructions); its
+//                    128×64 tile, K whole, as 64×128 with one consumer (one_consumer)
 //
 // and, before all of these, what none of them takes goes to any_shape.cuh's path: RRR, a K or N that
 // is not a multiple of 8, an operand not on a 16-byte boundary (staged copies, C stored by the
@@ -68,6 +71,18 @@ inline bool wide_decode(const GemmProblem& p, int sms, const void* C = kAligned)
   return takes && 4 * tiles >= 3 * std::int64_t(sms);
 }
 
+/// True when `p` (33 <= M <= 64) makes between 64 tiles and one round of `sms` SMs of 64×128 tiles
+/// (N = 8192-16896 on 132 SMs) and tile_shapes' TMA store takes it: then one consumer warpgroup per
+/// 64×128 tile of C (Tile64x128Cfg, K whole) streams B faster than swap_ab's 128-row tiles of Cᵀ
+/// with two consumers each on a 64-column wgmma. Measured (appendix step tile_64x128,
+/// ch11_every_shape_one_consumer_appendix.csv): 64×11008×4096 97.4% against swap_ab's 92.1%,
+/// 64×10240×8192 91.5 against 88.5; level at 48 tiles (N = 6144), behind at 32 (N = 4096).
+inline bool mid_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
+  const std::int64_t tiles = launch::ceil_div(p.n, Tile64x128Cfg::BN::value);
+  return p.m > 32 && p.m <= Tile64x128Cfg::BM::value && tiles >= 64 && tiles <= sms && tile_shapes_rejects(p).empty() &&
+         launch::tma_pointer_rejects({{"C", C}}).empty();
+}
+
 /// swap_ab's choice for `p` (M <= 64): the tile with_swap_tile picks and the K slices it gets.
 inline Choice swap_choice(const GemmProblem& p, int sms) {
   return with_swap_tile(p, sms, [&](auto cfg) {
@@ -88,6 +103,18 @@ inline Choice tile_choice(const GemmProblem& p, const GemmProblem& tile_problem,
   return {splits > 1 ? Choice::split_k : Choice::tile_shapes, s.bm, s.bn, splits};
 }
 
+/// tile_shapes' 128×64 tile with K whole, run as 64×128 with one consumer warpgroup (Tile64x128Cfg):
+/// the same number of tiles (at M = 128 the same), each consumer on wgmma's N = 128 instead of two on
+/// N = 64, the tile whose efficiency the model rates lowest. Measured (appendix step tile_64x128, two
+/// rounds, ch11_every_shape_one_consumer_appendix.csv) at every suite shape where the model picks
+/// 128×64 unsplit: 512³ 91 -> 96.5%, 1024³ 89 -> 98%, 128×6144×4096 84 -> 94%, 128×8192×8192 93 -> 98%,
+/// 128×8192×28672 94 -> 103%. Split K keeps 128×64 (not measured as 64×128).
+inline Choice one_consumer(Choice c) {
+  if (c.kernel == Choice::tile_shapes && c.tile_bm == Tile128x64Cfg::BM::value && c.tile_bn == Tile128x64Cfg::BN::value && !c.aligned_rows)
+    return {Choice::tile_shapes, Tile64x128Cfg::BM::value, Tile64x128Cfg::BN::value, 1};
+  return c;
+}
+
 /// The kernel, tile and K slices every_shape runs for `p` on a GPU of `sms` SMs, with A, B and C at
 /// the given addresses (only their alignment matters).
 inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, const void* B = kAligned,
@@ -104,12 +131,13 @@ inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, co
   }
   if (wide_decode(p, sms, C))
     return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
+  if (mid_decode(p, sms, C)) return {Choice::tile_shapes, Tile64x128Cfg::BM::value, Tile64x128Cfg::BN::value, 1};
   if (p.m <= kSwapMaxM) return swap_choice(p, sms);
   if (copies_to_aligned_rows(p)) {
     const TileShape s = kTileShapes[aligned_rows_tile(p, sms)];
     return {Choice::tile_shapes, s.bm, s.bn, 1, true};
   }
-  return tile_choice(p, p, sms);
+  return one_consumer(tile_choice(p, p, sms));
 }
 
 /// every_shape's rule: any_shape's (RCR or RRR, M, N and K from 1 to below 2^31).
@@ -123,7 +151,8 @@ inline PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, con
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);
   if (c.kernel == Choice::split_k) return prepare_split_k(p, A, B, C, max_blocks);
   if (c.aligned_rows) return prepare_aligned_rows(p, A, B, C, max_blocks);
-  if (c.tile_bm == Tile64x256Cfg::BM::value) return prepare_tile_shape<Tile64x256Cfg>(p, A, B, C, max_blocks);
+  if (c.tile_bm == 64 && c.tile_bn == Tile64x256Cfg::BN::value) return prepare_tile_shape<Tile64x256Cfg>(p, A, B, C, max_blocks);
+  if (c.tile_bm == 64 && c.tile_bn == Tile64x128Cfg::BN::value) return prepare_tile_shape<Tile64x128Cfg>(p, A, B, C, max_blocks);
   return prepare_tile_shapes(p, A, B, C, max_blocks);
 }
 

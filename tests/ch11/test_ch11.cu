@@ -232,9 +232,10 @@ TEST(ch11_Choice, DecodeStreamsUnsplitFrom80Units) {
   // 80-86 tiles of 128 rows of N (N = 10240-11008) stream B at DRAM's full rate unsplit: K whole, at
   // every M <= 64 and K (measured 98-104% of cuBLAS against 85-95% with K in 3 slices; 91% against 82%
   // at 64×11008×4096, where the 64×256 tile of an earlier rule ran at 89%).
+  // (At 33-64 rows every_shape runs these as 64×128 tiles instead: MidDecodeTakesOne64x128TilePerSm.)
   for (std::int64_t m : {1, 16, 32, 33, 48, 64})
     for (const auto& [n, k] : {std::pair{10240, 4096}, {10240, 8192}, {11008, 4096}, {11008, 8192}}) {
-      const ch11::Choice c = ch11::choose(problem({m, n, k}, "RCR"), 132);
+      const ch11::Choice c = ch11::swap_choice(problem({m, n, k}, "RCR"), 132);
       EXPECT_EQ(c.kernel, ch11::Choice::swap_ab) << m << "x" << n << "x" << k;
       EXPECT_EQ(c.tile_bm, 128) << m << "x" << n << "x" << k;
       EXPECT_EQ(c.splits, 1) << m << "x" << n << "x" << k;
@@ -261,15 +262,19 @@ TEST(ch11_Choice, TileShapesFollowTheWaves) {
   EXPECT_EQ(ch11::choose(problem({3072, 3072, 3072}, "RCR"), 132).tile_bn, 192);
   // 1024³: 32 tiles of 128×256, 64 of 128×128 or 128 of 128×64, each one round: the smallest tile,
   // and K is not split (128 tiles fill the GPU).
+  // (every_shape runs that 128×64 tile as 64×128 with one consumer: OneConsumerFor128x64 below.)
+  EXPECT_EQ(ch11::kTileShapes[ch11::choose_tile_shape(problem({1024, 1024, 1024}, "RCR"), 132)].bn, 64);
   const ch11::Choice small = ch11::choose(problem({1024, 1024, 1024}, "RCR"), 132);
-  EXPECT_EQ(small.tile_bn, 64);
+  EXPECT_EQ(small.tile_bm, 64);
+  EXPECT_EQ(small.tile_bn, 128);
   EXPECT_EQ(small.splits, 1);
   // 1000³: K = 1000 rows straddle 128-byte lines, so not the 128×64 tile that reads the most bytes per
   // flop: 64 tiles of 128×128 (the 128×256 and 128×192 tiles are fewer and as many rounds, but larger).
   EXPECT_EQ(ch11::choose(problem({1000, 1000, 1000}, "RCR"), 132).tile_bn, 128);
   EXPECT_EQ(ch11::choose(problem({1024, 1024, 1000}, "RCR"), 132).tile_bn, 128);
-  // M = 128 against an 8192×8192 layer: 128 tiles of 128×64.
-  EXPECT_EQ(ch11::choose(problem({128, 8192, 8192}, "RCR"), 132).tile_bn, 64);
+  // M = 128 against an 8192×8192 layer: 128 tiles of 128×64 (run as 64×128).
+  EXPECT_EQ(ch11::kTileShapes[ch11::choose_tile_shape(problem({128, 8192, 8192}, "RCR"), 132)].bn, 64);
+  EXPECT_EQ(ch11::choose(problem({128, 8192, 8192}, "RCR"), 132).tile_bn, 128);
   // 256×512 with K = 8192: 16 tiles of 128×64 for 132 SMs, 128 K steps: split 8 ways.
   const ch11::Choice deep = ch11::choose(problem({256, 512, 8192}, "RCR"), 132);
   EXPECT_EQ(deep.kernel, ch11::Choice::split_k);
@@ -283,6 +288,43 @@ TEST(ch11_Choice, TileShapesFollowTheWaves) {
       if (c.kernel != ch11::Choice::swap_ab) EXPECT_EQ(c.kernel == ch11::Choice::split_k, c.splits > 1);
       EXPECT_LE(c.splits, std::max<std::int64_t>(1, (s.k + 63) / 64));
     }
+}
+
+TEST(ch11_Choice, OneConsumerFor128x64) {
+  // Where the model picks 128×64 with K whole, every_shape runs 64×128 tiles with one consumer: the
+  // small squares and M = 128 (measured 5-10 points ahead at each suite shape where it applies).
+  for (const Size& s : {Size{512, 512, 512}, Size{1024, 1024, 1024}, Size{128, 6144, 4096}, Size{128, 8192, 28672}}) {
+    const mm::GemmProblem p = problem(s, "RCR");
+    ASSERT_EQ(ch11::kTileShapes[ch11::choose_tile_shape(p, 132)].bn, 64) << mm::test::size_name(s);
+    const ch11::Choice c = ch11::choose(p, 132);
+    EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << mm::test::size_name(s);
+    EXPECT_EQ(c.tile_bm, 64) << mm::test::size_name(s);
+    EXPECT_EQ(c.tile_bn, 128) << mm::test::size_name(s);
+  }
+  // Not when K is split (128×4096×4096: split_k 128×64 in 2 slices), nor for other tiles (1000³), nor on
+  // the any-shape path (RRR).
+  const ch11::Choice split = ch11::choose(problem({128, 4096, 4096}, "RCR"), 132);
+  EXPECT_EQ(split.kernel, ch11::Choice::split_k);
+  EXPECT_EQ(split.tile_bm, 128);
+  EXPECT_EQ(split.tile_bn, 64);
+  EXPECT_EQ(ch11::choose(problem({1000, 1000, 1000}, "RCR"), 132).tile_bm, 128);
+  EXPECT_EQ(ch11::choose(problem({512, 512, 512}, "RRR"), 132).tile_bm, 128);
+}
+
+TEST(ch11_Choice, MidDecodeTakesOne64x128TilePerSm) {
+  // 33-64 rows, 64 to 132 tiles of 128 columns: one consumer per 64×128 tile of C, K whole.
+  for (const auto& [m, n, k] : {std::tuple{64, 10240, 8192}, {64, 11008, 4096}, {33, 8192, 8192}, {48, 14336, 4096}}) {
+    const ch11::Choice c = ch11::choose(problem({m, n, k}, "RCR"), 132);
+    EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.tile_bm, 64) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.tile_bn, 128) << m << "x" << n << "x" << k;
+  }
+  // Not at M <= 32, not with fewer than 64 tiles (N = 6144: 48) or more than one round (N = 17024: 133), not
+  // when N is wide enough for wide_decode (28672), not RRR.
+  for (const auto& [m, n, k] : {std::tuple{32, 11008, 4096}, {64, 6144, 4096}, {64, 17024, 4096}, {16, 10240, 8192}})
+    EXPECT_EQ(ch11::choose(problem({m, n, k}, "RCR"), 132).kernel, ch11::Choice::swap_ab) << m << "x" << n << "x" << k;
+  EXPECT_EQ(ch11::choose(problem({64, 28672, 8192}, "RCR"), 132).tile_bn, 256);
+  EXPECT_EQ(ch11::choose(problem({64, 11008, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);
 }
 
 TEST(ch11_Choice, MisalignedRowsAreCopiedWhereTheCopyPays) {

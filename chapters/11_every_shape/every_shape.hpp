@@ -72,11 +72,11 @@ inline bool wide_decode(const GemmProblem& p, int sms, const void* C = kAligned)
 }
 
 /// True when `p` (33 <= M <= 64) makes between 64 tiles and one round of `sms` SMs of 64×128 tiles
-/// (N = 8192-16896 on 132 SMs) and tile_shapes' TMA store takes it: then one consumer warpgroup per
+/// (N = 8065-16896 on 132 SMs) and tile_shapes' TMA store takes it: then one consumer warpgroup per
 /// 64×128 tile of C (Tile64x128Cfg, K whole) streams B faster than swap_ab's 128-row tiles of Cᵀ
-/// with two consumers each on a 64-column wgmma. Measured (appendix step tile_64x128,
-/// ch11_every_shape_one_consumer_appendix.csv): 64×11008×4096 97.4% against swap_ab's 92.1%,
-/// 64×10240×8192 91.5 against 88.5; level at 48 tiles (N = 6144), behind at 32 (N = 4096).
+/// with two consumers each on a 64-column wgmma. Measured (appendix step tile_64x128, the second of two
+/// rounds in ch11_every_shape_one_consumer_appendix.csv): 64×11008×4096 96.7% against swap_ab's 92.1%,
+/// 64×10240×8192 91.4 against 88.3; level at 48 tiles (N = 6144), behind at 32 (N = 4096).
 inline bool mid_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
   const std::int64_t tiles = launch::ceil_div(p.n, Tile64x128Cfg::BN::value);
   return p.m > 32 && p.m <= Tile64x128Cfg::BM::value && tiles >= 64 && tiles <= sms && tile_shapes_rejects(p).empty() &&
@@ -106,9 +106,10 @@ inline Choice tile_choice(const GemmProblem& p, const GemmProblem& tile_problem,
 /// tile_shapes' 128×64 tile with K whole, run as 64×128 with one consumer warpgroup (Tile64x128Cfg):
 /// the same number of tiles (at M = 128 the same), each consumer on wgmma's N = 128 instead of two on
 /// N = 64, the tile whose efficiency the model rates lowest. Measured (appendix step tile_64x128, two
-/// rounds, ch11_every_shape_one_consumer_appendix.csv) at every suite shape where the model picks
-/// 128×64 unsplit: 512³ 91 -> 96.5%, 1024³ 89 -> 98%, 128×6144×4096 84 -> 94%, 128×8192×8192 93 -> 98%,
-/// 128×8192×28672 94 -> 103%. Split K keeps 128×64 (not measured as 64×128).
+/// rounds, ch11_every_shape_one_consumer_appendix.csv, the second) at every suite shape where the model
+/// picks 128×64 unsplit: 512³ 90.7 -> 96.9%, 1024³ 88.5 -> 97.6%, 128×6144×4096 84.2 -> 94.2%,
+/// 128×8192×8192 93.4 -> 99.0%, 128×8192×28672 93.5 -> 102.8%. Split K keeps 128×64 (not measured as
+/// 64×128).
 inline Choice one_consumer(Choice c) {
   if (c.kernel == Choice::tile_shapes && c.tile_bm == Tile128x64Cfg::BM::value && c.tile_bn == Tile128x64Cfg::BN::value && !c.aligned_rows)
     return {Choice::tile_shapes, Tile64x128Cfg::BM::value, Tile64x128Cfg::BN::value, 1};

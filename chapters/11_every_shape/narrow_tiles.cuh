@@ -1,6 +1,6 @@
 // Chapter 11, appendix step narrow_tiles: decode (M <= 64) without the swap, in one round of 64-row
 // tiles whose N is cut to the SM count; and the small problems (512³: 32 tiles of tile_shapes' 128×64
-// for 132 SMs, where cuBLAS runs about 90 of 64×48) in one round of 64-row tiles too.
+// for 132 SMs, where cuBLAS runs 96 of 64×48) in one round of 64-row tiles too.
 //
 // swap_ab puts N on wgmma's M, so its tiles come in 64 or 128 rows of N: at N = 10240, 80 tiles of 128
 // rows (60% of 132 SMs) or 160 of 64 (two rounds). wgmma's N goes from 8 to 256 in steps of 8, so the
@@ -10,7 +10,7 @@
 // (profiles/session_2026-11-30n_issue36.txt): at M = 64 every byte of B feeds 64 rows, and with 80
 // SMs each one's tensor core is about two thirds busy streaming its share; more SMs share the work.
 //
-// What changes from tile_shapes: the tile (64 rows, one consumer warpgroup, N from narrow_tile_ns) and
+// What changes from tile_shapes: the tile (64 rows, one consumer warpgroup, N from narrow_tile_n) and
 // the epilogue, C stored by the registers (CollectiveEpilogueStrided: a 64×80 tile is not a whole
 // number of the TMA epilogue's 64-column pieces). The kernel is any_shape's tile kernel, K whole.
 //

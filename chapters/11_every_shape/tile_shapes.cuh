@@ -78,8 +78,10 @@ struct Tile128x64Cfg : Tile128x256Cfg {
 /// its 256-column tiles alone nearly fill the GPU): one tile per SM streaming its 256 rows of B, and
 /// not the 64 rows of zeros a 128-row tile would multiply; 5 stages of 40 KB.
 struct Tile64x256Cfg : KernelConfig<64, 256, 64, 5> {};
-/// 64×128 with one consumer warpgroup (an appendix step): at M = 128, two rows of it where one 128×64
-/// tile runs two consumers on wgmma's N = 64; 8 stages of 24 KB.
+/// 64×128 with one consumer warpgroup: where the model picks 128×64 with K whole, and at 33-64 rows
+/// against 64-132 tiles of 128 columns (every_shape.hpp's one_consumer and mid_decode): one consumer on
+/// wgmma's N = 128 instead of two on N = 64, the same tiles; 8 stages of 24 KB. Appendix step
+/// tile_64x128 forces it.
 struct Tile64x128Cfg : KernelConfig<64, 128, 64, 8> {};
 
 /// tile_shapes' kernel for the tile of `Cfg`: chapter 10's tma_store, composed. The main loop, the

@@ -20,7 +20,9 @@
 //
 // The kernels are split_k's (the tile of choose_tile_shape, K split by choose_splits; one slice is
 // tile_shapes' work) and swap_ab's (M <= 64), composed with the blocks above: the main loop with B's
-// major-ness, and the epilogue. Nothing else changes.
+// major-ness, and the epilogue. Nothing else changes. Where nothing is staged and TMA stores C (RRR
+// with N and K multiples of 8), every_shape's one-consumer rules (every_shape.hpp: wide_decode,
+// mid_decode, one_consumer) hold as in RCR, and the 64×256 or 64×128 tile runs with B MN-major.
 //
 // Build: cmake --build build --target ch11_every_shape
 // Run:   build/bin/ch11_every_shape --kernel every_shape --layout RRR --sizes 4095x4095x4095
@@ -83,6 +85,14 @@ inline AnyShapePlan plan_any_shape(const GemmProblem& p, const void* A, const vo
   return {!tma_rows_ok(p.k, A) || pays, !tma_rows_ok(b_cols, B) || b_pays, !tma_rows_ok(p.n, C), rrr};
 }
 
+/// Throws std::invalid_argument when an operand does not start on a bf16's 2-byte boundary (what no
+/// path can read), before anything asks the GPU.
+inline void check_bf16_pointers(const void* A, const void* B, const void* C) {
+  for (const void* ptr : {A, B, C})
+    if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(bf16) != 0)
+      throw std::invalid_argument("every_shape: an operand starts at an odd address: bf16 values are 2-byte aligned");
+}
+
 /// The any-shape path's rule: RCR or RRR, M, N and K from 1 to below 2^31.
 inline std::string any_shape_rejects(const GemmProblem& p) {
   if (p.a != Order::row || p.c != Order::row) return "takes a row-major A and C (RCR and RRR)";
@@ -131,14 +141,15 @@ PreparedGemm prepare_any_tile_kernel(Extents maps, Operand a, Operand b, typenam
   return gemm.prepared(path);
 }
 
-/// The tile kernel (M > 64) of `Cfg` for the plan: A M×K K-major, B N×K K- or MN-major, C M×N by
-/// TMA or by the registers.
+/// The tile kernel of `Cfg` for the plan: A M×K K-major, B N×K K- or MN-major, C M×N by TMA or by
+/// the registers; K split by choose_splits, or whole (`whole_k`, the one-consumer tiles).
 template <class Cfg, GmmaMajor MajorB>
-PreparedGemm prepare_any_tile(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, bool c_strided, int max_blocks) {
+PreparedGemm prepare_any_tile(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, bool c_strided, int max_blocks,
+                              bool whole_k = false) {
   const GroupedTileScheduler tiles = tile_order<Cfg>(p);
   const int k_steps = k_steps_of<Cfg>(p);
   const SplitKTileScheduler units =
-      SplitKTileScheduler::make(tiles, k_steps, choose_splits(tiles.size(), k_steps, device_sm_count()));
+      SplitKTileScheduler::make(tiles, k_steps, whole_k ? 1 : choose_splits(tiles.size(), k_steps, device_sm_count()));
   const std::string path = "split_k " + tile_name<Cfg>() + " x" + std::to_string(units.splits) + (c_strided ? " C strided" : "");
   if (c_strided) {
     using Kernel = AnyShapeKernel<Cfg, MajorB, CollectiveEpilogueStrided<Cfg, bf16>>;
@@ -171,17 +182,22 @@ PreparedGemm prepare_any_swap(const GemmProblem& p, Extents maps, Operand a, Ope
 }  // namespace detail
 
 /// The any-shape path: stage what TMA cannot read, store C by the registers where TMA cannot write
-/// it, multiply with split_k's tile (M > 64) or swap_ab's (M <= 64), B K- or MN-major. The staging
-/// workspace is allocated here, once per problem, and each launch copies, then multiplies (one
-/// stream). Throws std::invalid_argument for a problem it refuses (any_shape_rejects) or a pointer
-/// not 2-byte aligned.
-inline PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+/// it, multiply with split_k's tile (M > 64) or swap_ab's (M <= 64), B K- or MN-major; or, where
+/// every_shape's choice names one (`one_consumer_bn` 128 or 256: RRR with nothing staged and C by TMA),
+/// the 64×128 or 64×256 tile with one consumer and K whole. The staging workspace is allocated here,
+/// once per problem, and each launch copies, then multiplies (one stream). Throws
+/// std::invalid_argument for a problem it refuses (any_shape_rejects), a pointer not 2-byte aligned, or
+/// a one-consumer tile the plan cannot take.
+inline PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
+                                      int one_consumer_bn = 0) {
   if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
-  for (const void* ptr : {static_cast<const void*>(A), static_cast<const void*>(B), static_cast<const void*>(C)})
-    if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(bf16) != 0)
-      throw std::invalid_argument("every_shape: an operand starts at an odd address: bf16 values are 2-byte aligned");
+  check_bf16_pointers(A, B, C);
   const AnyShapePlan plan = plan_any_shape(p, A, B, C);
   const bool rrr = plan.b_mn_major;
+  if (one_consumer_bn != 0 &&
+      ((one_consumer_bn != 128 && one_consumer_bn != 256) || plan.stage_a || plan.stage_b || plan.c_strided))
+    throw std::invalid_argument("every_shape: a 64x" + std::to_string(one_consumer_bn) +
+                                " one-consumer tile needs N 128 or 256, nothing staged and C stored by TMA");
   // B as the kernels see it: rows × cols of storage (RCR: N×K; RRR: K×N).
   const std::int64_t b_rows = rrr ? p.k : p.n, b_cols = rrr ? p.n : p.k;
   const std::int64_t a_pitch = plan.stage_a ? staged_pitch(p.k) : p.k, b_pitch = plan.stage_b ? staged_pitch(b_cols) : b_cols;
@@ -210,7 +226,16 @@ inline PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const
 
   const int sms = device_sm_count();
   PreparedGemm gemm;
-  if (p.m <= kSwapMaxM) {
+  auto whole_k_one_consumer = [&](auto cfg) {
+    using Cfg = decltype(cfg);
+    return rrr ? detail::prepare_any_tile<Cfg, GmmaMajor::MN>(p, maps, a, b, C, false, max_blocks, true)
+               : detail::prepare_any_tile<Cfg, GmmaMajor::K>(p, maps, a, b, C, false, max_blocks, true);
+  };
+  if (one_consumer_bn == 256) {
+    gemm = whole_k_one_consumer(Tile64x256Cfg{});
+  } else if (one_consumer_bn == 128) {
+    gemm = whole_k_one_consumer(Tile64x128Cfg{});
+  } else if (p.m <= kSwapMaxM) {
     gemm = with_swap_tile(p, sms, [&](auto cfg) {
       using Cfg = decltype(cfg);
       return rrr ? detail::prepare_any_swap<Cfg, GmmaMajor::MN>(p, maps, a, b, C, max_blocks)

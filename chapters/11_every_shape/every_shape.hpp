@@ -17,7 +17,8 @@
 //
 // and, before all of these, what none of them takes goes to any_shape.cuh's path: RRR, a K or N that
 // is not a multiple of 8, an operand not on a 16-byte boundary (staged copies, C stored by the
-// registers, B MN-major; split_k's and swap_ab's kernels).
+// registers, B MN-major; split_k's and swap_ab's kernels). Where that path stages nothing and stores C
+// by TMA (RRR with N and K multiples of 8), the three one-consumer rules hold there too, B MN-major.
 //
 // stream_k is not among them: where the chapter's suite has a short last round, the tile choice or
 // split_k did better in every measurement (the page).
@@ -61,26 +62,23 @@ inline bool tma_kernels_take(const GemmProblem& p, const void* A, const void* B,
 inline const void* const kAligned = reinterpret_cast<const void*>(std::uintptr_t(256));
 
 /// True when `p` is a decode problem (M <= 64) whose N alone, in 256-column tiles, fills at least 3/4
-/// of `sms` SMs in one round, and tile_shapes' TMA store takes it (N % 8 == 0, C on 16 bytes): then a 64×256 tile
-/// per SM streams B evenly, where swap_ab's 128-row tiles would make 1.7 rounds (N = 28672: 112 tiles
-/// of 256 columns against 224 of 128 rows, on 132 SMs).
-inline bool wide_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
+/// of `sms` SMs in one round, and C can be stored by TMA (`tma_store`: N % 8 == 0, C on 16 bytes): then
+/// a 64×256 tile per SM streams B evenly, where swap_ab's 128-row tiles would make 1.7 rounds (N =
+/// 28672: 112 tiles of 256 columns against 224 of 128 rows, on 132 SMs).
+inline bool wide_decode(const GemmProblem& p, int sms, bool tma_store) {
   const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
-  const bool takes = p.m <= Tile64x256Cfg::BM::value && tiles <= sms && tile_shapes_rejects(p).empty() &&
-                     launch::tma_pointer_rejects({{"C", C}}).empty();
-  return takes && 4 * tiles >= 3 * std::int64_t(sms);
+  return tma_store && p.m <= Tile64x256Cfg::BM::value && tiles <= sms && 4 * tiles >= 3 * std::int64_t(sms);
 }
 
 /// True when `p` (33 <= M <= 64) makes between 64 tiles and one round of `sms` SMs of 64×128 tiles
-/// (N = 8065-16896 on 132 SMs) and tile_shapes' TMA store takes it: then one consumer warpgroup per
-/// 64×128 tile of C (Tile64x128Cfg, K whole) streams B faster than swap_ab's 128-row tiles of Cᵀ
-/// with two consumers each on a 64-column wgmma. Measured (appendix step tile_64x128, the second of two
-/// rounds in ch11_every_shape_one_consumer_appendix.csv): 64×11008×4096 96.7% against swap_ab's 92.1%,
+/// (N = 8065-16896 on 132 SMs) and C can be stored by TMA: then one consumer warpgroup per 64×128 tile
+/// of C (Tile64x128Cfg, K whole) streams B faster than swap_ab's 128-row tiles of Cᵀ with two
+/// consumers each on a 64-column wgmma. Measured (appendix step tile_64x128, the second of two rounds
+/// in ch11_every_shape_one_consumer_appendix.csv): 64×11008×4096 96.7% against swap_ab's 92.1%,
 /// 64×10240×8192 91.4 against 88.3; level at 48 tiles (N = 6144), behind at 32 (N = 4096).
-inline bool mid_decode(const GemmProblem& p, int sms, const void* C = kAligned) {
+inline bool mid_decode(const GemmProblem& p, int sms, bool tma_store) {
   const std::int64_t tiles = launch::ceil_div(p.n, Tile64x128Cfg::BN::value);
-  return p.m > 32 && p.m <= Tile64x128Cfg::BM::value && tiles >= 64 && tiles <= sms && tile_shapes_rejects(p).empty() &&
-         launch::tma_pointer_rejects({{"C", C}}).empty();
+  return tma_store && p.m > 32 && p.m <= Tile64x128Cfg::BM::value && tiles >= 64 && tiles <= sms;
 }
 
 /// swap_ab's choice for `p` (M <= 64): the tile with_swap_tile picks and the K slices it gets.
@@ -116,23 +114,34 @@ inline Choice one_consumer(Choice c) {
   return c;
 }
 
+/// The one-consumer tiles' rules in order (wide_decode, mid_decode), as a choice; tile_bm 0 when
+/// neither holds.
+inline Choice decode_tile(const GemmProblem& p, int sms, bool tma_store) {
+  if (wide_decode(p, sms, tma_store)) return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
+  if (mid_decode(p, sms, tma_store)) return {Choice::tile_shapes, Tile64x128Cfg::BM::value, Tile64x128Cfg::BN::value, 1};
+  return {Choice::tile_shapes, 0, 0, 1};
+}
+
 /// The kernel, tile and K slices every_shape runs for `p` on a GPU of `sms` SMs, with A, B and C at
 /// the given addresses (only their alignment matters).
 inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, const void* B = kAligned,
                      const void* C = kAligned) {
   if (!tma_kernels_take(p, A, B, C)) {  // any_shape.cuh: swap_ab's or split_k's kernel (one slice or more)
     const AnyShapePlan plan = plan_any_shape(p, A, B, C);
+    // RRR with nothing staged and C stored by TMA: the one-consumer rules hold as in RCR (B MN-major).
+    const bool plain = !plan.stage_a && !plan.stage_b && !plan.c_strided;
     GemmProblem aligned = p;  // the tile model as if staged rows were 128-byte aligned
     if (plan.stage_a) aligned.k = staged_pitch(p.k);
-    Choice c = p.m <= kSwapMaxM ? swap_choice(p, sms) : tile_choice(p, aligned, sms);
+    Choice c = decode_tile(p, sms, plain);
+    if (c.tile_bm == 0) c = p.m <= kSwapMaxM ? swap_choice(p, sms) : tile_choice(p, aligned, sms);
+    if (plain) c = one_consumer(c);
     if (c.kernel == Choice::tile_shapes) c.kernel = Choice::split_k;  // the any-shape tile kernel is split_k's
     c.any_shape = true;
     c.plan = plan;
     return c;
   }
-  if (wide_decode(p, sms, C))
-    return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
-  if (mid_decode(p, sms, C)) return {Choice::tile_shapes, Tile64x128Cfg::BM::value, Tile64x128Cfg::BN::value, 1};
+  const bool tma_store = tile_shapes_rejects(p).empty() && launch::tma_pointer_rejects({{"C", C}}).empty();
+  if (const Choice c = decode_tile(p, sms, tma_store); c.tile_bm != 0) return c;
   if (p.m <= kSwapMaxM) return swap_choice(p, sms);
   if (copies_to_aligned_rows(p)) {
     const TileShape s = kTileShapes[aligned_rows_tile(p, sms)];
@@ -147,7 +156,12 @@ inline std::string every_shape_rejects(const GemmProblem& p) { return any_shape_
 /// The step: the kernel choose() names.
 inline PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   if (std::string why = every_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
-  if (!tma_kernels_take(p, A, B, C)) return prepare_any_shape(p, A, B, C, max_blocks);
+  if (!tma_kernels_take(p, A, B, C)) {
+    check_bf16_pointers(A, B, C);  // before the SM count asks the GPU
+    const Choice c = choose(p, device_sm_count(), A, B, C);
+    // a 64-row tile there is a one-consumer tile (swap_ab's are named swap_ab)
+    return prepare_any_shape(p, A, B, C, max_blocks, c.kernel != Choice::swap_ab && c.tile_bm == 64 ? c.tile_bn : 0);
+  }
   const Choice c = choose(p, device_sm_count(), A, B, C);
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);
   if (c.kernel == Choice::split_k) return prepare_split_k(p, A, B, C, max_blocks);

@@ -128,6 +128,26 @@ TEST(ch11_Gemm, WideDecodeMatchesFp64) {
   }
 }
 
+TEST(ch11_Gemm, OneConsumerTilesMatchFp64InRrr) {
+  // RRR on the one-consumer tiles (B MN-major): 64×256 at M = 1, 17, 64 (wide_decode), 64×128 at M = 48
+  // with one tile of 128 columns per SM (mid_decode), and for the model's 128×64 tile at M = 100 (two
+  // rows of 64-row tiles, the second ragged) and N = 6136 (a ragged last column of tiles). The choice
+  // is checked, so that the test cannot pass on another kernel.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  const int sms = mm::device_sm_count();
+  if (sms < 64) GTEST_SKIP() << "mid_decode needs 64 tiles in one round: " << sms << " SMs";
+  for (const auto& [m, n, k, bn] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, int>{1, 28672, 520, 256},
+                                    {17, 28672, 520, 256}, {64, 28672, 520, 256}, {48, 128 * std::int64_t(sms), 264, 128},
+                                    {100, 6136, 512, 128}, {512, 512, 512, 128}}) {
+    const GemmProblem p = problem({m, n, k}, "RRR");
+    const ch11::Choice c = ch11::choose(p, sms);
+    ASSERT_TRUE(c.any_shape && c.kernel == ch11::Choice::split_k && c.tile_bm == 64 && c.tile_bn == bn)
+        << mm::test::size_name(p) << ": " << c.tile_bm << "x" << c.tile_bn;
+    expect_matches_fp64(every, p, 17);
+  }
+}
+
 TEST(ch11_Gemm, AlignedRowsMatchFp64) {
   // every_shape's copy into 128-byte-aligned rows (K % 16 != 0, a big problem): K = 1000 and 3000 (rows
   // 16 bytes into a sector), M not a multiple of the tile; the choice is checked, so that the test
@@ -301,14 +321,24 @@ TEST(ch11_Choice, OneConsumerFor128x64) {
     EXPECT_EQ(c.tile_bm, 64) << mm::test::size_name(s);
     EXPECT_EQ(c.tile_bn, 128) << mm::test::size_name(s);
   }
-  // Not when K is split (128×4096×4096: split_k 128×64 in 2 slices), nor for other tiles (1000³), nor on
-  // the any-shape path (RRR).
+  // Not when K is split (128×4096×4096: split_k 128×64 in 2 slices), nor for other tiles (1000³).
   const ch11::Choice split = ch11::choose(problem({128, 4096, 4096}, "RCR"), 132);
   EXPECT_EQ(split.kernel, ch11::Choice::split_k);
   EXPECT_EQ(split.tile_bm, 128);
   EXPECT_EQ(split.tile_bn, 64);
   EXPECT_EQ(ch11::choose(problem({1000, 1000, 1000}, "RCR"), 132).tile_bm, 128);
-  EXPECT_EQ(ch11::choose(problem({512, 512, 512}, "RRR"), 132).tile_bm, 128);
+  // RRR, where the any-shape path stages nothing and TMA stores C: the same rule, B MN-major (the
+  // any-shape tile kernel, named split_k, with one slice); not where C is stored by the registers.
+  for (const Size& s : {Size{512, 512, 512}, Size{1024, 1024, 1024}, Size{128, 6144, 4096}, Size{128, 8192, 8192}}) {
+    const ch11::Choice c = ch11::choose(problem(s, "RRR"), 132);
+    EXPECT_TRUE(c.any_shape && c.plan.b_mn_major && !c.plan.c_strided) << mm::test::size_name(s);
+    EXPECT_EQ(c.kernel, ch11::Choice::split_k) << mm::test::size_name(s);
+    EXPECT_EQ(c.tile_bm, 64) << mm::test::size_name(s);
+    EXPECT_EQ(c.tile_bn, 128) << mm::test::size_name(s);
+    EXPECT_EQ(c.splits, 1) << mm::test::size_name(s);
+  }
+  const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
+  EXPECT_EQ(ch11::choose(problem({512, 512, 512}, "RRR"), 132, ch11::kAligned, ch11::kAligned, off).tile_bm, 128);
 }
 
 TEST(ch11_Choice, MidDecodeTakesOne64x128TilePerSm) {
@@ -320,11 +350,18 @@ TEST(ch11_Choice, MidDecodeTakesOne64x128TilePerSm) {
     EXPECT_EQ(c.tile_bn, 128) << m << "x" << n << "x" << k;
   }
   // Not at M <= 32, not with fewer than 64 tiles (N = 6144: 48) or more than one round (N = 17024: 133), not
-  // when N is wide enough for wide_decode (28672), not RRR.
+  // when N is wide enough for wide_decode (28672).
   for (const auto& [m, n, k] : {std::tuple{32, 11008, 4096}, {64, 6144, 4096}, {64, 17024, 4096}, {16, 10240, 8192}})
     EXPECT_EQ(ch11::choose(problem({m, n, k}, "RCR"), 132).kernel, ch11::Choice::swap_ab) << m << "x" << n << "x" << k;
   EXPECT_EQ(ch11::choose(problem({64, 28672, 8192}, "RCR"), 132).tile_bn, 256);
-  EXPECT_EQ(ch11::choose(problem({64, 11008, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);
+  // RRR the same (the any-shape path's tile kernel, B MN-major), and its wide decode too.
+  const ch11::Choice rrr = ch11::choose(problem({64, 11008, 4096}, "RRR"), 132);
+  EXPECT_TRUE(rrr.any_shape && rrr.kernel == ch11::Choice::split_k && rrr.tile_bm == 64 && rrr.tile_bn == 128);
+  const ch11::Choice wide = ch11::choose(problem({1, 28672, 4096}, "RRR"), 132);
+  EXPECT_TRUE(wide.any_shape && wide.kernel == ch11::Choice::split_k && wide.tile_bm == 64 && wide.tile_bn == 256);
+  EXPECT_EQ(ch11::choose(problem({32, 11008, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);
+  // N % 8 != 0 (C by the registers, B staged): swap_ab's kernel.
+  EXPECT_EQ(ch11::choose(problem({64, 11009, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);
 }
 
 TEST(ch11_Choice, MisalignedRowsAreCopiedWhereTheCopyPays) {

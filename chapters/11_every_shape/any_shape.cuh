@@ -22,7 +22,8 @@
 // tile_shapes' work) and swap_ab's (M <= 64), composed with the blocks above: the main loop with B's
 // major-ness, and the epilogue. Nothing else changes. Where nothing is staged and TMA stores C (RRR
 // with N and K multiples of 8), every_shape's one-consumer rules (every_shape.hpp: wide_decode,
-// mid_decode, one_consumer) hold as in RCR, and the 64×256 or 64×128 tile runs with B MN-major.
+// mid_decode, one_consumer) hold as in RCR, and tile_shapes' kernel runs the 64×256 or 64×128 tile
+// with B MN-major.
 //
 // Build: cmake --build build --target ch11_every_shape
 // Run:   build/bin/ch11_every_shape --kernel every_shape --layout RRR --sizes 4095x4095x4095
@@ -141,15 +142,14 @@ PreparedGemm prepare_any_tile_kernel(Extents maps, Operand a, Operand b, typenam
   return gemm.prepared(path);
 }
 
-/// The tile kernel of `Cfg` for the plan: A M×K K-major, B N×K K- or MN-major, C M×N by TMA or by
-/// the registers; K split by choose_splits, or whole (`whole_k`, the one-consumer tiles).
+/// The tile kernel (M > 64) of `Cfg` for the plan: A M×K K-major, B N×K K- or MN-major, C M×N by
+/// TMA or by the registers.
 template <class Cfg, GmmaMajor MajorB>
-PreparedGemm prepare_any_tile(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, bool c_strided, int max_blocks,
-                              bool whole_k = false) {
+PreparedGemm prepare_any_tile(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, bool c_strided, int max_blocks) {
   const GroupedTileScheduler tiles = tile_order<Cfg>(p);
   const int k_steps = k_steps_of<Cfg>(p);
   const SplitKTileScheduler units =
-      SplitKTileScheduler::make(tiles, k_steps, whole_k ? 1 : choose_splits(tiles.size(), k_steps, device_sm_count()));
+      SplitKTileScheduler::make(tiles, k_steps, choose_splits(tiles.size(), k_steps, device_sm_count()));
   const std::string path = "split_k " + tile_name<Cfg>() + " x" + std::to_string(units.splits) + (c_strided ? " C strided" : "");
   if (c_strided) {
     using Kernel = AnyShapeKernel<Cfg, MajorB, CollectiveEpilogueStrided<Cfg, bf16>>;
@@ -159,6 +159,21 @@ PreparedGemm prepare_any_tile(const GemmProblem& p, Extents maps, Operand a, Ope
   using Kernel = AnyShapeKernel<Cfg, MajorB, CollectiveEpilogueTma<Cfg, bf16>>;
   return prepare_any_tile_kernel<Kernel>(maps, a, b, Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), int(p.n)),
                                          units, max_blocks, path);
+}
+
+/// tile_shapes' kernel of `Cfg` with B of major-ness `MajorB`: whole tiles (K whole, the persistent
+/// scheduler), C by TMA: the one-consumer tiles, nothing staged.
+template <class Cfg, GmmaMajor MajorB>
+PreparedGemm prepare_any_whole_tiles(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, int max_blocks) {
+  using Kernel = TileKernel<Cfg, PersistentTileScheduler, MajorB>;
+  typename GemmAdapter<Kernel>::Arguments args{};
+  args.mainloop = Kernel::Mainloop::to_underlying_arguments(a.ptr, b.ptr, int(maps.m), int(maps.n), int(maps.k), a.ld, b.ld);
+  args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), int(p.n));
+  args.scheduler = whole_tiles<Cfg>(p);
+  args.max_blocks = max_blocks;
+  GemmAdapter<Kernel> gemm;
+  gemm.initialize(args);
+  return gemm.prepared("tile_shapes " + tile_name<Cfg>());
 }
 
 /// The swapped kernel (M <= 64) of `Cfg`: X = B (N×K, K- or MN-major), Y = A, Cᵀ stored transposed.
@@ -184,7 +199,7 @@ PreparedGemm prepare_any_swap(const GemmProblem& p, Extents maps, Operand a, Ope
 /// The any-shape path: stage what TMA cannot read, store C by the registers where TMA cannot write
 /// it, multiply with split_k's tile (M > 64) or swap_ab's (M <= 64), B K- or MN-major; or, where
 /// every_shape's choice names one (`one_consumer_bn` 128 or 256: RRR with nothing staged and C by TMA),
-/// the 64×128 or 64×256 tile with one consumer and K whole. The staging workspace is allocated here,
+/// tile_shapes' kernel on the 64×128 or 64×256 tile, one consumer, K whole. The staging workspace is allocated here,
 /// once per problem, and each launch copies, then multiplies (one stream). Throws
 /// std::invalid_argument for a problem it refuses (any_shape_rejects), a pointer not 2-byte aligned, or
 /// a one-consumer tile the plan cannot take.
@@ -228,8 +243,8 @@ inline PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const
   PreparedGemm gemm;
   auto whole_k_one_consumer = [&](auto cfg) {
     using Cfg = decltype(cfg);
-    return rrr ? detail::prepare_any_tile<Cfg, GmmaMajor::MN>(p, maps, a, b, C, false, max_blocks, true)
-               : detail::prepare_any_tile<Cfg, GmmaMajor::K>(p, maps, a, b, C, false, max_blocks, true);
+    return rrr ? detail::prepare_any_whole_tiles<Cfg, GmmaMajor::MN>(p, maps, a, b, C, max_blocks)
+               : detail::prepare_any_whole_tiles<Cfg, GmmaMajor::K>(p, maps, a, b, C, max_blocks);
   };
   if (one_consumer_bn == 256) {
     gemm = whole_k_one_consumer(Tile64x256Cfg{});

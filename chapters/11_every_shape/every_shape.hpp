@@ -135,7 +135,8 @@ inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, co
     Choice c = decode_tile(p, sms, plain);
     if (c.tile_bm == 0) c = p.m <= kSwapMaxM ? swap_choice(p, sms) : tile_choice(p, aligned, sms);
     if (plain) c = one_consumer(c);
-    if (c.kernel == Choice::tile_shapes) c.kernel = Choice::split_k;  // the any-shape tile kernel is split_k's
+    // the any-shape tile kernel is split_k's, the one-consumer tiles' tile_shapes' (with B MN-major)
+    if (c.kernel == Choice::tile_shapes && c.tile_bm != Tile64x128Cfg::BM::value) c.kernel = Choice::split_k;
     c.any_shape = true;
     c.plan = plan;
     return c;
@@ -159,8 +160,7 @@ inline PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, con
   if (!tma_kernels_take(p, A, B, C)) {
     check_bf16_pointers(A, B, C);  // before the SM count asks the GPU
     const Choice c = choose(p, device_sm_count(), A, B, C);
-    // a 64-row tile there is a one-consumer tile (swap_ab's are named swap_ab)
-    return prepare_any_shape(p, A, B, C, max_blocks, c.kernel != Choice::swap_ab && c.tile_bm == 64 ? c.tile_bn : 0);
+    return prepare_any_shape(p, A, B, C, max_blocks, c.kernel == Choice::tile_shapes ? c.tile_bn : 0);
   }
   const Choice c = choose(p, device_sm_count(), A, B, C);
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);

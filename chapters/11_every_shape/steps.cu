@@ -70,13 +70,6 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_128x64", forced_tile<Tile128x64Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x256", forced_tile<Tile64x256Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x128", forced_tile<Tile64x128Cfg>(max_blocks), tile_shapes_rejects),
-      // the same 64×128 tile through step 6's any-shape kernel (K whole, split_k's scheduler with one
-      // slice), in RCR: against tile_64x128 it measures the scheduler, against every_shape's RRR rows
-      // (the same kernel with B MN-major) the MN-major main loop
-      step("any_shape_64x128", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
-             check_step("any_shape_64x128", tile_shapes_rejects(p), a, b, c);
-             return prepare_any_shape(p, a, b, c, blocks, Tile64x128Cfg::BN::value);
-           }, max_blocks), tile_shapes_rejects),
       // stream_k with 128×128 tiles (twice the tiles, half the partial sum per block)
       step("stream_k_128x128", on_grid(prepare_stream_k_with<Tile128x128Cfg>, max_blocks), stream_k_rejects),
       // ping_pong.cuh: each consumer warpgroup its own tile, one's epilogue under the other's main loop

@@ -85,9 +85,11 @@ struct Tile64x256Cfg : KernelConfig<64, 256, 64, 5> {};
 struct Tile64x128Cfg : KernelConfig<64, 128, 64, 8> {};
 
 /// tile_shapes' kernel for the tile of `Cfg`: chapter 10's tma_store, composed. The main loop, the
-/// epilogue and the tile order are what the chapter's later steps change, one at a time.
-template <class Cfg, class Scheduler = PersistentTileScheduler>
-using TileKernel = GemmKernelCooperative<Cfg, CollectiveMma<Cfg, bf16>, CollectiveEpilogueTma<Cfg, bf16>, Scheduler>;
+/// epilogue and the tile order are what the chapter's later steps change, one at a time (B's
+/// major-ness too: step 6 runs RRR's one-consumer tiles with B MN-major).
+template <class Cfg, class Scheduler = PersistentTileScheduler, GmmaMajor MajorB = GmmaMajor::K>
+using TileKernel =
+    GemmKernelCooperative<Cfg, CollectiveMma<Cfg, bf16, GmmaMajor::K, MajorB>, CollectiveEpilogueTma<Cfg, bf16>, Scheduler>;
 
 /// Empty when the chapter's kernels take `p`; otherwise the rule it breaks. RCR only (see the file
 /// comment); TMA's rules for the operands; C's rows 16-byte aligned for the TMA store.

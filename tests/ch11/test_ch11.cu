@@ -142,7 +142,7 @@ TEST(ch11_Gemm, OneConsumerTilesMatchFp64InRrr) {
                                     {100, 6136, 512, 128}, {512, 512, 512, 128}}) {
     const GemmProblem p = problem({m, n, k}, "RRR");
     const ch11::Choice c = ch11::choose(p, sms);
-    ASSERT_TRUE(c.any_shape && c.kernel == ch11::Choice::split_k && c.tile_bm == 64 && c.tile_bn == bn)
+    ASSERT_TRUE(c.any_shape && c.kernel == ch11::Choice::tile_shapes && c.tile_bm == 64 && c.tile_bn == bn)
         << mm::test::size_name(p) << ": " << c.tile_bm << "x" << c.tile_bn;
     expect_matches_fp64(every, p, 17);
   }
@@ -327,12 +327,12 @@ TEST(ch11_Choice, OneConsumerFor128x64) {
   EXPECT_EQ(split.tile_bm, 128);
   EXPECT_EQ(split.tile_bn, 64);
   EXPECT_EQ(ch11::choose(problem({1000, 1000, 1000}, "RCR"), 132).tile_bm, 128);
-  // RRR, where the any-shape path stages nothing and TMA stores C: the same rule, B MN-major (the
-  // any-shape tile kernel, named split_k, with one slice); not where C is stored by the registers.
+  // RRR, where the any-shape path stages nothing and TMA stores C: the same rule, B MN-major
+  // (tile_shapes' kernel with B MN-major); not where C is stored by the registers.
   for (const Size& s : {Size{512, 512, 512}, Size{1024, 1024, 1024}, Size{128, 6144, 4096}, Size{128, 8192, 8192}}) {
     const ch11::Choice c = ch11::choose(problem(s, "RRR"), 132);
     EXPECT_TRUE(c.any_shape && c.plan.b_mn_major && !c.plan.c_strided) << mm::test::size_name(s);
-    EXPECT_EQ(c.kernel, ch11::Choice::split_k) << mm::test::size_name(s);
+    EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << mm::test::size_name(s);
     EXPECT_EQ(c.tile_bm, 64) << mm::test::size_name(s);
     EXPECT_EQ(c.tile_bn, 128) << mm::test::size_name(s);
     EXPECT_EQ(c.splits, 1) << mm::test::size_name(s);
@@ -354,11 +354,11 @@ TEST(ch11_Choice, MidDecodeTakesOne64x128TilePerSm) {
   for (const auto& [m, n, k] : {std::tuple{32, 11008, 4096}, {64, 6144, 4096}, {64, 17024, 4096}, {16, 10240, 8192}})
     EXPECT_EQ(ch11::choose(problem({m, n, k}, "RCR"), 132).kernel, ch11::Choice::swap_ab) << m << "x" << n << "x" << k;
   EXPECT_EQ(ch11::choose(problem({64, 28672, 8192}, "RCR"), 132).tile_bn, 256);
-  // RRR the same (the any-shape path's tile kernel, B MN-major), and its wide decode too.
+  // RRR the same (tile_shapes' kernel with B MN-major), and its wide decode too.
   const ch11::Choice rrr = ch11::choose(problem({64, 11008, 4096}, "RRR"), 132);
-  EXPECT_TRUE(rrr.any_shape && rrr.kernel == ch11::Choice::split_k && rrr.tile_bm == 64 && rrr.tile_bn == 128);
+  EXPECT_TRUE(rrr.any_shape && rrr.kernel == ch11::Choice::tile_shapes && rrr.tile_bm == 64 && rrr.tile_bn == 128);
   const ch11::Choice wide = ch11::choose(problem({1, 28672, 4096}, "RRR"), 132);
-  EXPECT_TRUE(wide.any_shape && wide.kernel == ch11::Choice::split_k && wide.tile_bm == 64 && wide.tile_bn == 256);
+  EXPECT_TRUE(wide.any_shape && wide.kernel == ch11::Choice::tile_shapes && wide.tile_bm == 64 && wide.tile_bn == 256);
   EXPECT_EQ(ch11::choose(problem({32, 11008, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);
   // N % 8 != 0 (C by the registers, B staged): swap_ab's kernel.
   EXPECT_EQ(ch11::choose(problem({64, 11009, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);

@@ -18,8 +18,8 @@
 //                        reads them transposed (chapter 10's RRR, GmmaMajor::MN); for M <= 64 the
 //                        swapped kernel reads B as its MN-major first operand
 //
-// The kernels are split_k's (the tile of choose_tile_shape, K split by choose_splits; one slice is
-// tile_shapes' work) and swap_ab's (M <= 64), composed with the blocks above: the main loop with B's
+// The kernels are split_k's (the tile of choose_tile_shape, K split by choose_splits), tile_shapes'
+// (K whole, C by TMA) and swap_ab's (M <= 64), composed with the blocks above: the main loop with B's
 // major-ness, and the epilogue. Nothing else changes. Where nothing is staged and TMA stores C (RRR
 // with N and K multiples of 8), every_shape's one-consumer rules (every_shape.hpp: wide_decode,
 // mid_decode, one_consumer) hold as in RCR, and tile_shapes' kernel runs the 64×256 or 64×128 tile
@@ -142,27 +142,8 @@ PreparedGemm prepare_any_tile_kernel(Extents maps, Operand a, Operand b, typenam
   return gemm.prepared(path);
 }
 
-/// The tile kernel (M > 64) of `Cfg` for the plan: A M×K K-major, B N×K K- or MN-major, C M×N by
-/// TMA or by the registers.
-template <class Cfg, GmmaMajor MajorB>
-PreparedGemm prepare_any_tile(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, bool c_strided, int max_blocks) {
-  const GroupedTileScheduler tiles = tile_order<Cfg>(p);
-  const int k_steps = k_steps_of<Cfg>(p);
-  const SplitKTileScheduler units =
-      SplitKTileScheduler::make(tiles, k_steps, choose_splits(tiles.size(), k_steps, device_sm_count()));
-  const std::string path = "split_k " + tile_name<Cfg>() + " x" + std::to_string(units.splits) + (c_strided ? " C strided" : "");
-  if (c_strided) {
-    using Kernel = AnyShapeKernel<Cfg, MajorB, CollectiveEpilogueStrided<Cfg, bf16>>;
-    return prepare_any_tile_kernel<Kernel>(maps, a, b, Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), p.n, 1),
-                                           units, max_blocks, path);
-  }
-  using Kernel = AnyShapeKernel<Cfg, MajorB, CollectiveEpilogueTma<Cfg, bf16>>;
-  return prepare_any_tile_kernel<Kernel>(maps, a, b, Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), int(p.n)),
-                                         units, max_blocks, path);
-}
-
 /// tile_shapes' kernel of `Cfg` with B of major-ness `MajorB`: whole tiles (K whole, the persistent
-/// scheduler), C by TMA: the one-consumer tiles, nothing staged.
+/// scheduler), C by TMA.
 template <class Cfg, GmmaMajor MajorB>
 PreparedGemm prepare_any_whole_tiles(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, int max_blocks) {
   using Kernel = TileKernel<Cfg, PersistentTileScheduler, MajorB>;
@@ -174,6 +155,29 @@ PreparedGemm prepare_any_whole_tiles(const GemmProblem& p, Extents maps, Operand
   GemmAdapter<Kernel> gemm;
   gemm.initialize(args);
   return gemm.prepared("tile_shapes " + tile_name<Cfg>());
+}
+
+/// The tile kernel (M > 64) of `Cfg` for the plan: A M×K K-major, B N×K K- or MN-major, C M×N by
+/// TMA or by the registers; split_k's kernel when K is split or C is stored by the registers, else
+/// tile_shapes'.
+template <class Cfg, GmmaMajor MajorB>
+PreparedGemm prepare_any_tile(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, bool c_strided, int max_blocks) {
+  const GroupedTileScheduler tiles = tile_order<Cfg>(p);
+  const int k_steps = k_steps_of<Cfg>(p);
+  const SplitKTileScheduler units =
+      SplitKTileScheduler::make(tiles, k_steps, choose_splits(tiles.size(), k_steps, device_sm_count()));
+  // K whole and C by TMA: tile_shapes' kernel (the persistent scheduler, a few percent ahead of split_k's
+  // with one slice on short problems: the page's step 6).
+  if (units.splits == 1 && !c_strided) return prepare_any_whole_tiles<Cfg, MajorB>(p, maps, a, b, C, max_blocks);
+  const std::string path = "split_k " + tile_name<Cfg>() + " x" + std::to_string(units.splits) + (c_strided ? " C strided" : "");
+  if (c_strided) {
+    using Kernel = AnyShapeKernel<Cfg, MajorB, CollectiveEpilogueStrided<Cfg, bf16>>;
+    return prepare_any_tile_kernel<Kernel>(maps, a, b, Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), p.n, 1),
+                                           units, max_blocks, path);
+  }
+  using Kernel = AnyShapeKernel<Cfg, MajorB, CollectiveEpilogueTma<Cfg, bf16>>;
+  return prepare_any_tile_kernel<Kernel>(maps, a, b, Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), int(p.n)),
+                                         units, max_blocks, path);
 }
 
 /// The swapped kernel (M <= 64) of `Cfg`: X = B (N×K, K- or MN-major), Y = A, Cᵀ stored transposed.

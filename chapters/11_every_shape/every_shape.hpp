@@ -17,8 +17,9 @@
 //
 // and, before all of these, what none of them takes goes to any_shape.cuh's path: RRR, a K or N that
 // is not a multiple of 8, an operand not on a 16-byte boundary (staged copies, C stored by the
-// registers, B MN-major; split_k's and swap_ab's kernels). Where that path stages nothing and stores C
-// by TMA (RRR with N and K multiples of 8), the three one-consumer rules hold there too, B MN-major.
+// registers, B MN-major; split_k's, tile_shapes' and swap_ab's kernels). Where that path stages
+// nothing and stores C by TMA (RRR with N and K multiples of 8), the three one-consumer rules hold
+// there too, B MN-major.
 //
 // stream_k is not among them: where the chapter's suite has a short last round, the tile choice or
 // split_k did better in every measurement (the page).
@@ -135,8 +136,8 @@ inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, co
     Choice c = decode_tile(p, sms, plain);
     if (c.tile_bm == 0) c = p.m <= kSwapMaxM ? swap_choice(p, sms) : tile_choice(p, aligned, sms);
     if (plain) c = one_consumer(c);
-    // the any-shape tile kernel is split_k's, the one-consumer tiles' tile_shapes' (with B MN-major)
-    if (c.kernel == Choice::tile_shapes && c.tile_bm != Tile64x128Cfg::BM::value) c.kernel = Choice::split_k;
+    // K whole: tile_shapes' kernel (B MN-major in RRR), but where C is stored by the registers (split_k's)
+    if (c.kernel == Choice::tile_shapes && plan.c_strided) c.kernel = Choice::split_k;
     c.any_shape = true;
     c.plan = plan;
     return c;
@@ -160,7 +161,8 @@ inline PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, con
   if (!tma_kernels_take(p, A, B, C)) {
     check_bf16_pointers(A, B, C);  // before the SM count asks the GPU
     const Choice c = choose(p, device_sm_count(), A, B, C);
-    return prepare_any_shape(p, A, B, C, max_blocks, c.kernel == Choice::tile_shapes ? c.tile_bn : 0);
+    const bool one_consumer_tile = c.kernel == Choice::tile_shapes && c.tile_bm == Tile64x128Cfg::BM::value;
+    return prepare_any_shape(p, A, B, C, max_blocks, one_consumer_tile ? c.tile_bn : 0);
   }
   const Choice c = choose(p, device_sm_count(), A, B, C);
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);

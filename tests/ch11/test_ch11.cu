@@ -520,8 +520,12 @@ TEST(ch11_AnyShape, TheRulesEachPathFollows) {
   // RRR: B MN-major, nothing staged when N % 8 == 0.
   const ch11::Choice rrr = plan({4096, 4096, 4096}, "RRR");
   EXPECT_TRUE(rrr.any_shape && rrr.plan.b_mn_major && !rrr.plan.stage_a && !rrr.plan.stage_b && !rrr.plan.c_strided);
-  EXPECT_EQ(rrr.kernel, ch11::Choice::split_k);
+  EXPECT_EQ(rrr.kernel, ch11::Choice::tile_shapes);  // K whole, C by TMA: tile_shapes' kernel, B MN-major
   EXPECT_EQ(rrr.splits, 1);
+  // C stored by the registers: split_k's kernel, one slice.
+  const ch11::Choice strided = plan({4096, 4096, 4096}, "RRR", ch11::kAligned, ch11::kAligned,
+                                    reinterpret_cast<const void*>(std::uintptr_t(256 + 2)));
+  EXPECT_TRUE(strided.any_shape && strided.plan.c_strided && strided.kernel == ch11::Choice::split_k && strided.splits == 1);
   // K % 8 != 0: A staged, and B in RCR (its rows are K long), not in RRR (they are N long).
   const ch11::Choice k_rcr = plan({1000, 1000, 999}, "RCR"), k_rrr = plan({1000, 1000, 999}, "RRR");
   EXPECT_TRUE(k_rcr.plan.stage_a && k_rcr.plan.stage_b && !k_rcr.plan.c_strided);

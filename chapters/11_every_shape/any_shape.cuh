@@ -201,12 +201,13 @@ PreparedGemm prepare_any_swap(const GemmProblem& p, Extents maps, Operand a, Ope
 }  // namespace detail
 
 /// The any-shape path: stage what TMA cannot read, store C by the registers where TMA cannot write
-/// it, multiply with split_k's tile (M > 64) or swap_ab's (M <= 64), B K- or MN-major; or, where
-/// every_shape's choice names one (`one_consumer_bn` 128 or 256: RRR with nothing staged and C by TMA),
-/// tile_shapes' kernel on the 64×128 or 64×256 tile, one consumer, K whole. The staging workspace is allocated here,
-/// once per problem, and each launch copies, then multiplies (one stream). Throws
-/// std::invalid_argument for a problem it refuses (any_shape_rejects), a pointer not 2-byte aligned, or
-/// a one-consumer tile the plan cannot take.
+/// it, multiply with choose_tile_shape's tile (M > 64: split_k's kernel, or tile_shapes' where K is
+/// whole and TMA stores C) or swap_ab's (M <= 64), B K- or MN-major; or, where every_shape's choice
+/// names one (`one_consumer_bn` 128 or 256: RRR with nothing staged and C by TMA), tile_shapes' kernel
+/// on the 64×128 or 64×256 tile, one consumer, K whole. The staging workspace is allocated here, once
+/// per problem, and each launch copies, then multiplies (one stream). Throws std::invalid_argument for
+/// a problem it refuses (any_shape_rejects), a pointer not 2-byte aligned, or a one-consumer tile the
+/// plan cannot take.
 inline PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
                                       int one_consumer_bn = 0) {
   if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);

@@ -127,7 +127,7 @@ inline Choice decode_tile(const GemmProblem& p, int sms, bool tma_store) {
 /// the given addresses (only their alignment matters).
 inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, const void* B = kAligned,
                      const void* C = kAligned) {
-  if (!tma_kernels_take(p, A, B, C)) {  // any_shape.cuh: swap_ab's or split_k's kernel (one slice or more)
+  if (!tma_kernels_take(p, A, B, C)) {  // any_shape.cuh: swap_ab's, split_k's or tile_shapes' kernel
     const AnyShapePlan plan = plan_any_shape(p, A, B, C);
     // RRR with nothing staged and C stored by TMA: the one-consumer rules hold as in RCR (B MN-major).
     const bool plain = !plan.stage_a && !plan.stage_b && !plan.c_strided;

@@ -158,13 +158,12 @@ inline std::string every_shape_rejects(const GemmProblem& p) { return any_shape_
 /// The step: the kernel choose() names.
 inline PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   if (std::string why = every_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
-  if (!tma_kernels_take(p, A, B, C)) {
-    check_bf16_pointers(A, B, C);  // before the SM count asks the GPU
-    const Choice c = choose(p, device_sm_count(), A, B, C);
+  check_bf16_pointers(A, B, C);  // before the SM count asks the GPU
+  const Choice c = choose(p, device_sm_count(), A, B, C);
+  if (c.any_shape) {  // a 64-row tile there is a one-consumer tile (swap_ab's are named swap_ab)
     const bool one_consumer_tile = c.kernel == Choice::tile_shapes && c.tile_bm == Tile64x128Cfg::BM::value;
     return prepare_any_shape(p, A, B, C, max_blocks, one_consumer_tile ? c.tile_bn : 0);
   }
-  const Choice c = choose(p, device_sm_count(), A, B, C);
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);
   if (c.kernel == Choice::split_k) return prepare_split_k(p, A, B, C, max_blocks);
   if (c.aligned_rows) return prepare_aligned_rows(p, A, B, C, max_blocks);

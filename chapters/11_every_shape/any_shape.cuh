@@ -133,7 +133,8 @@ template <class Kernel>
 PreparedGemm prepare_any_tile_kernel(Extents maps, Operand a, Operand b, typename Kernel::Epilogue::Params epilogue,
                                      const SplitKTileScheduler& units, int max_blocks, const std::string& path) {
   typename GemmAdapter<Kernel>::Arguments args{};
-  args.mainloop = Kernel::Mainloop::to_underlying_arguments(a.ptr, b.ptr, int(maps.m), int(maps.n), int(maps.k), a.ld, b.ld);
+  args.mainloop = Kernel::Mainloop::to_underlying_arguments(a.ptr, b.ptr, int(maps.m), int(maps.n), int(maps.k), a.ld, b.ld,
+                                                            l2_promotion_for(maps.m));
   args.epilogue = epilogue;
   args.scheduler = Kernel::Scheduler::to_underlying_arguments(units);
   args.max_blocks = max_blocks;
@@ -148,7 +149,8 @@ template <class Cfg, GmmaMajor MajorB>
 PreparedGemm prepare_any_whole_tiles(const GemmProblem& p, Extents maps, Operand a, Operand b, bf16* C, int max_blocks) {
   using Kernel = TileKernel<Cfg, PersistentTileScheduler, MajorB>;
   typename GemmAdapter<Kernel>::Arguments args{};
-  args.mainloop = Kernel::Mainloop::to_underlying_arguments(a.ptr, b.ptr, int(maps.m), int(maps.n), int(maps.k), a.ld, b.ld);
+  args.mainloop = Kernel::Mainloop::to_underlying_arguments(a.ptr, b.ptr, int(maps.m), int(maps.n), int(maps.k), a.ld, b.ld,
+                                                            l2_promotion_for(maps.m));
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, int(p.m), int(p.n), int(p.n));
   args.scheduler = whole_tiles<Cfg>(p);
   args.max_blocks = max_blocks;
@@ -190,7 +192,8 @@ PreparedGemm prepare_any_swap(const GemmProblem& p, Extents maps, Operand a, Ope
                                    Cfg::kGroupM};
   const SplitKTileScheduler units = SplitKTileScheduler::make(tiles, plan.k_steps, plan.splits);
   typename GemmAdapter<Kernel>::Arguments args{};
-  args.mainloop = Kernel::Mainloop::to_underlying_arguments(b.ptr, a.ptr, int(maps.n), int(maps.m), int(maps.k), b.ld, a.ld);
+  args.mainloop = Kernel::Mainloop::to_underlying_arguments(b.ptr, a.ptr, int(maps.n), int(maps.m), int(maps.k), b.ld, a.ld,
+                                                            l2_promotion_for(p.m));
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, n, m, 1, p.n);  // (r, q) at C[q·N + r]
   args.scheduler = Kernel::Scheduler::to_underlying_arguments(units);
   args.max_blocks = max_blocks;

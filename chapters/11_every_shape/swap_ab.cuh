@@ -176,7 +176,7 @@ PreparedGemm prepare_swap_ab_with(const GemmProblem& p, const bf16* A, const bf1
   const SplitKTileScheduler units = SplitKTileScheduler::make(
       tiles, k_steps, splits > 0 ? splits : choose_swap_splits(p, Cfg::BN::value, tiles.size(), k_steps, device_sm_count()));
   typename GemmAdapter<Kernel>::Arguments args{};
-  args.mainloop = Kernel::Mainloop::to_underlying_arguments(B, A, n, m, k, k, k);  // X = B (R = N rows), Y = A
+  args.mainloop = Kernel::Mainloop::to_underlying_arguments(B, A, n, m, k, k, k, l2_promotion_for(m));  // X = B, Y = A
   args.epilogue = Kernel::Epilogue::to_underlying_arguments(C, n, m, 1, n);         // (r, q) at C[q·N + r]
   args.scheduler = Kernel::Scheduler::to_underlying_arguments(units);
   args.max_blocks = max_blocks;

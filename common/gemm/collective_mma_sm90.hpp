@@ -122,11 +122,12 @@ struct CollectiveMma {
 
   /// Host: the copies of A (M×K, rows `lda` apart) and B (N×K as make_operand_tensor has it, `ldb`).
   /// Throws std::invalid_argument when TMA cannot describe an operand (a pointer or pitch not
-  /// 16-byte aligned).
+  /// 16-byte aligned). `promotion`: the maps' L2 promotion (make_tma_map_2d; 256 bytes unless a step
+  /// says).
   static Params to_underlying_arguments(const Element* A, const Element* B, int m, int n, int k, std::int64_t lda,
-                                        std::int64_t ldb) {
-    return {make_tma_copy(CopyOpA{}, make_operand_tensor<MajorA>(A, m, k, lda), GmmaStage<RingA>{}, Int<kClusterN>{}),
-            make_tma_copy(CopyOpB{}, make_operand_tensor<MajorB>(B, n, k, ldb), GmmaStage<RingB>{}, Int<kClusterM>{})};
+                                        std::int64_t ldb, TmaL2Promotion promotion = TmaL2Promotion::b256) {
+    return {make_tma_copy(CopyOpA{}, make_operand_tensor<MajorA>(A, m, k, lda), GmmaStage<RingA>{}, Int<kClusterN>{}, promotion),
+            make_tma_copy(CopyOpB{}, make_operand_tensor<MajorB>(B, n, k, ldb), GmmaStage<RingB>{}, Int<kClusterM>{}, promotion)};
   }
 
   /// The bytes one stage receives: its A tile and its B tile.

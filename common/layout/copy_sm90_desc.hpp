@@ -37,6 +37,12 @@ namespace mm {
 /// group of 8 rows, the pattern wgmma's descriptors read (layout/mma_sm90.hpp).
 enum class TmaSwizzle { none, b32, b64, b128 };
 
+/// @brief How much more than a box row's bytes the L2 fetches on a miss (CUtensorMapL2promotion):
+/// none, or up to 64, 128 or 256 bytes. 256 bytes brings a 128-byte box row's neighbour, which the
+/// next K step reads: it helps small problems whose stages wait on latency, and costs a streaming
+/// decode GEMM about a quarter more L2 reads (chapter 11, step 6).
+enum class TmaL2Promotion { none, b64, b128, b256 };
+
 /// @brief Bytes in one row of the swizzle pattern (the largest inner box extent it allows);
 /// 0 for none (no limit from the swizzle).
 constexpr int tma_swizzle_bytes(TmaSwizzle s) {
@@ -133,7 +139,7 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tma_encoder(std::string& why) {
 /// std::runtime_error when there is no driver or the driver refuses (naming its CUresult).
 inline CUtensorMap make_tma_map_2d(CUtensorMapDataType type, int elem_bytes, const void* gmem, std::int64_t inner,
                             std::int64_t outer, std::int64_t outer_stride, int box_inner, int box_outer,
-                            TmaSwizzle swizzle) {
+                            TmaSwizzle swizzle, TmaL2Promotion promotion = TmaL2Promotion::b256) {
   if (std::string why = tma_2d_rejects(elem_bytes, gmem, inner, outer, outer_stride, box_inner, box_outer, swizzle);
       !why.empty())
     throw std::invalid_argument(why);
@@ -148,12 +154,16 @@ inline CUtensorMap make_tma_map_2d(CUtensorMapDataType type, int elem_bytes, con
                                 : swizzle == TmaSwizzle::b64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                 : swizzle == TmaSwizzle::b32 ? CU_TENSOR_MAP_SWIZZLE_32B
                                                              : CU_TENSOR_MAP_SWIZZLE_NONE;
+  const CUtensorMapL2promotion l2 = promotion == TmaL2Promotion::b256  ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                    : promotion == TmaL2Promotion::b128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                    : promotion == TmaL2Promotion::b64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                                                        : CU_TENSOR_MAP_L2_PROMOTION_NONE;
   CUtensorMap map{};
-  // L2 promotion of 256 bytes: a box row of 128 bytes brings its neighbour, which the next K step's
-  // box (or the block beside) reads. Out-of-bounds elements are filled with zeros (FLOAT_OOB_FILL_NONE).
+  // L2 promotion, 256 bytes unless the caller says: a box row of 128 bytes brings its neighbour, which
+  // the next K step's box (or the block beside) reads. Out-of-bounds elements are filled with zeros
+  // (FLOAT_OOB_FILL_NONE).
   const CUresult r = encode(&map, type, 2, const_cast<void*>(gmem), dims, strides, box, element_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, sw, l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw std::runtime_error("cuTensorMapEncodeTiled refused the map (CUresult " + std::to_string(int(r)) + ") for " +
                              std::to_string(inner) + " × " + std::to_string(outer) + " elements, box " +

@@ -189,7 +189,8 @@ struct TmaCopy {
 template <class Op, class Engine, class GLayout, class SmemLayout, int Multicast = 1,
           class U = std::remove_cv_t<std::remove_pointer_t<decltype(std::declval<Tensor<Engine, GLayout> const&>().data())>>>
 TmaCopy<Op, U, SmemLayout, Multicast> make_tma_copy(Op, Tensor<Engine, GLayout> const& gmem, SmemLayout const&,
-                                                     Int<Multicast> = {}) {
+                                                     Int<Multicast> = {},
+                                                     TmaL2Promotion promotion = TmaL2Promotion::b256) {
   using Boxes = TmaBoxes<U, SmemLayout, Multicast>;
   static_assert(Multicast == 1 || std::is_same_v<Op, SM90_TMA_LOAD_MULTICAST_2D>, "Multicast > 1: SM90_TMA_LOAD_MULTICAST_2D");
   if (std::string why = Boxes::layout_rejects(); !why.empty())
@@ -206,7 +207,7 @@ TmaCopy<Op, U, SmemLayout, Multicast> make_tma_copy(Op, Tensor<Engine, GLayout> 
   if (outer == 1) pitch = inner;  // one row: the pitch is never used
   TmaCopy<Op, U, SmemLayout, Multicast> tma{};
   tma.map = make_tma_map_2d(tma_data_type<U>(), int(sizeof(U)), gmem.data(), inner, outer, pitch, Boxes::kBoxInner,
-                            Boxes::kBoxOuter, Boxes::kSwizzle);
+                            Boxes::kBoxOuter, Boxes::kSwizzle, promotion);
   return tma;
 }
 

@@ -341,6 +341,13 @@ TEST(ch11_Choice, OneConsumerFor128x64) {
   EXPECT_EQ(ch11::choose(problem({512, 512, 512}, "RRR"), 132, ch11::kAligned, ch11::kAligned, off).tile_bm, 128);
 }
 
+TEST(ch11_Choice, NoL2PromotionAtDecode) {
+  // Step 6: the operand maps of a problem of M <= 64 rows ask the L2 for no more than a box row's bytes
+  // (the 256-byte promotion read a quarter more L2 sectors than cuBLAS at decode); larger M keeps 256.
+  for (std::int64_t m : {1, 16, 17, 63, 64}) EXPECT_EQ(ch11::l2_promotion_for(m), mm::TmaL2Promotion::none) << m;
+  for (std::int64_t m : {65, 128, 4096}) EXPECT_EQ(ch11::l2_promotion_for(m), mm::TmaL2Promotion::b256) << m;
+}
+
 TEST(ch11_Choice, MidDecodeTakesOne64x128TilePerSm) {
   // 33-64 rows, 64 to 132 tiles of 128 columns: one consumer per 64×128 tile of C, K whole.
   for (const auto& [m, n, k] : {std::tuple{64, 10240, 8192}, {64, 11008, 4096}, {33, 8192, 8192}, {48, 14336, 4096}}) {

@@ -64,9 +64,6 @@ struct SwapAB64Rows64Cfg : SwapAB16Rows64Cfg {
   using BN = _64;
 };
 
-/// The largest M swap_ab takes: beyond it, A fills wgmma's 64 rows by itself.
-inline constexpr std::int64_t kSwapMaxM = 64;
-
 /// The modeled time of a swapped problem of `tiles` tiles cut into `splits` K slices, in bytes at the
 /// GPU's bandwidth: B's N×K·2 bytes streamed at the rate a round's units draw (all of it from
 /// kStreamingUnits units on, in proportion below); each slice beyond one adds its partial sums written

@@ -162,11 +162,15 @@ decltype(auto) with_tile_shape(int index, F&& f) {
   }
 }
 
-/// TMA's L2 promotion for the operand maps of a problem of `m` rows: none at decode (m <= 64: B's
+/// The largest M swap_ab takes (swap_ab.cuh): beyond it, A fills wgmma's 64 rows by itself. Up to it,
+/// every_shape's rules treat a problem as decode.
+inline constexpr std::int64_t kSwapMaxM = 64;
+
+/// TMA's L2 promotion for the operand maps of a problem of `m` rows: none at decode (m <= kSwapMaxM: B's
 /// bytes are read once and streamed, and the 256 bytes a 128-byte box row brings on a miss cost a
 /// quarter more L2 reads for nothing), 256 bytes otherwise (where the next K step's row is read soon,
 /// the small squares lose 2-4% without it). Measured in step 6.
-inline TmaL2Promotion l2_promotion_for(std::int64_t m) { return m <= 64 ? TmaL2Promotion::none : TmaL2Promotion::b256; }
+inline TmaL2Promotion l2_promotion_for(std::int64_t m) { return m <= kSwapMaxM ? TmaL2Promotion::none : TmaL2Promotion::b256; }
 
 /// The main loop's and the epilogue's arguments of every kernel of the chapter that multiplies A by Bᵀ
 /// into a row-major C (tile_shapes, split_k, stream_k, ping_pong): A's and B's TMA copies (rows `pitch`

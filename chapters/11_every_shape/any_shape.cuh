@@ -41,19 +41,112 @@
 
 namespace mm::ch11 {
 
-/// Copies a rows × cols matrix of bf16, rows `ld_in` elements apart from any 2-byte aligned `in`, into
-/// `out`, rows `ld_out` apart: a warp a row at a time, a value a lane and step (the source's rows start
-/// anywhere, so nothing wider than 2 bytes can be read in general). (A template only so that the
-/// header can be included by several files.)
+namespace detail {
+/// The 8 bf16 values that start `Shift` values into the 16 bytes `lo` (and continue into `hi`, the
+/// next 16 bytes of memory): words taken whole for an even shift, two halves each for an odd one.
+template <int Shift>
+__device__ uint4 shifted_chunk(uint4 lo, uint4 hi) {
+  const std::uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  std::uint32_t r[4];
+  MM_UNROLL
+  for (int i = 0; i < 4; ++i)
+    r[i] = Shift % 2 == 0 ? w[Shift / 2 + i] : __funnelshift_r(w[Shift / 2 + i], w[Shift / 2 + i + 1], 16);
+  return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
+/// One lane's 16-byte chunks j = lane, lane + 32, ... in [begin, end) of a row whose source starts
+/// `Shift` values past the 16-byte chunk `aligned`: chunk j from aligned chunks j and j + 1 (j alone
+/// for Shift 0), four chunks' loads in flight before their stores.
+template <int Shift>
+__device__ void copy_shifted_chunks(const uint4* __restrict__ aligned, uint4* __restrict__ to, std::int64_t begin,
+                                    std::int64_t end, int lane) {
+  constexpr int kUnroll = 4;
+  std::int64_t j = begin + lane;
+  for (; j + 32 * (kUnroll - 1) < end; j += 32 * kUnroll) {
+    uint4 lo[kUnroll], hi[kUnroll];
+    MM_UNROLL
+    for (int u = 0; u < kUnroll; ++u) {
+      lo[u] = __ldg(aligned + j + 32 * u);
+      hi[u] = Shift == 0 ? lo[u] : __ldg(aligned + j + 32 * u + 1);
+    }
+    MM_UNROLL
+    for (int u = 0; u < kUnroll; ++u) to[j + 32 * u] = shifted_chunk<Shift>(lo[u], hi[u]);
+  }
+  for (; j < end; j += 32) to[j] = shifted_chunk<Shift>(__ldg(aligned + j), Shift == 0 ? uint4{} : __ldg(aligned + j + 1));
+}
+}  // namespace detail
+
+/// One matrix copy_rows copies: rows × cols bf16, rows `ld_in` elements apart from any 2-byte aligned
+/// `in`, into `out` (16-byte aligned), rows `ld_out` apart (a multiple of 8). rows 0: nothing.
+template <class T>
+struct RowsCopy {
+  const T* in;
+  T* out;
+  std::int64_t rows, cols, ld_in, ld_out;
+  /// 16-byte chunks of a copied row that hold values.
+  MM_HD std::int64_t chunks() const { return (cols + 7) / 8; }
+  /// Chunks a warp copies at a time: the whole row where there are rows enough (kRowsCopyWholeRows: a
+  /// warp streams its row), else pieces of 128 (4 per lane), so that a few long rows (A's, at decode)
+  /// still keep many warps busy. Measured (profiles/session_2026-11-30q.txt, calls 4-5): a warp a row
+  /// copied B's 4096 rows in 19 us where pieces took 29; pieces copied A's 16 rows in the same launch
+  /// as B where a warp a row took 6-10 us on its own.
+  MM_HD std::int64_t piece() const { return rows >= kRowsCopyWholeRows ? chunks() : 128; }
+  /// A warp's pieces of the copy.
+  MM_HD std::int64_t pieces() const { return rows * ((chunks() + piece() - 1) / piece()); }
+  /// Rows from which a warp copies a whole row.
+  static constexpr std::int64_t kRowsCopyWholeRows = 1024;
+};
+
+/// Copies two matrices (`first`, then `second`: A and B, either may have no rows) into staged rows, in
+/// one launch: a warp a piece of a row at a time (RowsCopy::piece), 16 bytes a lane.
+/// A source row starts anywhere, `o` values past a 16-byte boundary (the same for the whole warp):
+/// each lane reads the two aligned 16-byte chunks of the source that hold its 8 values (the second one
+/// its neighbour's first: an L1 hit) and shifts them by `o`, four chunks' loads in flight; where an
+/// aligned chunk would reach outside the row (before its start when o > 0, past its end), it reads a
+/// value at a time, so that nothing outside the matrix is read. The last chunk of a row is padded with
+/// zeros. (A template only so that the header can be included by several files.)
 template <class T = bf16>
-__global__ void copy_rows(const T* __restrict__ in, T* __restrict__ out, std::int64_t rows, std::int64_t cols,
-                          std::int64_t ld_in, std::int64_t ld_out) {
+__global__ void copy_rows(RowsCopy<T> first, RowsCopy<T> second) {
+  static_assert(sizeof(T) == 2, "bf16 rows: 8 values a 16-byte chunk");
   const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
   const int lane = int(threadIdx.x % 32);
-  for (std::int64_t r = std::int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; r < rows; r += warps) {
-    const T* from = in + r * ld_in;
-    T* to = out + r * ld_out;
-    for (std::int64_t c = lane; c < cols; c += 32) to[c] = from[c];
+  const std::int64_t first_pieces = first.pieces(), all = first_pieces + second.pieces();
+  for (std::int64_t w = std::int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; w < all; w += warps) {
+    const bool in_first = w < first_pieces;
+    const RowsCopy<T>& m = in_first ? first : second;
+    const std::int64_t piece = in_first ? w : w - first_pieces;
+    const std::int64_t size = m.piece(), per_row = (m.chunks() + size - 1) / size;
+    const std::int64_t r = piece / per_row, begin = piece % per_row * size;
+    const std::int64_t end = begin + size < m.chunks() ? begin + size : m.chunks();
+    const T* from = m.in + r * m.ld_in;
+    uint4* to = reinterpret_cast<uint4*>(m.out + r * m.ld_out);
+    const auto address = reinterpret_cast<std::uintptr_t>(from);
+    const int o = int(address % 16 / 2);  // values between the 16-byte boundary and the row's start
+    const uint4* aligned = reinterpret_cast<const uint4*>(address - 2 * std::uintptr_t(o));
+    // Chunk j's values are from[8j .. 8j+7]: aligned chunks j and j+1 (j alone when o == 0), which
+    // lie inside the row for j from 1 (0 when o == 0) while 8j + 16 - o <= cols (8j + 8 <= cols).
+    const std::int64_t head = o == 0 ? 0 : 1;
+    const std::int64_t fast = std::max(head, o == 0 ? m.cols / 8 : (m.cols + o >= 16 ? (m.cols + o - 16) / 8 + 1 : 0));
+    const std::int64_t fast_begin = std::max(begin, head), fast_end = std::min(end, fast);
+    switch (o) {  // the same for the whole warp
+      case 0: detail::copy_shifted_chunks<0>(aligned, to, fast_begin, fast_end, lane); break;
+      case 1: detail::copy_shifted_chunks<1>(aligned, to, fast_begin, fast_end, lane); break;
+      case 2: detail::copy_shifted_chunks<2>(aligned, to, fast_begin, fast_end, lane); break;
+      case 3: detail::copy_shifted_chunks<3>(aligned, to, fast_begin, fast_end, lane); break;
+      case 4: detail::copy_shifted_chunks<4>(aligned, to, fast_begin, fast_end, lane); break;
+      case 5: detail::copy_shifted_chunks<5>(aligned, to, fast_begin, fast_end, lane); break;
+      case 6: detail::copy_shifted_chunks<6>(aligned, to, fast_begin, fast_end, lane); break;
+      default: detail::copy_shifted_chunks<7>(aligned, to, fast_begin, fast_end, lane); break;
+    }
+    // The chunks at the row's ends (the first when o > 0, those from `fast` on): a value at a time.
+    auto by_values = [&](std::int64_t j) {
+      T values[8];
+      MM_UNROLL
+      for (int i = 0; i < 8; ++i) values[i] = 8 * j + i < m.cols ? from[8 * j + i] : T(0.0f);
+      to[j] = *reinterpret_cast<const uint4*>(values);
+    };
+    if (begin == 0 && head == 1 && lane == 0) by_values(0);
+    for (std::int64_t j = std::max(begin, fast) + lane; j < end; j += 32) by_values(j);
   }
 }
 
@@ -274,11 +367,12 @@ inline PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const
     });
   }
   const int blocks = 16 * sms, threads = 256;
+  const RowsCopy<bf16> copy_a{A, a_copy, plan.stage_a ? p.m : 0, p.k, p.k, a_pitch};
+  const RowsCopy<bf16> copy_b{B, b_copy, plan.stage_b ? b_rows : 0, b_cols, b_cols, b_pitch};
+  const std::int64_t pieces = copy_a.pieces() + copy_b.pieces();
   auto run = [=](cudaStream_t stream) {
-    if (plan.stage_a) copy_rows<<<unsigned(std::min<std::int64_t>(blocks, launch::ceil_div(p.m, threads / 32))), threads, 0, stream>>>(
-        A, a_copy, p.m, p.k, p.k, a_pitch);
-    if (plan.stage_b) copy_rows<<<unsigned(std::min<std::int64_t>(blocks, launch::ceil_div(b_rows, threads / 32))), threads, 0, stream>>>(
-        B, b_copy, b_rows, b_cols, b_cols, b_pitch);
+    if (pieces > 0)  // A's rows and B's in one launch
+      copy_rows<<<unsigned(std::min<std::int64_t>(blocks, launch::ceil_div(pieces, threads / 32))), threads, 0, stream>>>(copy_a, copy_b);
     gemm(stream);
     (void)owner;
   };

@@ -557,6 +557,45 @@ TEST(ch11_AnyShape, TheRulesEachPathFollows) {
   EXPECT_FALSE(plan({16, 4096, 4096}, "RCR", aligned, aligned, off).any_shape);  // swap_ab: C by the registers
 }
 
+TEST(ch11_AnyShape, CopyRowsAtEveryOffset) {
+  // The staging copy: rows starting 0 to 7 bf16 values past a 16-byte boundary (their aligned chunks
+  // shifted), row lengths around the 16-byte chunks, the pitch and a warp's piece of 128 chunks, two
+  // matrices in one launch (A and B): every value copied exactly, the last chunk's padding zeros,
+  // nothing past it written.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  // 5 rows: pieces of 128 chunks; 1030: a warp a row (RowsCopy::piece).
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // rows, cols
+  for (std::int64_t cols : {1, 7, 8, 9, 15, 16, 17, 23, 24, 40, 1001, 1024, 1025, 4100}) shapes.emplace_back(5, cols);
+  for (std::int64_t cols : {1, 17, 1001}) shapes.emplace_back(1030, cols);
+  for (int shift = 0; shift < 8; ++shift)
+    for (const auto& [rows, cols] : shapes) {
+      const int shift2 = (shift + 3) % 8;
+      const std::int64_t ld_in = cols + (shift % 3), ld_out = ch11::staged_pitch(cols);
+      std::vector<std::uint16_t> host(std::size_t(rows * ld_in + 8));
+      for (std::size_t i = 0; i < host.size(); ++i) host[i] = std::uint16_t(0x3f80 + (i * 37) % 1000);  // distinct finite bf16
+      mm::DeviceBuffer<std::uint16_t> in(host);
+      const std::vector<std::uint16_t> poison(std::size_t(rows * ld_out), 0xffff);
+      mm::DeviceBuffer<std::uint16_t> out(poison), out2(poison);
+      const auto* src = reinterpret_cast<const bf16*>(in.data());
+      ch11::copy_rows<<<2, 64>>>(ch11::RowsCopy<bf16>{src + shift, reinterpret_cast<bf16*>(out.data()), rows, cols, ld_in, ld_out},
+                                 ch11::RowsCopy<bf16>{src + shift2, reinterpret_cast<bf16*>(out2.data()), rows - 1, cols, ld_in, ld_out});
+      MM_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<std::uint16_t> got = out.download(), got2 = out2.download();
+      int bad = 0, bad2 = 0;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < ld_out; ++c) {
+          auto want = [&](int s, std::int64_t rows_copied) -> std::uint16_t {
+            if (r >= rows_copied) return 0xffff;
+            return c < cols ? host[std::size_t(s + r * ld_in + c)] : c < (cols + 7) / 8 * 8 ? 0 : 0xffff;
+          };
+          bad += got[std::size_t(r * ld_out + c)] != want(shift, rows);
+          bad2 += got2[std::size_t(r * ld_out + c)] != want(shift2, rows - 1);
+        }
+      EXPECT_EQ(bad, 0) << "shift " << shift << ", " << rows << " rows of " << cols;
+      EXPECT_EQ(bad2, 0) << "second matrix, shift " << shift2 << ", " << rows - 1 << " rows of " << cols;
+    }
+}
+
 TEST(ch11_AnyShape, RefusesWhatNoPathTakes) {
   // CPU: one line each, before any GPU work.
   const auto every = mm::test::step_named(kSteps, "every_shape");

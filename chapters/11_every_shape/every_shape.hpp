@@ -2,8 +2,8 @@
 // problem, from its shape and the GPU's SM count. It is what the chapter's binary and figures call
 // "ours".
 //
-//   M <= 64, N wide  tile_shapes' 64×256 tile with one consumer (Tile64x256Cfg), when N's 256-column
-//                    tiles fill at least 3/4 of the SMs in one round (wide_decode): a tile per SM
+//   M = 17-64,       tile_shapes' 64×256 tile with one consumer (Tile64x256Cfg), when N's 256-column
+//     N wide         tiles fill at least 3/4 of the SMs in one round (wide_decode): a tile per SM
 //   M = 33-64        tile_shapes' 64×128 tile with one consumer (Tile64x128Cfg), when N's 128-column
 //                    tiles make 64 or more and one round (mid_decode)
 //   M <= 64          swap_ab: the small side in wgmma's N, K split until the units fill the GPU
@@ -62,13 +62,17 @@ inline bool tma_kernels_take(const GemmProblem& p, const void* A, const void* B,
 /// A 16-byte aligned address, for choose()'s operands when the caller has none (the harness's).
 inline const void* const kAligned = reinterpret_cast<const void*>(std::uintptr_t(256));
 
-/// True when `p` is a decode problem (M <= 64) whose N alone, in 256-column tiles, fills at least 3/4
-/// of `sms` SMs in one round, and C can be stored by TMA (`tma_store`: N % 8 == 0, C on 16 bytes): then
-/// a 64×256 tile per SM streams B evenly, where swap_ab's 128-row tiles would make 1.7 rounds (N =
-/// 28672: 112 tiles of 256 columns against 224 of 128 rows, on 132 SMs).
+/// True when `p` is a decode problem (M from 17 to 64) whose N alone, in 256-column tiles, fills at
+/// least 3/4 of `sms` SMs in one round, and C can be stored by TMA (`tma_store`: N % 8 == 0, C on 16
+/// bytes): then a 64×256 tile per SM streams B evenly, where swap_ab's 128-row tiles would make 1.7
+/// rounds (N = 28672: 112 tiles of 256 columns against 224 of 128 rows, on 132 SMs). Not at M <= 16:
+/// there swap_ab's 128×16 tile (K steps of 128) streams as fast or faster, measured after step 6's L2
+/// rule at N = 28672 in three rounds (profiles/session_2026-11-30q.txt, call 9): 4-8% less time at
+/// M = 1, 0-3% at M = 16.
 inline bool wide_decode(const GemmProblem& p, int sms, bool tma_store) {
   const std::int64_t tiles = launch::ceil_div(p.n, Tile64x256Cfg::BN::value);
-  return tma_store && p.m <= Tile64x256Cfg::BM::value && tiles <= sms && 4 * tiles >= 3 * std::int64_t(sms);
+  return tma_store && p.m > SwapAB16Cfg::BN::value && p.m <= Tile64x256Cfg::BM::value && tiles <= sms &&
+         4 * tiles >= 3 * std::int64_t(sms);
 }
 
 /// True when `p` (33 <= M <= 64) makes between 64 tiles and one round of `sms` SMs of 64×128 tiles

@@ -68,15 +68,15 @@ def test_bf16(mnk, layout):
 
 def one_consumer_shapes():
     """Shapes on chapter 11's one-consumer tiles (every_shape.hpp's wide_decode, mid_decode, one_consumer) on
-    this GPU, with the tile each takes: N = 28672 at M = 1 and 64 (64×256), one 128-column tile per SM at M = 48
+    this GPU, with the tile each takes: N = 28672 at M = 17 and 64 (64×256), one 128-column tile per SM at M = 48
     and the model's 128×64 tile at M = 100 with a ragged N (64×128)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count if not gpu_and_torch_missing() else 132
-    return [((1, 28672, 520), "64x256"), ((64, 28672, 264), "64x256"), ((48, 128 * sms, 264), "64x128"),
+    return [((17, 28672, 520), "64x256"), ((64, 28672, 264), "64x256"), ((48, 128 * sms, 264), "64x128"),
             ((100, 6136, 512), "64x128")]
 
 
 @pytest.mark.parametrize("layout", ["RCR", "RRR"])
-@pytest.mark.parametrize("case", range(4), ids=["1x28672x520", "64x28672x264", "48xNx264", "100x6136x512"])
+@pytest.mark.parametrize("case", range(4), ids=["17x28672x520", "64x28672x264", "48xNx264", "100x6136x512"])
 def test_bf16_one_consumer_tiles(case, layout):
     # Both storage orders take the same tile (RRR with B MN-major): the path says so, and C is right.
     (m, n, k), tile = one_consumer_shapes()[case]

@@ -117,11 +117,11 @@ TEST(ch11_Gemm, PingPongConsumersTakeTurnsOnAnyTileCount) {
 }
 
 TEST(ch11_Gemm, WideDecodeMatchesFp64) {
-  // every_shape's 64×256 one-consumer tile (wide_decode) at M = 1, 17, 64 and a K not a multiple of
+  // every_shape's 64×256 one-consumer tile (wide_decode) at M = 17, 33, 64 and a K not a multiple of
   // 64, on however many SMs this GPU has (the choice is checked, so the test cannot pass on swap_ab).
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   const auto every = mm::test::step_named(kSteps, "every_shape");
-  for (std::int64_t m : {1, 17, 64}) {
+  for (std::int64_t m : {17, 33, 64}) {
     const GemmProblem p = problem({m, 28672, 520}, "RCR");
     ASSERT_EQ(ch11::choose(p, mm::device_sm_count()).kernel, ch11::Choice::tile_shapes) << m;
     expect_matches_fp64(every, p, 11);
@@ -129,7 +129,7 @@ TEST(ch11_Gemm, WideDecodeMatchesFp64) {
 }
 
 TEST(ch11_Gemm, OneConsumerTilesMatchFp64InRrr) {
-  // RRR on the one-consumer tiles (B MN-major): 64×256 at M = 1, 17, 64 (wide_decode), 64×128 at M = 48
+  // RRR on the one-consumer tiles (B MN-major): 64×256 at M = 17, 33, 64 (wide_decode), 64×128 at M = 48
   // with one tile of 128 columns per SM (mid_decode), and for the model's 128×64 tile at M = 100 (two
   // rows of 64-row tiles, the second ragged) and N = 6136 (a ragged last column of tiles). The choice
   // is checked, so that the test cannot pass on another kernel.
@@ -137,8 +137,8 @@ TEST(ch11_Gemm, OneConsumerTilesMatchFp64InRrr) {
   const auto every = mm::test::step_named(kSteps, "every_shape");
   const int sms = mm::device_sm_count();
   if (sms < 64) GTEST_SKIP() << "mid_decode needs 64 tiles in one round: " << sms << " SMs";
-  for (const auto& [m, n, k, bn] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, int>{1, 28672, 520, 256},
-                                    {17, 28672, 520, 256}, {64, 28672, 520, 256}, {48, 128 * std::int64_t(sms), 264, 128},
+  for (const auto& [m, n, k, bn] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, int>{17, 28672, 520, 256},
+                                    {33, 28672, 520, 256}, {64, 28672, 520, 256}, {48, 128 * std::int64_t(sms), 264, 128},
                                     {100, 6136, 512, 128}, {512, 512, 512, 128}}) {
     const GemmProblem p = problem({m, n, k}, "RRR");
     const ch11::Choice c = ch11::choose(p, sms);
@@ -231,8 +231,9 @@ TEST(ch11_Choice, SkinnyProblemsSwapAndSplitK) {
 
 TEST(ch11_Choice, WideDecodeTakesOne64x256TilePerSm) {
   // N = 28672: 112 tiles of 256 columns, 85% of 132 SMs in one round (swap_ab: 224 tiles of 128 rows,
-  // 1.7 rounds): tile_shapes' 64×256 tile, K not split, at any M <= 64.
-  for (std::int64_t m : {1, 16, 33, 64}) {
+  // 1.7 rounds): tile_shapes' 64×256 tile, K not split, at M = 17-64; swap_ab's 128×16 at M <= 16.
+  for (std::int64_t m : {1, 16}) EXPECT_EQ(ch11::choose(problem({m, 28672, 8192}, "RCR"), 132).kernel, ch11::Choice::swap_ab) << m;
+  for (std::int64_t m : {17, 33, 64}) {
     const ch11::Choice wide = ch11::choose(problem({m, 28672, 8192}, "RCR"), 132);
     EXPECT_EQ(wide.kernel, ch11::Choice::tile_shapes) << m;
     EXPECT_EQ(wide.tile_bm, 64) << m;
@@ -242,10 +243,10 @@ TEST(ch11_Choice, WideDecodeTakesOne64x256TilePerSm) {
   // Not past M = 64, not when the tiles make more than one round (144 tiles on 132 SMs) or under 3/4
   // of one (98 tiles), not when the TMA store cannot take N (N % 8 != 0).
   EXPECT_NE(ch11::choose(problem({65, 28672, 8192}, "RCR"), 132).tile_bm, 64);
-  EXPECT_EQ(ch11::choose(problem({16, 144 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
-  EXPECT_EQ(ch11::choose(problem({16, 98 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
-  EXPECT_EQ(ch11::choose(problem({16, 99 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::tile_shapes);
-  EXPECT_EQ(ch11::choose(problem({16, 28671, 8192}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(ch11::choose(problem({32, 144 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(ch11::choose(problem({32, 98 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(ch11::choose(problem({32, 99 * 256, 4096}, "RCR"), 132).kernel, ch11::Choice::tile_shapes);
+  EXPECT_EQ(ch11::choose(problem({32, 28671, 8192}, "RCR"), 132).kernel, ch11::Choice::swap_ab);
 }
 
 TEST(ch11_Choice, DecodeStreamsUnsplitFrom80Units) {
@@ -364,8 +365,9 @@ TEST(ch11_Choice, MidDecodeTakesOne64x128TilePerSm) {
   // RRR the same (tile_shapes' kernel with B MN-major), and its wide decode too.
   const ch11::Choice rrr = ch11::choose(problem({64, 11008, 4096}, "RRR"), 132);
   EXPECT_TRUE(rrr.any_shape && rrr.kernel == ch11::Choice::tile_shapes && rrr.tile_bm == 64 && rrr.tile_bn == 128);
-  const ch11::Choice wide = ch11::choose(problem({1, 28672, 4096}, "RRR"), 132);
+  const ch11::Choice wide = ch11::choose(problem({17, 28672, 4096}, "RRR"), 132);
   EXPECT_TRUE(wide.any_shape && wide.kernel == ch11::Choice::tile_shapes && wide.tile_bm == 64 && wide.tile_bn == 256);
+  EXPECT_EQ(ch11::choose(problem({1, 28672, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);  // M <= 16
   EXPECT_EQ(ch11::choose(problem({32, 11008, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);
   // N % 8 != 0 (C by the registers, B staged): swap_ab's kernel.
   EXPECT_EQ(ch11::choose(problem({64, 11009, 4096}, "RRR"), 132).kernel, ch11::Choice::swap_ab);

@@ -85,16 +85,18 @@ struct RowsCopy {
   std::int64_t rows, cols, ld_in, ld_out;
   /// 16-byte chunks of a copied row that hold values.
   MM_HD std::int64_t chunks() const { return (cols + 7) / 8; }
-  /// Chunks a warp copies at a time: the whole row where there are rows enough (kRowsCopyWholeRows: a
-  /// warp streams its row), else pieces of 128 (4 per lane), so that a few long rows (A's, at decode)
-  /// still keep many warps busy. Measured (profiles/session_2026-11-30q.txt, calls 4-5): a warp a row
-  /// copied B's 4096 rows in 19 us where pieces took 29; pieces copied A's 16 rows in the same launch
-  /// as B where a warp a row took 6-10 us on its own.
-  MM_HD std::int64_t piece() const { return rows >= kRowsCopyWholeRows ? chunks() : 128; }
+  /// Rows from which a warp copies a whole row.
+  static constexpr std::int64_t kWholeRows = 1024;
+  /// Chunks of a piece below kWholeRows rows: 4 per lane of a warp (copy_shifted_chunks' loads in flight).
+  static constexpr std::int64_t kPieceChunks = 128;
+  /// Chunks a warp copies at a time: the whole row where there are rows enough (a warp streams its
+  /// row), else kPieceChunks, so that a few long rows (A's, at decode) still keep many warps busy.
+  /// Measured (profiles/session_2026-11-30q.txt, calls 4-5): a warp a row copied B's 4096 rows in
+  /// 19 us where pieces took 29; pieces copied A's 16 rows in the same launch as B where a warp a row
+  /// took 6-10 us on its own.
+  MM_HD std::int64_t piece() const { return rows >= kWholeRows ? chunks() : kPieceChunks; }
   /// A warp's pieces of the copy.
   MM_HD std::int64_t pieces() const { return rows * ((chunks() + piece() - 1) / piece()); }
-  /// Rows from which a warp copies a whole row.
-  static constexpr std::int64_t kRowsCopyWholeRows = 1024;
 };
 
 /// Copies two matrices (`first`, then `second`: A and B, either may have no rows) into staged rows, in

@@ -196,7 +196,9 @@ inline constexpr ParamName param_name{};
 /// storage orders and the size.
 template <class TIn, class TOut>
 void expect_matches_fp64(const GemmKernel<TIn, TOut>& step, const GemmProblem& p, std::uint64_t seed = 1) {
-  if (step.rejects) ASSERT_EQ(step.rejects(p), "") << step.name << " " << p.layout_tag() << " " << size_name(p);
+  if (step.rejects) {
+    ASSERT_EQ(step.rejects(p), "") << step.name << " " << p.layout_tag() << " " << size_name(p);
+  }
   const CheckResult r = check_gemm_kernel<TIn, TOut>(p, step.launch, step.dtype, seed);
   EXPECT_TRUE(r.ok) << step.name << " " << p.layout_tag() << " at " << size_name(p) << ": " << r.summary;
 }

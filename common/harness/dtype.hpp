@@ -50,7 +50,7 @@ constexpr std::string_view dtype_name(DType t) {
 ///   so the error stays a few 2^-24 of sum|ab| at any K (at 64×64×K, K = 16 to 16384, the worst
 ///   element is 1.5e-7 to 2.6e-7). 1e-5 leaves 40× that for any order of summation, and fails a
 ///   result whose inputs were rounded to tf32 up to K ≈ 8192: those errors shrink as 1/√K against
-///   sum|ab| (on average 9e-6 at K = 1024, 4e-6 at 4096; tests/harness/test_check.cu): 4e-5 would
+///   sum|ab| (on average 9e-6 at K = 1024, 4e-6 at 4096; tests/harness/test_check.cpp): 4e-5 would
 ///   pass a tf32 result at K = 4096 as fp32.
 /// - tf32: 4e-3. Each fp32 input is rounded to tf32 (11 significant bits) before it is multiplied:
 ///   |δ| ≤ 2^-11 with round to nearest (cvt.rna.tf32.f32), 2^-10 where the hardware truncates, so a

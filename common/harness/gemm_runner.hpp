@@ -212,7 +212,7 @@ CheckResult check_gemm_kernel(const GemmProblem& p, const GemmLaunch<TIn, TOut>&
 /// A bf16 C is the fp32 result rounded to 8 significant bits: off by at most 2^-9·|c| rounded to
 /// nearest, 2^-8·|c| truncated (fp16: 2^-11, 2^-10), and |c| ≤ sum|ab|. 8e-3 is 2× the truncated
 /// bf16 bound. Without it, the 1e-5 of bf16 inputs alone fails a correctly rounded bf16 C
-/// (tests/harness/test_check.cu).
+/// (tests/harness/test_check.cpp).
 template <class TOut>
 constexpr double gemm_tolerance(DType dtype) {
   return elementwise_tolerance(dtype) + (sizeof(TOut) == 2 ? 8e-3 : 0.0);

@@ -14,7 +14,7 @@
 # Without matplotlib (offline, pip cannot install plots/requirements.txt) everything else still runs and
 # the CSVs are written; the figures are skipped with one line ("figures skipped: ...") that says why and
 # which command draws them later, and the run exits 0 (scripts/common.sh, mm_python, decides).
-# The tests are scripts/test.sh's (it builds everything: about 9 minutes on 2 cores).
+# The tests are scripts/test.sh's (it builds everything: about 21 minutes on 2 cores).
 #
 # --check-only: print the plan, check the tools and the Python (setting up .venv as a real run would),
 # say whether the figures will be drawn (or print the skip line a real run would end with), and stop:
@@ -39,7 +39,7 @@ CHAPTERS=(ch01_cpu_matmul ch02_naive_gpu ch03_tiled_shared_memory ch04_copy_and_
 # Rough times measured on a 2-core machine (seconds; mm_minutes scales the build to this machine's cores):
 CONFIGURE_S=25         # cmake --preset default, fresh
 BUILD_CH01_S=60        # the harness and chapter 01, fresh
-BUILD_CHAPTERS_S=300   # every chapter binary, fresh, one architecture (this GPU's): about 2/3 of test.sh's build
+BUILD_CHAPTERS_S=500   # every chapter binary, fresh, one architecture (this GPU's): about half of test.sh's build
 RUN_CH01_S=100         # chapter 01 at its default sizes (mostly the naive loop at 1024³)
 DRAW_S=20              # plots/plot.py on the committed data
 

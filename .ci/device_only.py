@@ -45,7 +45,7 @@ def main() -> int:
     if len(sys.argv) < 4:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
-    build, arch, chapters = pathlib.Path(sys.argv[1]), sys.argv[2], [pathlib.Path(c).resolve() for c in sys.argv[3:]]
+    build, arch, chapters = pathlib.Path(sys.argv[1]).resolve(), sys.argv[2], [pathlib.Path(c).resolve() for c in sys.argv[3:]]
     entries = json.loads((build / "compile_commands.json").read_text(encoding="utf-8"))
     jobs = []
     for e in entries:

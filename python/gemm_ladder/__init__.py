@@ -71,6 +71,14 @@ def _eager(name, args, fallback):
     return fallback()
 
 
+# The eager fast path: csrc/torch_ops.cpp's module functions (set at the end of this file where they are built).
+# Each takes the plain call (two contiguous CUDA tensors of one supported dtype, no torch function or
+# dispatch mode) and returns its result with no dispatcher between Python and gl_gemm, or None for
+# anything else, which then takes the checked path below (the operator, then ctypes) and its errors.
+_fast_linear = None
+_fast_mm = None
+
+
 def mm(a, b, *, out=None, stream=None):
     """C = a @ b: bf16 a and b give a bf16 C (chapter 11's every_shape), float32 a float32 C (tf32).
 
@@ -78,6 +86,10 @@ def mm(a, b, *, out=None, stream=None):
     weight's ``.t()``). With torch tensors the result is a new tensor on torch's current stream (or
     ``out``, or ``stream``); with other DLPack arrays, ``out`` is required. Nothing is copied.
     """
+    if not _compiling() and out is None and stream is None and _fast_mm is not None:
+        c = _fast_mm(a, b)
+        if c is not None:
+            return c
     if _core.is_torch_tensor(a) and _core.is_torch_tensor(b):
         if _compiling():
             _functional_only(out=out, stream=stream)
@@ -94,6 +106,10 @@ def linear(x, weight, *, out=None, stream=None):
     The weight is read in place (RCR: C = A·Bᵀ), x as rows of K (its leading dimensions must collapse
     into one without a copy). The result has shape (..., N); ``out``, if given, shape (prod(...), N).
     """
+    if not _compiling() and out is None and stream is None and _fast_linear is not None:
+        y = _fast_linear(x, weight)
+        if y is not None:
+            return y
     if _core.is_torch_tensor(x) and _core.is_torch_tensor(weight):
         if _compiling():
             _functional_only(out=out, stream=stream)
@@ -209,3 +225,4 @@ def _library_loaded() -> bool:
 # The custom operators, where torch is installed (importing the package then imports torch).
 if importlib.util.find_spec("torch") is not None:
     from . import _torch_ops  # noqa: E402,F401  (registers torch.ops.gemm_ladder.*)
+    _fast_linear, _fast_mm = _torch_ops.FAST_LINEAR, _torch_ops.FAST_MM

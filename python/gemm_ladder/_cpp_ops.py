@@ -9,6 +9,10 @@ package found (_library.find_library): the first import on a machine compiles fo
 ones load torch's cached build. Where that cannot happen (no library yet, no compiler or ninja, or
 ``GEMM_LADDER_CPP_OPS=0``), _torch_ops.py registers the Python operators instead, with the same schemas,
 checks and messages.
+
+The built library is also a Python module (gemm_ladder_torch_ops) whose linear(x, weight) and mm(a, b) are the
+eager calls' fast path: gemm_ladder.linear and .mm call them before the operator, with no dispatcher between
+Python and gl_gemm (csrc/torch_ops.cpp says which calls they take and why).
 """
 
 from __future__ import annotations
@@ -18,15 +22,16 @@ import pathlib
 import warnings
 
 
-def load() -> bool:
-    """True when the C++ operators are registered (torch.ops.gemm_ladder.mm, .linear and .grouped_mm)."""
+def load():
+    """The module gemm_ladder_torch_ops when the C++ operators are registered (torch.ops.gemm_ladder.mm, .linear
+    and .grouped_mm; its linear and mm are the eager fast path), else None."""
     if os.environ.get("GEMM_LADDER_CPP_OPS", "1") == "0":
-        return False
+        return None
     from ._library import LibraryNotFoundError, find_library
     try:
         library = find_library().resolve()
     except LibraryNotFoundError:
-        return False  # importing the package needs no library: the Python operators stand in
+        return None  # importing the package needs no library: the Python operators stand in
     here = pathlib.Path(__file__).resolve().parent
     headers = [p for p in (here / "include", here.parent.parent / "lib" / "include") if (p / "gemm_ladder.h").is_file()]
     try:
@@ -39,16 +44,15 @@ def load() -> bool:
         if unset:
             os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
         try:
-            cpp_extension.load(name="gemm_ladder_torch_ops", sources=[str(here / "csrc" / "torch_ops.cpp")],
-                               extra_include_paths=[str(headers[0])],
-                               extra_ldflags=[str(library), f"-Wl,-rpath,{library.parent}"],
-                               with_cuda=True, is_python_module=False, verbose=False)
+            return cpp_extension.load(name="gemm_ladder_torch_ops", sources=[str(here / "csrc" / "torch_ops.cpp")],
+                                      extra_include_paths=[str(headers[0])],
+                                      extra_ldflags=[str(library), f"-Wl,-rpath,{library.parent}"],
+                                      with_cuda=True, is_python_module=True, verbose=False)
         finally:
             if unset:
                 del os.environ["TORCH_CUDA_ARCH_LIST"]
-        return True
     except Exception as e:  # noqa: BLE001 (any failure to build leaves the Python operators, which work)
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         warnings.warn(f"gemm_ladder: the C++ operators could not be built ({first}); the Python ones run instead, "
                       "at 45-70 µs more host time per call (GEMM_LADDER_CPP_OPS=0 skips the attempt)", stacklevel=2)
-        return False
+        return None

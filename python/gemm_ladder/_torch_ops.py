@@ -45,7 +45,10 @@ def _grouped_mm_fake(a, b, offsets, tile_rows=0, zero_fill=True):
     return _empty_result(a, rows, n, "bfloat16")
 
 
-CPP_OPS = _cpp_ops.load()  # True: torch.ops.gemm_ladder.mm and .linear are csrc/torch_ops.cpp's kernels
+CPP_MODULE = _cpp_ops.load()  # csrc/torch_ops.cpp built and loaded, or None
+CPP_OPS = CPP_MODULE is not None  # True: torch.ops.gemm_ladder.mm, .linear and .grouped_mm are its kernels
+FAST_LINEAR = CPP_MODULE.linear if CPP_OPS else None  # the eager fast path (returns None where it does not apply)
+FAST_MM = CPP_MODULE.mm if CPP_OPS else None
 
 if CPP_OPS:
     torch.library.register_fake("gemm_ladder::mm")(_mm_fake)

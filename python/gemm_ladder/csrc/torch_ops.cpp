@@ -13,13 +13,33 @@
 //
 // Built by torch.utils.cpp_extension when the package is imported with torch (_cpp_ops.py): the
 // kernels are registered for CUDA and CPU tensors (a CPU tensor is refused with a TypeError).
+//
+// The same file is also a Python module, gemm_ladder_torch_ops, of two functions: linear(x, weight) and mm(a, b),
+// the eager calls' fast path (gemm_ladder.linear and .mm without out= or stream=). An operator called from
+// Python passes the packet's __call__, the schema's parsing of the arguments into a boxed stack, the
+// autograd fallback and the unboxing (about 6 µs of host time a call on the H200 machine, against
+// F.linear's own path: profiles/session_2026-11-30s_issue39.txt); these functions take the two tensors
+// from Python's arguments, allocate C with at::detail::empty_cuda and call gl_gemm, nothing else. They take
+// only the plain case: two torch.Tensor (or nn.Parameter) objects, no __torch_function__ or
+// __torch_dispatch__ mode, no dispatch key in the thread's include set (functorch, functionalization),
+// CUDA tensors of one dtype (bf16 or float32) on one device, contiguous x and weight, no empty size. For
+// anything else, and for a refusal of the library, they return None and the caller takes the operator
+// (and, on its refusal, the ctypes path), whose checks raise the TypeError or ValueError.
+#include <Python.h>
+
 #include <ATen/ATen.h>
+#include <ATen/PythonTorchFunctionTLS.h>
+#include <ATen/cuda/EmptyTensor.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/library.h>
 
-#include <utility>
+#include <chrono>
 #include <string>
+#include <utility>
 
 #include "gemm_ladder.h"
 
@@ -172,7 +192,156 @@ at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::T
   return c;
 }
 
+// ---- The eager fast path (the Python module's functions) ----
+
+/// The tensor behind `obj` when the fast path may take it: a torch.Tensor or nn.Parameter (no subclass:
+/// one may override __torch_function__ or __torch_dispatch__), a strided, contiguous CUDA tensor with no
+/// negative or conjugate bit. nullptr otherwise.
+const at::Tensor* plain_cuda(PyObject* obj) {
+  if (!THPVariable_CheckExact(obj)) return nullptr;
+  const at::Tensor& t = THPVariable_Unpack(obj);
+  if (!t.is_cuda() || t.layout() != at::kStrided || t.is_neg() || t.is_conj() || !t.is_contiguous()) return nullptr;
+  return &t;
+}
+
+/// No mode or transform stands between Python and the kernel: no __torch_function__ mode, and nothing in
+/// the thread's include set beyond its defaults, BackendSelect and ADInplaceOrView (a __torch_dispatch__ mode
+/// adds Python, vmap and grad FuncTorch keys, functionalization Functionalize).
+bool plain_context() {
+  return !at::impl::torch_function_mode_enabled() &&
+         (c10::impl::tls_local_dispatch_key_set().included_ - c10::default_included_set).empty();
+}
+
+/// gemm_ladder_torch_ops._context(): why plain_context() holds or not, for python/bench_linear_host.py.
+PyObject* py_context(PyObject* /*module*/, PyObject* const* /*args*/, Py_ssize_t /*nargs*/) {
+  HANDLE_TH_ERRORS
+  const std::string s = text("torch_function_mode ", int(at::impl::torch_function_mode_enabled()), ", included beyond the defaults ",
+                             c10::toString(c10::impl::tls_local_dispatch_key_set().included_ - c10::default_included_set),
+                             ", plain ", int(plain_context()));
+  return PyUnicode_FromString(s.c_str());
+  END_HANDLE_TH_ERRORS
+}
+
+/// C (`shape`, the dtype of a and b) = A (m×k, lda = k) · B on the current stream of a's device, or an
+/// undefined tensor where the library refused (the caller then takes the checked path, which raises).
+at::Tensor fast_gemm(const at::Tensor& a, const at::Tensor& b, gl_layout layout, int64_t m, int64_t n, int64_t k,
+                     int64_t ldb, c10::IntArrayRef shape) {
+  const c10::Device device = a.device();
+  const c10::cuda::CUDAGuard guard(device);
+  at::Tensor c = at::detail::empty_cuda(shape, a.scalar_type(), device, std::nullopt);
+  const gl_status status = gl_gemm(a.scalar_type() == at::kBFloat16 ? GL_BF16 : GL_TF32, layout, m, n, k,
+                                   a.data_ptr(), k, b.data_ptr(), ldb, c.data_ptr(), n, nullptr, nullptr,
+                                   c10::cuda::getCurrentCUDAStream(device.index()).stream());
+  return status == GL_OK ? c : at::Tensor();
+}
+
+bool same_kind(const at::Tensor& a, const at::Tensor& b) {
+  const auto dtype = a.scalar_type();
+  return (dtype == at::kBFloat16 || dtype == at::kFloat) && b.scalar_type() == dtype && b.get_device() == a.get_device();
+}
+
+PyObject* wrap_or_none(at::Tensor c) {
+  if (!c.defined()) Py_RETURN_NONE;
+  return THPVariable_Wrap(std::move(c));
+}
+
+/// gemm_ladder_torch_ops.linear(x, weight): x (..., K) @ weight (N, K)ᵀ as a new (..., N) tensor, or None.
+PyObject* py_linear(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 2 || !plain_context()) Py_RETURN_NONE;
+  const at::Tensor* x = plain_cuda(args[0]);
+  const at::Tensor* w = plain_cuda(args[1]);
+  if (x == nullptr || w == nullptr || !same_kind(*x, *w) || w->dim() != 2 || x->dim() < 1) Py_RETURN_NONE;
+  const int64_t n = w->size(0), k = w->size(1);
+  if (x->size(-1) != k || n == 0 || k == 0 || x->numel() == 0) Py_RETURN_NONE;
+  c10::SmallVector<int64_t, 6> shape(x->sizes().begin(), x->sizes().end());
+  shape.back() = n;
+  return wrap_or_none(fast_gemm(*x, *w, GL_RCR, x->numel() / k, n, k, k, shape));
+  END_HANDLE_TH_ERRORS
+}
+
+/// gemm_ladder_torch_ops.mm(a, b): a (M×K, contiguous) @ b (K×N: row-major, or the transpose of a contiguous
+/// N×K weight) as a new M×N tensor, or None.
+PyObject* py_mm(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 2 || !plain_context()) Py_RETURN_NONE;
+  const at::Tensor* a = plain_cuda(args[0]);
+  if (a == nullptr || !THPVariable_CheckExact(args[1])) Py_RETURN_NONE;
+  const at::Tensor& b = THPVariable_Unpack(args[1]);
+  if (!b.is_cuda() || b.layout() != at::kStrided || b.is_neg() || b.is_conj() || !same_kind(*a, b) || a->dim() != 2 ||
+      b.dim() != 2)
+    Py_RETURN_NONE;
+  const int64_t m = a->size(0), k = a->size(1), n = b.size(1);
+  if (b.size(0) != k || m == 0 || n == 0 || k == 0) Py_RETURN_NONE;
+  gl_layout layout;
+  int64_t ldb;
+  if (b.stride(0) == 1 && b.stride(1) == k) {  // weight.t(): RCR
+    layout = GL_RCR, ldb = k;
+  } else if (b.stride(1) == 1 && b.stride(0) == n) {
+    layout = GL_RRR, ldb = n;
+  } else {
+    Py_RETURN_NONE;
+  }
+  const int64_t shape[2] = {m, n};
+  return wrap_or_none(fast_gemm(*a, b, layout, m, n, k, ldb, shape));
+  END_HANDLE_TH_ERRORS
+}
+
+/// gemm_ladder_torch_ops._host_loop_us(x, weight, what, reps): the host time of one call, in µs, over `reps` calls
+/// made from C++ (no Python between them), for python/bench_linear_host.py. what: 0 gl_gemm into one C
+/// allocated once, 1 an empty C from torch's allocator and gl_gemm (the fast path's work), 2 at::linear (torch's
+/// own path from the dispatcher down), 3 the empty C alone. x contiguous (..., K), weight (N, K), both CUDA bf16.
+PyObject* py_host_loop_us(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK_VALUE(nargs == 4, "_host_loop_us(x, weight, what, reps)");
+  const at::Tensor* x = plain_cuda(args[0]);
+  const at::Tensor* w = plain_cuda(args[1]);
+  TORCH_CHECK_VALUE(x != nullptr && w != nullptr && same_kind(*x, *w) && w->dim() == 2 && x->size(-1) == w->size(1),
+                    "x and weight: contiguous CUDA tensors, weight (N, K), x (..., K)");
+  const long what = PyLong_AsLong(args[2]), reps = PyLong_AsLong(args[3]);
+  TORCH_CHECK_VALUE(what >= 0 && what <= 3 && reps >= 1, "what in 0..3, reps >= 1");
+  const int64_t n = w->size(0), k = w->size(1), m = x->numel() / k;
+  c10::SmallVector<int64_t, 6> shape(x->sizes().begin(), x->sizes().end());
+  shape.back() = n;
+  const c10::cuda::CUDAGuard guard(x->device());
+  const at::Tensor fixed = at::detail::empty_cuda(shape, x->scalar_type(), x->device(), std::nullopt);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x->get_device()).stream();
+  const gl_dtype dtype = x->scalar_type() == at::kBFloat16 ? GL_BF16 : GL_TF32;
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < reps; ++i) {
+    if (what == 0) {
+      gl_gemm(dtype, GL_RCR, m, n, k, x->data_ptr(), k, w->data_ptr(), k, fixed.data_ptr(), n, nullptr, nullptr, stream);
+    } else if (what == 1) {
+      at::Tensor c = fast_gemm(*x, *w, GL_RCR, m, n, k, k, shape);
+    } else if (what == 2) {
+      at::Tensor c = at::linear(*x, *w);
+    } else {
+      at::Tensor c = at::detail::empty_cuda(shape, x->scalar_type(), x->device(), std::nullopt);
+    }
+  }
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / reps;
+  return PyFloat_FromDouble(us);
+  END_HANDLE_TH_ERRORS
+}
+
+PyMethodDef methods[] = {
+    {"linear", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_linear)), METH_FASTCALL,
+     "linear(x, weight): x @ weight.T on the library, or None where the checked path must run"},
+    {"mm", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_mm)), METH_FASTCALL,
+     "mm(a, b): a @ b on the library, or None where the checked path must run"},
+    {"_context", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_context)), METH_FASTCALL,
+     "_context(): whether the fast path sees no mode (python/bench_linear_host.py)"},
+    {"_host_loop_us", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_host_loop_us)), METH_FASTCALL,
+     "_host_loop_us(x, weight, what, reps): µs of host time per call made from C++ (python/bench_linear_host.py)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "gemm_ladder_torch_ops",
+                          "gemm_ladder's torch operators (registered on import) and the eager fast path", -1, methods};
+
 }  // namespace
+
+// torch.utils.cpp_extension.load(name="gemm_ladder_torch_ops", is_python_module=True) imports this.
+PyMODINIT_FUNC PyInit_gemm_ladder_torch_ops(void) { return PyModule_Create(&module_def); }
 
 TORCH_LIBRARY_FRAGMENT(gemm_ladder, m) {
   m.def("mm(Tensor a, Tensor b) -> Tensor");

@@ -75,7 +75,7 @@ def _eager(name, args, fallback):
 
 # The eager fast path: csrc/torch_ops.cpp's module functions (set at the end of this file where they are built).
 # Each takes the plain call (two contiguous CUDA tensors of one supported dtype, no torch function or
-# dispatch mode) and returns its result with no dispatcher between Python and gl_gemm, or None for
+# dispatch mode, no input that needs a gradient under grad mode) and returns its result with no dispatcher between Python and gl_gemm, or None for
 # anything else, which then takes the checked path below (the operator, then ctypes) and its errors.
 _fast_linear = None
 _fast_mm = None

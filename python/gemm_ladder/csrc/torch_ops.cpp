@@ -24,10 +24,12 @@
 // __torch_dispatch__ mode, no dispatch key in the thread's include set (functorch, functionalization),
 // CUDA tensors of one dtype (bf16 or float32) on one device, contiguous x and weight, no empty size. For
 // anything else, and for a refusal of the library, they return None and the caller takes the operator
-// (and, on its refusal, the ctypes path), whose checks raise the TypeError or ValueError.
+// (and, on its refusal, the ctypes path), whose checks raise the TypeError or ValueError. Nor an input that
+// needs a gradient under grad mode: through the operator a backward raises (no autograd formula), as it must.
 #include <Python.h>
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -204,6 +206,12 @@ const at::Tensor* plain_cuda(PyObject* obj) {
   return &t;
 }
 
+/// Neither input asks for a gradient: the operators register no autograd formula, so through them a backward
+/// raises; a C made here would carry no grad_fn, and a backward would instead skip these inputs silently.
+bool no_grad_needed(const at::Tensor& a, const at::Tensor& b) {
+  return !at::GradMode::is_enabled() || (!a.requires_grad() && !b.requires_grad());
+}
+
 /// No mode or transform stands between Python and the kernel: no __torch_function__ mode, and nothing in
 /// the thread's include set beyond its defaults, BackendSelect and ADInplaceOrView (a __torch_dispatch__ mode
 /// adds Python, vmap and grad FuncTorch keys, functionalization Functionalize).
@@ -251,7 +259,8 @@ PyObject* py_linear(PyObject* /*module*/, PyObject* const* args, Py_ssize_t narg
   if (nargs != 2 || !plain_context()) Py_RETURN_NONE;
   const at::Tensor* x = plain_cuda(args[0]);
   const at::Tensor* w = plain_cuda(args[1]);
-  if (x == nullptr || w == nullptr || !same_kind(*x, *w) || w->dim() != 2 || x->dim() < 1) Py_RETURN_NONE;
+  if (x == nullptr || w == nullptr || !same_kind(*x, *w) || !no_grad_needed(*x, *w) || w->dim() != 2 || x->dim() < 1)
+    Py_RETURN_NONE;
   const int64_t n = w->size(0), k = w->size(1);
   if (x->size(-1) != k || n == 0 || k == 0 || x->numel() == 0) Py_RETURN_NONE;
   c10::SmallVector<int64_t, 6> shape(x->sizes().begin(), x->sizes().end());
@@ -268,8 +277,8 @@ PyObject* py_mm(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   const at::Tensor* a = plain_cuda(args[0]);
   if (a == nullptr || !THPVariable_CheckExact(args[1])) Py_RETURN_NONE;
   const at::Tensor& b = THPVariable_Unpack(args[1]);
-  if (!b.is_cuda() || b.layout() != at::kStrided || b.is_neg() || b.is_conj() || !same_kind(*a, b) || a->dim() != 2 ||
-      b.dim() != 2)
+  if (!b.is_cuda() || b.layout() != at::kStrided || b.is_neg() || b.is_conj() || !same_kind(*a, b) ||
+      !no_grad_needed(*a, b) || a->dim() != 2 || b.dim() != 2)
     Py_RETURN_NONE;
   const int64_t m = a->size(0), k = a->size(1), n = b.size(1);
   if (b.size(0) != k || m == 0 || n == 0 || k == 0) Py_RETURN_NONE;

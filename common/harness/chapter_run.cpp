@@ -1,6 +1,7 @@
 #include "harness/chapter_run.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 
 #include "harness/device_info.hpp"
@@ -23,6 +24,14 @@ bool skipped_on_this_gpu(const std::string& program, arch::Requirement needs) {
     std::cout << program << ": skipped: " << why << '\n';
     return true;
   }
+#if defined(MM_QUICK_BUILD) && MM_QUICK_BUILD
+  // A quick build's kernels are compiled for compile speed (CMakeLists.txt, MM_QUICK_BUILD): their times are
+  // not the chapter's, and a CSV of them must not reach plots/data.
+  std::cerr << program << ": error: this build is a quick build (MM_QUICK_BUILD=ON: device code compiled with "
+               "--Ofast-compile=min, for CI without a GPU); its kernels are not the chapter's to time: configure "
+               "with -DMM_QUICK_BUILD=OFF\n";
+  std::exit(2);
+#endif
   return false;
 }
 

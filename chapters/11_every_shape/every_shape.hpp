@@ -17,7 +17,8 @@
 //
 // and, before all of these, what none of them takes goes to any_shape.cuh's path: RRR, a K or N that
 // is not a multiple of 8, an operand not on a 16-byte boundary (staged copies, C stored by the
-// registers, B MN-major; split_k's, tile_shapes' and swap_ab's kernels). Where that path stages
+// registers, B MN-major; split_k's, tile_shapes' and swap_ab's kernels); but at M <= 4 a B that path
+// would stage goes to ragged_decode.cuh's kernel (read in place by plain loads). Where that path stages
 // nothing and stores C by TMA (RRR with N and K multiples of 8), the three one-consumer rules hold
 // there too, B MN-major.
 //
@@ -35,13 +36,14 @@
 
 #include "11_every_shape/aligned_rows.cuh"
 #include "11_every_shape/any_shape.cuh"
+#include "11_every_shape/ragged_decode.cuh"
 #include "11_every_shape/swap_ab.cuh"
 
 namespace mm::ch11 {
 
 /// Which of the chapter's kernels a problem gets, and with what.
 struct Choice {
-  enum Kernel { tile_shapes, split_k, swap_ab } kernel;  ///< which step's kernel runs
+  enum Kernel { tile_shapes, split_k, swap_ab, ragged_decode } kernel;  ///< which step's kernel runs
   int tile_bm;                                          ///< the kernel's tile: rows (of C; of Cᵀ for swap_ab)
   int tile_bn;                                          ///< columns
   int splits;                                           ///< K slices per tile (1 for tile_shapes)
@@ -127,12 +129,19 @@ inline Choice decode_tile(const GemmProblem& p, int sms, bool tma_store) {
   return {Choice::tile_shapes, 0, 0, 1};
 }
 
+/// True when `p` is a decode problem whose B any_shape.cuh would copy into aligned rows first (`plan`):
+/// ragged_decode's plain loads read B once, in place, where the copy moves it three times.
+inline bool ragged_decode_takes(const GemmProblem& p, const AnyShapePlan& plan) {
+  return p.m <= kRaggedDecodeMaxM && plan.stage_b;
+}
+
 /// The kernel, tile and K slices every_shape runs for `p` on a GPU of `sms` SMs, with A, B and C at
 /// the given addresses (only their alignment matters).
 inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, const void* B = kAligned,
                      const void* C = kAligned) {
   if (!tma_kernels_take(p, A, B, C)) {  // any_shape.cuh: swap_ab's, split_k's or tile_shapes' kernel
     const AnyShapePlan plan = plan_any_shape(p, A, B, C);
+    if (ragged_decode_takes(p, plan)) return {Choice::ragged_decode, 0, 0, 1, false, false, plan};
     // RRR with nothing staged and C stored by TMA: the one-consumer rules hold as in RCR (B MN-major).
     const bool plain = !plan.stage_a && !plan.stage_b && !plan.c_strided;
     GemmProblem aligned = p;  // the tile model as if staged rows were 128-byte aligned
@@ -164,6 +173,7 @@ inline PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, con
   if (std::string why = every_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
   check_bf16_pointers(A, B, C);  // before the SM count asks the GPU
   const Choice c = choose(p, device_sm_count(), A, B, C);
+  if (c.kernel == Choice::ragged_decode) return prepare_ragged_decode(p, A, B, C);
   if (c.any_shape) {  // a 64-row tile there is a one-consumer tile (swap_ab's are named swap_ab)
     const bool one_consumer_tile = c.kernel == Choice::tile_shapes && c.tile_bm == Tile64x128Cfg::BM::value;
     return prepare_any_shape(p, A, B, C, max_blocks, one_consumer_tile ? c.tile_bn : 0);

@@ -62,6 +62,9 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("swap_ab", on_grid(swap_ab, max_blocks), swap_ab_rejects),
       // every_shape.hpp: the kernel picked from the shape and the SM count
       step("every_shape", on_grid(prepare_every_shape, max_blocks), every_shape_rejects),
+      // ragged_decode.cuh: M <= 16, B read in place by plain loads (every_shape takes it where TMA
+      // cannot read B)
+      step("ragged_decode", prepare_ragged_decode, ragged_decode_rejects),
 #if MM_APPENDIX_STEPS
       // Each tile forced (the efficiencies of tile_shapes' model are measured with these).
       step("tile_128x256", forced_tile<Tile128x256Cfg>(max_blocks), tile_shapes_rejects),
@@ -99,6 +102,10 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("swap_ab_x1", on_grid(forced_swap_slices(1), max_blocks), swap_ab_rejects),
       step("swap_ab_x2", on_grid(forced_swap_slices(2), max_blocks), swap_ab_rejects),
       step("swap_ab_x3", on_grid(forced_swap_slices(3), max_blocks), swap_ab_rejects),
+      // any_shape.cuh's staged path at any M (every_shape reads B in place at M <= 4: ragged_decode)
+      step("any_shape_staged", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+             return prepare_any_shape(p, a, b, c, blocks);
+           }, max_blocks), any_shape_rejects),
       // narrow_tiles.cuh: 64-row tiles whose N is cut to one round of the SMs (decode unswapped, small problems)
       step("narrow_tiles", on_grid(prepare_narrow_tiles, max_blocks), narrow_tiles_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)

@@ -29,6 +29,12 @@ using mm::test::Size;
 
 const std::vector<mm::GemmKernel<bf16, bf16>> kSteps = ch11::steps();
 
+/// The steps that take any shape, storage order and address (every_shape; ragged_decode; the appendix's
+/// any_shape_staged, every_shape's path before ragged_decode): the refusal tests leave them out.
+bool takes_any_shape(const std::string& name) {
+  return name == "every_shape" || name == "ragged_decode" || name == "any_shape_staged";
+}
+
 // RCR sizes (K a multiple of 8; N too, for the TMA store): one and two rows (M = 1, 2) and the skinny
 // Ms of swap_ab's three tiles and their edges (15, 16, 17, 33, 63, 64, 65), smaller than a tile, one
 // short of and one past the 128-row tile, K shorter than one step of 64, K not a multiple of 64 (a
@@ -51,8 +57,10 @@ TEST_P(EveryShape, MatchesFp64ReferenceOrRefusesWithItsRule) {
   const auto& [kernel, size] = GetParam();
   const GemmProblem p = problem(size, "RCR");
   if (const std::string why = kernel.rejects(p); !why.empty()) {
-    EXPECT_EQ(kernel.name.rfind("swap_ab", 0), 0u) << why;  // only swap_ab (and its variants) refuse here: M > 64
-    EXPECT_NE(why.find("M <= 64"), std::string::npos) << why;
+    // only swap_ab (and its variants) refuse here (M > 64), and ragged_decode (M > 16)
+    const bool ragged = kernel.name == "ragged_decode";
+    EXPECT_TRUE(ragged || kernel.name.rfind("swap_ab", 0) == 0) << kernel.name << ": " << why;
+    EXPECT_NE(why.find(ragged ? "M <= 16" : "M <= 64"), std::string::npos) << why;
     return;
   }
   expect_matches_fp64(kernel, p);
@@ -402,9 +410,10 @@ TEST(ch11_Choice, SplitsNeverEmpty) {
 // ---- What the chapter does not take: refused up front, with the rule, before any GPU work ----
 
 TEST(ch11_Launch, RefusesOtherStorageOrdersAndWhatTmaCannotDescribe) {
-  // Every step but every_shape (any_shape.cuh's path takes these: ch11_AnyShape below).
+  // Every step but those that take any shape (any_shape.cuh's path and plain loads take these:
+  // ch11_AnyShape and ch11_RaggedDecode below).
   for (const auto& k : kSteps) {
-    if (k.name == "every_shape") continue;
+    if (takes_any_shape(k.name)) continue;
     EXPECT_NE(k.rejects(problem({64, 64, 64}, "RRR")).find("takes RCR only"), std::string::npos) << k.name;
     EXPECT_NE(k.rejects(problem({17, 33, 9}, "RCR")).find("K % 8 == 0"), std::string::npos) << k.name;
     try {
@@ -417,7 +426,7 @@ TEST(ch11_Launch, RefusesOtherStorageOrdersAndWhatTmaCannotDescribe) {
   // The steps that store C by TMA need N % 8 == 0; swap_ab and narrow_tiles (register stores) take any N.
   for (const auto& k : kSteps) {
     const std::string why = k.rejects(problem({16, 129, 64}, "RCR"));
-    if (k.name.rfind("swap_ab", 0) == 0 || k.name == "every_shape" || k.name == "narrow_tiles") EXPECT_EQ(why, "") << k.name;
+    if (k.name.rfind("swap_ab", 0) == 0 || k.name == "narrow_tiles" || takes_any_shape(k.name)) EXPECT_EQ(why, "") << k.name;
     else EXPECT_NE(why.find("N % 8 == 0"), std::string::npos) << k.name << ": " << why;
   }
 }
@@ -428,7 +437,7 @@ TEST(ch11_Launch, EveryStepRefusesAMisalignedA) {
   const auto* b = reinterpret_cast<const bf16*>(std::uintptr_t(0x20000));
   auto* c = reinterpret_cast<bf16*>(std::uintptr_t(0x30000));
   for (const auto& k : kSteps) {
-    if (!k.rejects(p).empty() || k.name == "every_shape") continue;  // every_shape stages it (ch11_AnyShape)
+    if (!k.rejects(p).empty() || takes_any_shape(k.name)) continue;  // every_shape stages it (ch11_AnyShape)
     try {
       k.launch(p, a, b, c, nullptr);
       ADD_FAILURE() << k.name << ": a pointer 2 bytes past a 16-byte boundary was accepted";
@@ -443,14 +452,14 @@ TEST(ch11_Gemm, SkinnyOddNAndMisalignedB) {
   // swap_ab stores C with plain stores: an odd N and a C 2 bytes off are fine; a misaligned B is not.
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   for (const auto& k : kSteps)
-    if (k.name.rfind("swap_ab", 0) == 0 || k.name == "every_shape") {
+    if (k.name.rfind("swap_ab", 0) == 0 || takes_any_shape(k.name)) {
       expect_matches_fp64(k, problem({5, 1, 8}, "RCR"));
       expect_matches_fp64(k, problem({16, 1001, 96}, "RCR"));
     }
   const GemmProblem p = problem({16, 256, 64}, "RCR");
   mm::DeviceBuffer<bf16> a(p.m * p.k), b(p.k * p.n + 8), c(p.m * p.n + 8);
   for (const auto& k : kSteps) {
-    if (k.name == "every_shape") continue;  // stages B (ch11_AnyShape)
+    if (takes_any_shape(k.name)) continue;  // stage B (ch11_AnyShape) or read it in place
     try {
       k.launch(p, a.data(), b.data() + 1, c.data(), nullptr);
       if (k.rejects(p).empty()) ADD_FAILURE() << k.name << ": a B 2 bytes past a 16-byte boundary was accepted";
@@ -547,7 +556,7 @@ TEST(ch11_AnyShape, TheRulesEachPathFollows) {
   const ch11::Choice n_rcr = plan({1000, 1001, 1000}, "RCR"), n_rrr = plan({1000, 1001, 1000}, "RRR");
   EXPECT_TRUE(!n_rcr.plan.stage_a && !n_rcr.plan.stage_b && n_rcr.plan.c_strided);
   EXPECT_TRUE(!n_rrr.plan.stage_a && n_rrr.plan.stage_b && n_rrr.plan.c_strided);
-  // M <= 64 off the TMA kernels: swap_ab's tile, its own K slices.
+  // M <= 64 off the TMA kernels: swap_ab's tile, its own K slices (M <= 4: ragged_decode, below).
   const ch11::Choice decode = plan({16, 4096, 4095}, "RCR");
   EXPECT_TRUE(decode.any_shape && decode.plan.stage_a && decode.plan.stage_b);
   EXPECT_EQ(decode.kernel, ch11::Choice::swap_ab);
@@ -595,6 +604,92 @@ TEST(ch11_AnyShape, CopyRowsAtEveryOffset) {
         }
       EXPECT_EQ(bad, 0) << "shift " << shift << ", " << rows << " rows of " << cols;
       EXPECT_EQ(bad2, 0) << "second matrix, shift " << shift2 << ", " << rows - 1 << " rows of " << cols;
+    }
+}
+
+// ---- ragged_decode (ragged_decode.cuh): M <= 16 with a B that TMA cannot read, read in place ----
+
+TEST(ch11_RaggedDecode, EveryShapeTakesItWhereBWouldBeStaged) {
+  // CPU: decode (M <= 4) with B's rows off 16 bytes (N % 8 in RRR, K % 8 in RCR, or B's address):
+  // ragged_decode; past M = 4, or where TMA reads B, the staged or plain paths as before.
+  const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
+  auto choose = [](const Size& s, const char* layout, const void* b = ch11::kAligned) {
+    return ch11::choose(problem(s, layout), 132, ch11::kAligned, b, ch11::kAligned);
+  };
+  for (const Size& s : {Size{1, 11009, 4096}, Size{4, 4097, 4096}, Size{3, 9, 63}})
+    EXPECT_EQ(choose(s, "RRR").kernel, ch11::Choice::ragged_decode) << mm::test::size_name(s);
+  for (const Size& s : {Size{4, 4096, 4100}, Size{1, 11008, 4095}, Size{2, 1, 1}})
+    EXPECT_EQ(choose(s, "RCR").kernel, ch11::Choice::ragged_decode) << mm::test::size_name(s);
+  const ch11::Choice b_off = choose({1, 4096, 4096}, "RCR", off);  // B off a 16-byte boundary
+  EXPECT_EQ(b_off.kernel, ch11::Choice::ragged_decode);
+  EXPECT_TRUE(b_off.plan.stage_b && !b_off.any_shape);
+  // B read by TMA: swap_ab (A staged in RRR at K = 4100: B's rows are N = 4096 long).
+  EXPECT_EQ(choose({1, 4096, 4096}, "RCR").kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(choose({1, 11008, 4096}, "RRR").kernel, ch11::Choice::swap_ab);
+  const ch11::Choice a_only = choose({1, 4096, 4100}, "RRR");
+  EXPECT_TRUE(a_only.kernel == ch11::Choice::swap_ab && a_only.plan.stage_a && !a_only.plan.stage_b);
+  // M = 5 to 16 (the FMAs and shuffles of A no longer hide under B's stream), and 17: swap_ab on staged rows.
+  for (std::int64_t m : {5, 8, 16, 17}) {
+    const ch11::Choice rcr = choose({m, 4096, 4100}, "RCR"), rrr = choose({m, 11009, 4096}, "RRR");
+    EXPECT_TRUE(rcr.kernel == ch11::Choice::swap_ab && rcr.any_shape && rcr.plan.stage_b) << m;
+    EXPECT_TRUE(rrr.kernel == ch11::Choice::swap_ab && rrr.any_shape && rrr.plan.stage_b) << m;
+  }
+  EXPECT_EQ(choose({16, 4096, 4096}, "RCR", off).kernel, ch11::Choice::swap_ab);
+  const ch11::Choice decode = choose({4, 4096, 4095}, "RCR");
+  EXPECT_TRUE(decode.kernel == ch11::Choice::ragged_decode && decode.plan.stage_a && decode.plan.stage_b);
+  EXPECT_EQ(ch11::ragged_rows(1), 1);
+  EXPECT_EQ(ch11::ragged_rows(3), 4);
+  EXPECT_EQ(ch11::ragged_rows(9), 16);
+  EXPECT_EQ(ch11::ragged_rows(100), 16);
+  EXPECT_EQ(ch11::ragged_vector(4100, ch11::kAligned, ch11::kAligned), 4);
+  EXPECT_EQ(ch11::ragged_vector(4100, ch11::kAligned, off), 1);
+  EXPECT_EQ(ch11::ragged_vector(4098, ch11::kAligned, ch11::kAligned), 2);
+  EXPECT_EQ(ch11::ragged_vector(4097, ch11::kAligned, ch11::kAligned), 1);
+}
+
+// M from {1, 2, 3, 4, 7, 8, 9, 15, 16} crossed sparsely with N and K from {1, 7, 9, 63, 65, 127, 129, 4097}:
+// a block's 32 columns (RRR) or 4 (RCR) and its warps' K steps (32 rows of B, 32·V values) cut short,
+// K much larger than M×N (warps with nothing left to add), and the decode shapes of the suite, shrunk.
+const std::vector<Size> kRaggedSizes = {
+    {1, 1, 1},     {2, 7, 9},      {7, 9, 63},      {8, 63, 65},    {9, 65, 127},   {15, 127, 129},
+    {16, 129, 7},  {1, 4097, 9},   {2, 9, 4097},    {16, 1, 20011}, {7, 3, 70001},  {1, 1001, 4095},
+    {16, 4097, 1031}, {1, 11009, 64}, {16, 1000, 4100}, {9, 129, 1}, {4, 65, 129}, {3, 4097, 63},
+};
+
+using RaggedParam = std::tuple<Size, std::string>;
+class RaggedDecode : public ::testing::TestWithParam<RaggedParam> {};
+TEST_P(RaggedDecode, MatchesFp64) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto& [size, layout] = GetParam();
+  expect_matches_fp64(mm::test::step_named(kSteps, "ragged_decode"), problem(size, layout), 23);
+}
+INSTANTIATE_TEST_SUITE_P(ch11, RaggedDecode, ::testing::Combine(::testing::ValuesIn(kRaggedSizes), ::testing::Values("RCR", "RRR")),
+                         [](const auto& info) {
+                           return mm::test::size_name(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                         });
+
+TEST(ch11_RaggedDecode, AnyAddressAnyLoadWidthAndRowsPast16) {
+  // A, B and C 2, 4 or 8 bytes past a 16-byte boundary (RCR's loads of 2, 4 or 8 bytes, whichever the
+  // addresses allow), through every_shape (M <= 4); and the kernel itself at M = 17 and 33 (grid.y's
+  // blocks of 16 rows, the last one cut short), which neither every_shape nor the step sends there.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  for (const char* layout : {"RCR", "RRR"})
+    for (const Size& s : {Size{4, 1001, 520}, Size{1, 263, 4100}, Size{3, 64, 64}})
+      for (const auto& [sa, sb, sc] : {std::tuple{1, 0, 0}, std::tuple{0, 1, 0}, std::tuple{0, 2, 1}, std::tuple{2, 2, 0},
+                                       std::tuple{3, 3, 3}}) {
+        const GemmProblem p = problem(s, layout);
+        const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(p, shifted(every.launch, sa, sb, sc), every.dtype, 29);
+        EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(s) << " shifts " << sa << "," << sb << "," << sc << ": "
+                          << r.summary;
+      }
+  const mm::GemmLaunch<bf16, bf16> any_m = [](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, cudaStream_t st) {
+    ch11::prepare_ragged_decode(p, a, b, c)(st);
+  };
+  for (const char* layout : {"RCR", "RRR"})
+    for (const Size& s : {Size{17, 65, 129}, Size{33, 9, 1000}}) {
+      const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(problem(s, layout), any_m, mm::DType::bf16, 31);
+      EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(s) << ": " << r.summary;
     }
 }
 

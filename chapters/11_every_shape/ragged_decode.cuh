@@ -173,9 +173,10 @@ inline std::string ragged_decode_rejects(const GemmProblem& p) {
 
 /// Rows up to which every_shape sends a B that TMA cannot read here rather than staging it: where the
 /// fp32 FMAs (M per value of B) and, in RRR, the shuffles of A (M per row of B) still hide under the
-/// stream of B. Measured (the page's step 7): at M = 8 and 16 the kernel lost to the staged path in
-/// both orders (RCR 16×4096×4100 38.8 µs, level with the copy; RRR 8×11009×4096 97.5 µs), at M <= 4 it
-/// won by a third or more.
+/// stream of B. Measured in one process beside the staged path (appendix step any_shape_staged; the
+/// page's step 7): at M = 8 and 16 the kernel lost or drew in both orders (RCR 16×4096×4100 38.6 µs
+/// against 38.4, 8×4096×4100 43.4 against 39.2; RRR 8×11009×4096 89.0 against 86.6), at M <= 4 it won
+/// by 30% or more (RRR 4×11009×4096 60.9 against 86.7 µs, RCR 4×4096×4100 21.0 against 38.5).
 constexpr std::int64_t kRaggedDecodeMaxM = 4;
 
 /// RCR's load width: 4, 2 or 1 values, the widest that A's and B's rows (pitch K) and pointers allow.

@@ -240,9 +240,8 @@ struct WatchdogState {
   MM_HD void give_up(WatchdogSite site, std::uint32_t stage, std::uint32_t parity, std::uint32_t barrier) {
 #if defined(__CUDA_ARCH__)
     const std::uint64_t mine = pack_watchdog(site, stage, parity, barrier, threadIdx.x);
-    std::uint64_t old;
+    [[maybe_unused]] std::uint64_t old;  // the first record stays; which one it was is not needed
     asm volatile("atom.shared.cas.b64 %0, [%1], 0, %2;\n" : "=l"(old) : "r"(word), "l"(mine) : "memory");
-    (void)old;  // the first record stays; which one it was is not needed (nvcc's front end warns otherwise)
 #else
     (void)site, (void)stage, (void)parity, (void)barrier;
 #endif

@@ -6,7 +6,8 @@ tensor, mutates nothing) whose implementation is _core's (the library on ``torch
 of the inputs' device). Each has a ``register_fake`` that applies the same checks to shapes, dtypes and strides and returns an empty
 tensor of the result's shape, dtype and (row-major) strides: what torch.compile traces, and what
 ``torch.library.opcheck`` compares with the real thing. No autograd formula is registered: the ops
-are for inference (a backward through them raises).
+are for inference (a backward through them warns, from autograd's fallback, and gives their inputs no
+gradient).
 
 Imported by the package when torch is importable.
 """

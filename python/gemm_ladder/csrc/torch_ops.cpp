@@ -25,7 +25,7 @@
 // CUDA tensors of one dtype (bf16 or float32) on one device, contiguous x and weight, no empty size. For
 // anything else, and for a refusal of the library, they return None and the caller takes the operator
 // (and, on its refusal, the ctypes path), whose checks raise the TypeError or ValueError. Nor an input that
-// needs a gradient under grad mode: through the operator a backward raises (no autograd formula), as it must.
+// needs a gradient under grad mode: that call goes through the operator, which autograd sees.
 #include <Python.h>
 
 #include <ATen/ATen.h>
@@ -206,8 +206,10 @@ const at::Tensor* plain_cuda(PyObject* obj) {
   return &t;
 }
 
-/// Neither input asks for a gradient: the operators register no autograd formula, so through them a backward
-/// raises; a C made here would carry no grad_fn, and a backward would instead skip these inputs silently.
+/// Neither input asks for a gradient. The operators register no autograd formula: through them autograd's
+/// fallback ties C to the graph and, at a backward, warns that it has no formula and gives these inputs no
+/// gradient (measured on the H200, torch 2.11). A C made here would not be tied to the graph at all; with
+/// this check the fast path never changes what autograd sees.
 bool no_grad_needed(const at::Tensor& a, const at::Tensor& b) {
   return !at::GradMode::is_enabled() || (!a.requires_grad() && !b.requires_grad());
 }

@@ -158,6 +158,7 @@ MM_HD constexpr auto smem_layout() {
 
 // ---- The kernel ----
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// C = A·B for any storage orders and any register tiling: every such choice arrives as a layout,
 /// a stride or the tiler; the block has as many threads as each thread layout.
 ///   shape_MNK: (M,N,K)                    cta_tiler: (BM,BN,BK)
@@ -265,6 +266,7 @@ __global__ void __launch_bounds__(size_v<CThreadLayout>)
   if (a_rows_inside && b_rows_inside) copy(tCrC, tCgC);
   else copy_if([&](int i) { return bool(elem_less(tCcC(i), shape(mC))); }, tCrC, tCgC);
 }
+#endif  // defined(__CUDACC__)
 
 // ---- Host side: the layouts for each storage order, and the launch ----
 
@@ -318,6 +320,7 @@ std::string layout_gemm_rejects(const GemmProblem& p) {
   return tile_grid_rejects(p, Cfg::BM::value, Cfg::BN::value, Cfg::BK::value);
 }
 
+#if defined(__CUDACC__)  // the launch: nvcc's
 /// Launches the kernel with the layouts L (a Layouts<Cfg, OA, OB, OC>).
 template <class L>
 void launch_layout_gemm_as(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream) {
@@ -348,5 +351,6 @@ void launch_layout_gemm(const GemmProblem& p, const float* A, const float* B, fl
     default: return launch_layout_gemm_as<Layouts<Cfg, Cm, Cm, Cm>>(p, A, B, C, stream);
   }
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch05

@@ -141,6 +141,7 @@ MM_HD void tiled_prefetch_gemm_block(Args const& args, int block_m, int block_n,
   copy_inside(tCrC, tCgC, tCcC, shape(mC));
 }
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// The kernel: one block per 128×128 tile of C, blockIdx.x along M, blockIdx.y along N.
 /// __launch_bounds__(256, 2): two blocks per SM, so at most 128 registers per thread.
 template <class Cfg, class Args>
@@ -158,5 +159,6 @@ void launch_tiled_prefetch(const GemmProblem& p, const float* A, const float* B,
     tiled_prefetch_gemm_kernel<Cfg><<<tiled_grid(p), kThreads, 0, stream>>>(args);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch06

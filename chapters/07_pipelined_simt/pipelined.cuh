@@ -169,6 +169,7 @@ MM_HD void pipelined_gemm_block(Args const& args, int block_m, int block_n, int 
   }
 }
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// The kernel: one block per BM×BN tile of C, blockIdx.x along M, blockIdx.y along N; shared memory
 /// is dynamic (Traits<Cfg>::kSmemBytes, which may exceed 48 KB).
 template <class Cfg, class Args>
@@ -193,5 +194,6 @@ void launch_pipelined(const GemmProblem& p, const float* A, const float* B, floa
     kernel<<<gemm_grid<Cfg>(p), T::kThreads, T::kSmemBytes, stream>>>(args);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch07

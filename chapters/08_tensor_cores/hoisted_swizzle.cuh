@@ -23,6 +23,7 @@ struct HoistedSwizzleCfg : ZfillEdgesCfg {};
 /// tf32_hoisted_swizzle: tf32_zfill_edges with the ldmatrix addresses swizzled once.
 struct Tf32HoistedSwizzleCfg : Tf32ZfillEdgesCfg {};
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
 /// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
 template <class Cfg, class Args>
@@ -182,5 +183,6 @@ void launch_hoisted_swizzle(const GemmProblem& p, const Element<Cfg>* A, const E
     launch_block_tiles<Cfg>(hoisted_swizzle_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>, args, p, stream);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch08

@@ -35,6 +35,7 @@ struct Tf32FragmentsCfg : MmaFragmentsCfg {
   using BK = Int<16>;
 };
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
 /// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
 template <class Cfg, class Args>
@@ -147,5 +148,6 @@ void launch_mma_fragments(const GemmProblem& p, const Element<Cfg>* A, const Ele
     launch_block_tiles<Cfg>(mma_fragments_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>, args, p, stream);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch08

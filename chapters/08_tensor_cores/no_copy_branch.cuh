@@ -50,6 +50,7 @@ struct Tf32ConflictFreeBCfg : Tf32NoCopyBranchCfg {
   static constexpr int kMnSwizzleUnitBytes = 32;
 };
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
 /// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
 template <class Cfg, class Args>
@@ -204,6 +205,7 @@ __global__ void __launch_bounds__(KernelTraits<Cfg>::kThreads, Cfg::kMinBlocks) 
     store_c(tCrC, tCgC, tCcC, shape(mC), args.c_pairs);
   }
 }
+#endif  // defined(__CUDACC__)
 
 /// Empty when the kernel takes `p`: the chapter's rule, with the S−1 K tiles past the last that the
 /// copies of the last S−1 K steps address counted too (their offsets are formed, in 32 bits).
@@ -212,6 +214,7 @@ std::string no_copy_branch_rejects(const GemmProblem& p) {
   return tensor_core_rejects<Cfg, Cfg::kStages - 1>(p);
 }
 
+#if defined(__CUDACC__)  // the launch: nvcc's
 /// Host launch: the kernel of p's storage orders, its shared memory raised past 48 KB where needed; A or
 /// B with vectors that are not whole goes to the fallback.
 template <class Cfg, class TOut>
@@ -226,5 +229,6 @@ void launch_no_copy_branch(const GemmProblem& p, const Element<Cfg>* A, const El
     launch_block_tiles<Cfg>(no_copy_branch_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>, args, p, stream);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch08

@@ -15,6 +15,7 @@ namespace mm::ch08 {
 /// the change).
 struct OneCopyPathCfg : HoistedSwizzleCfg {};
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
 /// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
 template <class Cfg, class Args>
@@ -172,5 +173,6 @@ void launch_one_copy_path(const GemmProblem& p, const Element<Cfg>* A, const Ele
     launch_block_tiles<Cfg>(one_copy_path_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>, args, p, stream);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch08

@@ -36,6 +36,7 @@ namespace mm::ch08 {
 /// stage_in_pointer), its K loop's addresses computed before the loop (the kernel below is the change).
 struct PrecomputedAddressesCfg : NoCopyBranchCfg {};
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
 /// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
 template <class Cfg, class Args>
@@ -236,5 +237,6 @@ void launch_precomputed_addresses(const GemmProblem& p, const Element<Cfg>* A, c
                             stream);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch08

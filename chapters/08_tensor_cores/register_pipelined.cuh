@@ -30,6 +30,7 @@ struct Tf32BigTileCfg : Tf32SwizzledCfg {
   static constexpr int kStages = 4;
 };
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
 /// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
 template <class Cfg, class Args>
@@ -174,5 +175,6 @@ void launch_register_pipelined(const GemmProblem& p, const Element<Cfg>* A, cons
     launch_block_tiles<Cfg>(register_pipelined_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>, args, p, stream);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch08

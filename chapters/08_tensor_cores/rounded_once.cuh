@@ -25,6 +25,7 @@ struct Tf32DeepKCfg : Tf32RoundedOnceCfg {
   using BK = Int<32>;
 };
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
 /// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
 template <class Cfg, class Args>
@@ -208,5 +209,6 @@ void launch_rounded_once(const GemmProblem& p, const Element<Cfg>* A, const Elem
     launch_block_tiles<Cfg>(rounded_once_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>, args, p, stream);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch08

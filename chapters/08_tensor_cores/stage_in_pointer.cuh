@@ -21,6 +21,7 @@ struct StageInPointerCfg : DeepKCfg {};
 /// tf32_stage_in_pointer: tf32_big_tile's tiles, each stage's start in the pointer.
 struct Tf32StageInPointerCfg : Tf32BigTileCfg {};
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// One block: C tile (block_m, block_n) = A·B for any M, N, K. mma.sync and cp.async need sm_80: an
 /// older device pass compiles a stub (layout/arch.hpp) which the harness never launches.
 template <class Cfg, class Args>
@@ -171,5 +172,6 @@ void launch_stage_in_pointer(const GemmProblem& p, const Element<Cfg>* A, const 
     launch_block_tiles<Cfg>(stage_in_pointer_gemm_kernel<Cfg, std::remove_cvref_t<decltype(args)>>, args, p, stream);
   });
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch08

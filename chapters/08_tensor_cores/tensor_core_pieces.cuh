@@ -295,6 +295,7 @@ void with_gemm_args(const GemmProblem& p, const Element<Cfg>* A, const Element<C
     call(make_stride(k, _1{}), Tr::template k_major_copy<Cfg::BN::value>(), Tr::template k_major_smem<Cfg::BN::value>());
 }
 
+#if defined(__CUDACC__)  // the launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// Launches `kernel` (a kernel of the chapter for `args`' storage orders) on a grid of block tiles,
 /// its dynamic shared memory (both rings) raised past 48 KB where needed.
 template <class Cfg, class Args>
@@ -305,5 +306,6 @@ void launch_block_tiles(void (*kernel)(Args), Args const& args, const GemmProble
   const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM::value)), unsigned(ceil_div(p.n, Cfg::BN::value)));
   kernel<<<grid, KernelTraits<Cfg>::kThreads, smem_bytes, stream>>>(args);
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch08

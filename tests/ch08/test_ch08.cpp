@@ -248,7 +248,7 @@ template <class Cfg, int MN, bool kKMajor, bool kSource = true, class S2R>
 void expect_hoisted_addresses_match(S2R const& s2r) {
   using Tr = ch08::KernelTraits<Cfg>;
   using T = typename Tr::T;
-  std::vector<T> buf(std::size_t(MN) * Cfg::BK::value * Cfg::kStages);
+  std::vector<T> buf(static_cast<std::size_t>(MN) * Cfg::BK::value * Cfg::kStages);
   auto smem = [] {
     if constexpr (kKMajor) return Tr::template k_major_smem<MN>();
     else return Tr::template mn_major_smem<MN>();

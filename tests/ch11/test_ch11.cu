@@ -489,9 +489,7 @@ TEST_P(AnyShape, EveryShapeMatchesFp64) {
   expect_matches_fp64(mm::test::step_named(kSteps, "every_shape"), problem(size, layout), 17);
 }
 INSTANTIATE_TEST_SUITE_P(ch11, AnyShape, ::testing::Combine(::testing::ValuesIn(kAnySizes), ::testing::Values("RCR", "RRR")),
-                         [](const auto& info) {
-                           return mm::test::size_name(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
-                         });
+                         mm::test::param_name);
 
 /// every_shape's launch on copies of A, B and C that start `shift` bf16 values past cudaMalloc's
 /// 256-byte alignment (C copied in first, poison and all, and back out after).
@@ -664,9 +662,7 @@ TEST_P(RaggedDecode, MatchesFp64) {
   expect_matches_fp64(mm::test::step_named(kSteps, "ragged_decode"), problem(size, layout), 23);
 }
 INSTANTIATE_TEST_SUITE_P(ch11, RaggedDecode, ::testing::Combine(::testing::ValuesIn(kRaggedSizes), ::testing::Values("RCR", "RRR")),
-                         [](const auto& info) {
-                           return mm::test::size_name(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
-                         });
+                         mm::test::param_name);
 
 TEST(ch11_RaggedDecode, AnyAddressAnyLoadWidthAndRowsPast16) {
   // A, B and C 2, 4 or 8 bytes past a 16-byte boundary (RCR's loads of 2, 4 or 8 bytes, whichever the

@@ -38,8 +38,9 @@ vocabulary 151936) whose MLP is a mixture of 128 experts of 768, top 8 (QWEN3_30
 
 The router (softmax, top 8, renormalized), the sort of the routed tokens by expert and the weighted sum
 are torch's for every backend; the experts' gate+up and down GEMMs run on gemm_ladder.grouped_mm
-(chapter 13's grouped kernel, the rows scattered into its layout padded to 128 per expert) or, for the
-torch backends, on torch._grouped_mm (torch's own grouped GEMM, unpadded rows). Each row then also
+(chapter 13's grouped kernel, the tokens permuted into its layout padded to 128 per expert by one Triton
+kernel, triton_permute) or, for the torch backends, on torch._grouped_mm (torch's own grouped GEMM,
+unpadded rows). Each row then also
 has moe_layer_rel_diff: the first MoE layer on a shared input, which the tolerance judges (see
 TOLERANCE_REL: a near-tie in the router makes the logits of two roundings differ by a whole expert).
 
@@ -194,16 +195,21 @@ class MLP(nn.Module):
 
 # --- The mixture of experts (--moe) -------------------------------------------------------------------
 #
-# The router, the sort by expert and the weighted sum stay torch's for every backend; what changes is
-# `experts(xs, counts, w_gate_up, w_down, tokens)`: the routed tokens xs (rows, hidden), sorted by expert,
-# with counts (E,) of them per expert, no expert getting more than `tokens` rows -> each row's expert
-# output (rows, hidden), in the same order.
+# The router and the weighted sum stay torch's for every backend; what changes is
+# `experts(xf, flat, order, counts, w_gate_up, w_down, k)`: the tokens xf (n, hidden), each token's k experts
+# flat (n·k,) token-major (slot t·k + j is token t's j-th expert), order (n·k,) the slots sorted by expert
+# (stable) and counts (E,) the slots per expert -> each slot's expert output (n·k, hidden), token-major.
 
-def torch_experts(xs, counts, w_gate_up, w_down, tokens):
-    """torch's grouped GEMM (torch._grouped_mm: the rows unpadded, int32 ends; CUTLASS on sm_90)."""
+def torch_experts(xf, flat, order, counts, w_gate_up, w_down, k):
+    """torch's grouped GEMM (torch._grouped_mm: the rows unpadded, int32 ends; CUTLASS on sm_90) on the
+    tokens gathered in expert order, the outputs scattered back to the slots."""
+    xs = xf[order // k]                                                                  # (n·k, H) sorted
     ends = counts.cumsum(0).to(torch.int32)                                              # (E,)
     gate, up = torch._grouped_mm(xs, w_gate_up.transpose(-2, -1), offs=ends).chunk(2, dim=-1)  # (rows, F) each
-    return torch._grouped_mm(F.silu(gate) * up, w_down.transpose(-2, -1), offs=ends)      # (rows, hidden)
+    ys = torch._grouped_mm(F.silu(gate) * up, w_down.transpose(-2, -1), offs=ends)      # (n·k, H) sorted
+    y = torch.empty_like(ys)
+    y[order] = ys                                                                        # (n·k, H) token-major
+    return y
 
 
 GROUPED_ALIGN = 128  # grouped_mm's contiguous layout: each expert's rows start on a multiple of 128
@@ -230,21 +236,81 @@ def contiguous_layout(counts: torch.Tensor, routed: int):
     return offsets, first[expert] + rank                             # (E + 1,), (rows,)
 
 
-def make_ladder_experts(grouped_mm):
-    """The experts on gemm_ladder.grouped_mm (chapter 13's kernel): the sorted rows scattered into the
-    padded layout, two grouped GEMMs, the rows gathered back. grouped_mm(a, w, offsets, out=None)."""
-    def ladder_experts(xs, counts, w_gate_up, w_down, tokens):
-        routed, rows = xs.shape[0], padded_rows(xs.shape[0], w_down.shape[0], tokens)
-        offsets, dest = contiguous_layout(counts, routed)
-        a = xs.new_empty(rows, xs.shape[1])                          # padding rows: never read back
-        a[dest] = xs                                                 # (rows, hidden)
+def torch_permute(xf, flat, order, counts, k, rows):
+    """grouped_mm's A (rows, hidden) in the contiguous layout, its offsets (E + 1,) and each slot's row in it
+    (n·k,), token-major, in torch's ops: about fifteen kernels (contiguous_layout's, the gather, the scatter).
+    The rows of A outside the experts' rows are left as allocated: never read back."""
+    offsets, dest = contiguous_layout(counts, flat.numel())          # dest: the sorted rows' places
+    a = xf.new_empty(rows, xf.shape[1])
+    a[dest] = xf[order // k]
+    place = torch.empty_like(dest)
+    place[order] = dest
+    return a, offsets, place
+
+
+try:  # the permute as one kernel (Triton: torch.compile's own compiler, installed with torch on Linux)
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = None
+
+if triton is not None:
+    @triton.jit
+    def _permute_kernel(x_ptr, x_pitch, flat_ptr, order_ptr, counts_ptr, a_ptr, offsets_ptr, place_ptr, routed,
+                        hidden, E: tl.constexpr, E_POW2: tl.constexpr, TOP_K: tl.constexpr, ALIGN: tl.constexpr,
+                        BLOCK_R: tl.constexpr, BLOCK_H: tl.constexpr):
+        # Program p: sorted rows p·BLOCK_R ..; each program reads the E counts and computes the padding before
+        # each expert itself (E = 128: a few hundred operations), so that one launch does all of it.
+        g = tl.arange(0, E_POW2)
+        counts = tl.load(counts_ptr + g, mask=g < E, other=0)
+        pad = (ALIGN - counts % ALIGN) % ALIGN                                 # expert g's padding rows
+        pad_through = tl.cumsum(pad, 0)                                        # padding up to g's, inclusive
+        if tl.program_id(0) == 0:  # offsets[g + 1] = expert g's end: its rows and the padding before it
+            tl.store(offsets_ptr + 1 + g, tl.cumsum(counts, 0) + pad_through - pad, mask=g < E)
+            tl.store(offsets_ptr + g, tl.zeros_like(g), mask=g == 0)
+        i = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)                # sorted rows
+        live = i < routed
+        slot = tl.load(order_ptr + i, mask=live, other=0)                      # token-major slot t·k + j
+        expert = tl.load(flat_ptr + slot, mask=live, other=0)
+        before = tl.sum(tl.where(g[None, :] < expert[:, None], pad[None, :], 0), axis=1)  # padding before it
+        dest = i + before                                                      # the sorted row's place in A
+        tl.store(place_ptr + slot, dest, mask=live)
+        token = slot // TOP_K
+        for h in range(0, hidden, BLOCK_H):
+            cols = h + tl.arange(0, BLOCK_H)
+            m = live[:, None] & (cols[None, :] < hidden)
+            row = tl.load(x_ptr + token[:, None] * x_pitch + cols[None, :], mask=m)
+            tl.store(a_ptr + dest[:, None] * hidden + cols[None, :], row, mask=m)
+
+
+def triton_permute(xf, flat, order, counts, k, rows):
+    """torch_permute's three results from one kernel (_permute_kernel): each sorted row's place is its rank
+    plus the padding of the experts before its own, and the token's row is copied there. CUDA tensors; xf's rows
+    dense (any pitch), flat, order and counts contiguous (as topk, argsort and scatter_add_ give them)."""
+    routed, hidden, experts = flat.numel(), xf.shape[1], counts.numel()
+    a = xf.new_empty(rows, hidden)
+    offsets = counts.new_empty(experts + 1)
+    place = counts.new_empty(routed)
+    _permute_kernel[(triton.cdiv(routed, 16),)](
+        xf, xf.stride(0), flat, order, counts, a, offsets, place, routed, hidden, E=experts,
+        E_POW2=triton.next_power_of_2(experts), TOP_K=k, ALIGN=GROUPED_ALIGN, BLOCK_R=16, BLOCK_H=256)
+    return a, offsets, place
+
+
+def make_ladder_experts(grouped_mm, permute=None):
+    """The experts on gemm_ladder.grouped_mm (chapter 13's kernel): the tokens permuted into the padded
+    layout (`permute`: triton_permute where Triton is installed and the tensors are on a GPU, else
+    torch_permute), two grouped GEMMs, each slot's output gathered back in one index_select.
+    grouped_mm(a, w, offsets, zero_fill=False)."""
+    def ladder_experts(xf, flat, order, counts, w_gate_up, w_down, k):
+        rows = padded_rows(flat.numel(), w_down.shape[0], xf.shape[0])
+        fn = permute or (triton_permute if triton is not None and xf.is_cuda and xf.stride(1) == 1 else torch_permute)
+        a, offsets, place = fn(xf, flat, order, counts, k, rows)          # (rows, hidden), (E + 1,), (n·k,)
         gate, up = grouped(a, w_gate_up, offsets).chunk(2, dim=-1)   # (rows, F) each
-        return grouped(F.silu(gate) * up, w_down, offsets)[dest]     # (routed, hidden)
+        return grouped(F.silu(gate) * up, w_down, offsets).index_select(0, place)  # (n·k, hidden) token-major
 
     def grouped(a, w, offsets):  # rows outside the experts' tiles are never read back: no memset of them
-        if torch.compiler.is_compiling():  # the functional operator
-            return grouped_mm(a, w, offsets, zero_fill=False)
-        return grouped_mm(a, w, offsets, out=a.new_empty(a.shape[0], w.shape[1]))
+        return grouped_mm(a, w, offsets, zero_fill=False)
     return ladder_experts
 
 
@@ -274,9 +340,7 @@ def moe_forward(cfg: Config, x, w_router, w_gate_up, w_down, experts):
     order = flat.argsort(stable=True)                                                 # (n·k,) sorted by expert
     counts = torch.zeros(cfg.experts, dtype=torch.int64, device=x.device).scatter_add_(
         0, flat, torch.ones_like(flat))                                               # (E,)
-    ys = experts(xf[order // k], counts, w_gate_up, w_down, B * T)                    # (n·k, H) sorted
-    y = torch.empty_like(ys)
-    y[order] = ys                                                                     # (n·k, H) token-major
+    y = experts(xf, flat, order, counts, w_gate_up, w_down, k)                        # (n·k, H) token-major
     y = (y.view(B * T, k, H).float() * weights.unsqueeze(-1)).sum(dim=1)              # (n, H)
     return y.to(x.dtype).view(B, T, H)
 
@@ -461,18 +525,22 @@ def load_gemm_ladder():
 
 def load_ladder_experts():
     """The experts on gemm_ladder.grouped_mm, checked once against torch_experts on 8 experts of 256 and
-    100 tokens routed to 2 each (one expert over a 128-row tile, one without rows); SystemExit with one
+    150 tokens routed to 2 each (expert 0 over a 128-row tile, expert 1 without rows); SystemExit with one
     line if it cannot run (load_gemm_ladder has imported the package)."""
     import gemm_ladder
     experts = make_ladder_experts(gemm_ladder.grouped_mm)
     try:
         g = torch.Generator(device="cuda").manual_seed(7)
-        counts = torch.tensor([130, 0, 20, 10, 10, 10, 10, 10], device="cuda")
-        xs = torch.randn(200, 256, device="cuda", dtype=torch.bfloat16, generator=g)
+        t = torch.arange(150, device="cuda")
+        chosen = torch.stack([torch.where(t < 130, 0, 2 + t % 6), 2 + (t + 1) % 6], dim=1)  # (150, 2), distinct
+        flat = chosen.flatten()
+        order = flat.argsort(stable=True)
+        counts = torch.bincount(flat, minlength=8)
+        xf = torch.randn(150, 256, device="cuda", dtype=torch.bfloat16, generator=g)
         w_gate_up = torch.randn(8, 512, 256, device="cuda", dtype=torch.bfloat16, generator=g) / 16
         w_down = torch.randn(8, 256, 256, device="cuda", dtype=torch.bfloat16, generator=g) / 16
-        ref = torch_experts(xs, counts, w_gate_up, w_down, 130).float()
-        err = ((experts(xs, counts, w_gate_up, w_down, 130).float() - ref).abs().max() / ref.abs().max()).item()
+        ref = torch_experts(xf, flat, order, counts, w_gate_up, w_down, 2).float()
+        err = ((experts(xf, flat, order, counts, w_gate_up, w_down, 2).float() - ref).abs().max() / ref.abs().max()).item()
     except Exception as e:
         raise SystemExit(f"llama_decoder: gemm_ladder.grouped_mm cannot run here ({type(e).__name__}: {e})")
     if not err <= 2.0 ** -5:  # two GEMMs and a SwiGLU rounded to bf16; NaN fails too

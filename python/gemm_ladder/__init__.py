@@ -55,6 +55,21 @@ def _functional_only(**not_taken) -> None:
         raise TypeError(f"{listed} are not taken under torch.compile (the op is functional)")
 
 
+def _needs_grad(tensors) -> bool:
+    """Grad mode is on and one of these torch tensors requires a gradient."""
+    return _core._torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+def _untracked(*tensors) -> None:
+    """RuntimeError, before any launch, when an out= or stream= call (the ctypes path, which autograd does not see)
+    gets a tensor that needs a gradient: as torch refuses out= under autograd, rather than a result with no
+    gradient. The other calls go through the operator, whose backward raises (no derivative is implemented)."""
+    if _needs_grad(tensors):
+        raise RuntimeError("gemm_ladder: out= and stream= take no tensor that requires a gradient (autograd does not "
+                           "see these calls and gemm_ladder implements no derivative): call it under torch.no_grad(), "
+                           "or detach the inputs")
+
+
 def _eager(name, args, fallback):
     """An eager call with torch tensors, no out= and no stream=, that the fast path declined (_fast_linear, _fast_mm:
     8-10 µs of host time a call on the H200 machine, against 16-20 through the operator and 15-19 for F.linear,
@@ -65,7 +80,8 @@ def _eager(name, args, fallback):
     `fallback()`: the ctypes path, whose checks are the same in the same order and which raises the
     library's own error class (UnsupportedError, NoSm90aDeviceError, ...) with the same line."""
     ops = sys.modules.get(__name__ + "._torch_ops")  # imported at the end of this file where torch is
-    if ops is not None and ops.CPP_OPS:
+    # an input that needs a gradient takes the operator even where it is Python's: autograd then sees the call
+    if ops is not None and (ops.CPP_OPS or _needs_grad([t for t in args if _core.is_torch_tensor(t)])):
         try:
             return getattr(_core._torch.ops.gemm_ladder, name)(*args)
         except (ValueError, TypeError, RuntimeError):
@@ -74,11 +90,12 @@ def _eager(name, args, fallback):
 
 
 # The eager fast path: csrc/torch_ops.cpp's module functions (set at the end of this file where they are built).
-# Each takes the plain call (two contiguous CUDA tensors of one supported dtype, no torch function or
+# Each takes the plain call (contiguous CUDA tensors of a supported dtype, no torch function or
 # dispatch mode, no input that needs a gradient under grad mode) and returns its result with no dispatcher between Python and gl_gemm, or None for
 # anything else, which then takes the checked path below (the operator, then ctypes) and its errors.
 _fast_linear = None
 _fast_mm = None
+_fast_grouped_mm = None
 
 
 def mm(a, b, *, out=None, stream=None):
@@ -98,6 +115,7 @@ def mm(a, b, *, out=None, stream=None):
             return _core._torch.ops.gemm_ladder.mm(a, b)
         if out is None and stream is None:
             return _eager("mm", (a, b), lambda: _core.mm_torch(a, b))
+        _untracked(a, b)
         return _core.mm_torch(a, b, out, stream)
     return _core.mm_dlpack(a, b, out, stream)
 
@@ -118,6 +136,7 @@ def linear(x, weight, *, out=None, stream=None):
             return _core._torch.ops.gemm_ladder.linear(x, weight)
         if out is None and stream is None:
             return _eager("linear", (x, weight), lambda: _core.linear_torch(x, weight))
+        _untracked(x, weight)
         return _core.linear_torch(x, weight, out, stream)
     raise TypeError("linear takes torch tensors (x and weight); for other arrays call mm(x2d, weight_transposed, out=...)")
 
@@ -136,6 +155,9 @@ def mm_fp8(a, b, scale_a, scale_b, *, out=None, stream=None, block_scaled=None):
         if _compiling():
             _functional_only(out=out, stream=stream, block_scaled=block_scaled)
             return _core._torch.ops.gemm_ladder.mm_fp8(a, b, scale_a, scale_b)
+        if out is None and stream is None and block_scaled is None and _needs_grad((a, b, scale_a, scale_b)):
+            return _core._torch.ops.gemm_ladder.mm_fp8(a, b, scale_a, scale_b)  # autograd sees the operator
+        _untracked(a, b, scale_a, scale_b)
         return _core.mm_fp8_torch(a, b, scale_a, scale_b, out, stream, block_scaled)
     return _core.mm_fp8_dlpack(a, b, scale_a, scale_b, out, stream, block_scaled)
 
@@ -165,10 +187,18 @@ def grouped_mm(a, b, offsets, *, out=None, stream=None, tile_rows=0, zero_fill=T
     wrong rows. ``tile_rows`` 0 lets the library choose 64-row tiles when rows <= 128·E (no expert
     fills more than one 128-row tile: decode), else 128; 64 or 128 forces one. ``last_path()`` names it.
     """
+    if not _compiling() and out is None and stream is None and _fast_grouped_mm is not None:
+        c = _fast_grouped_mm(a, b, offsets, tile_rows, zero_fill)
+        if c is not None:
+            return c
     if all(_core.is_torch_tensor(t) for t in (a, b, offsets)):
         if _compiling():
             _functional_only(out=out, stream=stream)
             return _core._torch.ops.gemm_ladder.grouped_mm(a, b, offsets, tile_rows, zero_fill)
+        if out is None and stream is None:
+            return _eager("grouped_mm", (a, b, offsets, tile_rows, zero_fill),
+                          lambda: _core.grouped_mm_torch(a, b, offsets, None, None, tile_rows, zero_fill))
+        _untracked(a, b, offsets)
         return _core.grouped_mm_torch(a, b, offsets, out, stream, tile_rows, zero_fill)
     return _core.grouped_mm_dlpack(a, b, offsets, out, stream, tile_rows)
 
@@ -227,4 +257,4 @@ def _library_loaded() -> bool:
 # The custom operators, where torch is installed (importing the package then imports torch).
 if importlib.util.find_spec("torch") is not None:
     from . import _torch_ops  # noqa: E402,F401  (registers torch.ops.gemm_ladder.*)
-    _fast_linear, _fast_mm = _torch_ops.FAST_LINEAR, _torch_ops.FAST_MM
+    _fast_linear, _fast_mm, _fast_grouped_mm = _torch_ops.FAST_LINEAR, _torch_ops.FAST_MM, _torch_ops.FAST_GROUPED_MM

@@ -10,9 +10,9 @@ ones load torch's cached build. Where that cannot happen (no library yet, no com
 ``GEMM_LADDER_CPP_OPS=0``), _torch_ops.py registers the Python operators instead, with the same schemas,
 checks and messages.
 
-The built library is also a Python module (gemm_ladder_torch_ops) whose linear(x, weight) and mm(a, b) are the
-eager calls' fast path: gemm_ladder.linear and .mm call them before the operator, with no dispatcher between
-Python and gl_gemm (csrc/torch_ops.cpp says which calls they take and why).
+The built library is also a Python module (gemm_ladder_torch_ops) whose linear, mm and grouped_mm are the
+eager calls' fast path: gemm_ladder.linear, .mm and .grouped_mm call them before the operator, with no
+dispatcher between Python and the library (csrc/torch_ops.cpp says which calls they take and why).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import warnings
 
 def load():
     """The module gemm_ladder_torch_ops when the C++ operators are registered (torch.ops.gemm_ladder.mm, .linear
-    and .grouped_mm; its linear and mm are the eager fast path), else None."""
+    and .grouped_mm; its linear, mm and grouped_mm are the eager fast path), else None."""
     if os.environ.get("GEMM_LADDER_CPP_OPS", "1") == "0":
         return None
     from ._library import LibraryNotFoundError, find_library

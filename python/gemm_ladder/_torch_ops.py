@@ -5,9 +5,11 @@ call); otherwise, and mm_fp8 always, each is a ``torch.library.custom_op`` (func
 tensor, mutates nothing) whose implementation is _core's (the library on ``torch.cuda.current_stream()``
 of the inputs' device). Each has a ``register_fake`` that applies the same checks to shapes, dtypes and strides and returns an empty
 tensor of the result's shape, dtype and (row-major) strides: what torch.compile traces, and what
-``torch.library.opcheck`` compares with the real thing. No autograd formula is registered: the ops
-are for inference (a backward through them warns, from autograd's fallback, and gives their inputs no
-gradient).
+``torch.library.opcheck`` compares with the real thing. No derivative is implemented: the ops are for
+inference, and a backward through them raises a RuntimeError (the C++ operators' Autograd kernel is torch's
+autogradNotImplementedFallback: "derivative for gemm_ladder::linear is not implemented"; a custom_op without
+register_autograd: "Trying to backward through gemm_ladder.mm_fp8.default but no autograd formula was
+registered"); an out= or stream= call, which autograd does not see, refuses an input that requires a gradient.
 
 Imported by the package when torch is importable.
 """
@@ -50,6 +52,7 @@ CPP_MODULE = _cpp_ops.load()  # csrc/torch_ops.cpp built and loaded, or None
 CPP_OPS = CPP_MODULE is not None  # True: torch.ops.gemm_ladder.mm, .linear and .grouped_mm are its kernels
 FAST_LINEAR = CPP_MODULE.linear if CPP_OPS else None  # the eager fast path (returns None where it does not apply)
 FAST_MM = CPP_MODULE.mm if CPP_OPS else None
+FAST_GROUPED_MM = CPP_MODULE.grouped_mm if CPP_OPS else None
 
 if CPP_OPS:
     torch.library.register_fake("gemm_ladder::mm")(_mm_fake)

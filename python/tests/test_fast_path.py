@@ -1,7 +1,8 @@
 """On an sm_90a GPU with torch: the eager fast path (csrc/torch_ops.cpp's module functions linear and mm, no
 dispatcher between Python and the library) takes the plain call and gives torch's result, and declines every
 other call (it returns None, and gemm_ladder.linear / .mm then take the checked operator): a non-contiguous
-or CPU tensor, a tensor subclass, a dispatch mode, an input that needs a gradient under grad mode. Skipped,
+or CPU tensor, a tensor subclass, a dispatch mode, a FakeTensorMode, a vmap (grouped_mm's too), an input that
+needs a gradient under grad mode (test_grouped_gpu.py tests grouped_mm's other cases). Skipped,
 with the reason, without such a GPU, without torch, or where the C++ module could not be built."""
 
 import pytest
@@ -100,3 +101,37 @@ def test_an_input_that_needs_a_gradient_takes_the_operator(fast):
         y = gemm_ladder.linear(x, wp)
         assert y.requires_grad
         expect_close(y.detach(), x, w)
+
+
+def test_declines_under_fake_tensors_and_vmap(fast):
+    """A FakeTensorMode (torch.compile's tracing, opcheck) and a vmap put their keys in the thread's dispatch
+    state: the fast path declines every call under them, fake or real tensors alike, and the public call then
+    takes the operator (its fake under FakeTensorMode)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    linear, mm = fast
+    x, w = operands()
+    with FakeTensorMode() as mode:
+        fx, fw = mode.from_tensor(x), mode.from_tensor(w)
+        assert linear(fx, fw) is None and mm(fx, fw.t()) is None, "fake tensors"
+        assert linear(x, w) is None, "real tensors under a FakeTensorMode"
+        y = gemm_ladder.linear(fx, fw)
+        assert y.shape == (33, 264) and y.dtype == torch.bfloat16
+    declined = []
+
+    def per_row(xi):
+        declined.append((linear(xi, w) is None, mm(xi.unsqueeze(0), w.t()) is None))
+        return xi * 2
+
+    torch.vmap(per_row)(x)
+    assert declined == [(True, True)], declined
+    grouped = gemm_ladder._fast_grouped_mm
+    if grouped is not None:
+        offsets = torch.tensor([0, 33], device="cuda")
+        w3 = torch.cat([w, w]).unsqueeze(0)[:, :256]  # (1, 256, 80)
+        w3 = w3.contiguous()
+        assert grouped(x, w3, offsets, 0, True) is not None, "the plain grouped call"
+        with FakeTensorMode():
+            assert grouped(x, w3, offsets, 0, True) is None, "grouped_mm under a FakeTensorMode"
+        seen = []
+        torch.vmap(lambda xi: (seen.append(grouped(x, w3, offsets, 0, True) is None), xi * 2)[1])(x)
+        assert seen == [True], "grouped_mm under vmap"

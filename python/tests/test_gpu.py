@@ -236,6 +236,31 @@ def test_opcheck(op):
     torch.library.opcheck(getattr(torch.ops.gemm_ladder, target).default, args, test_utils=utils)
 
 
+@pytest.mark.parametrize("op", ["linear", "mm", "mm_fp8"])
+def test_backward_raises(op):
+    """No derivative is implemented: a backward through an operator raises, naming it, instead of autograd's
+    fallback warning and no gradient (the C++ operators' Autograd kernel; mm_fp8's custom_op raises by itself)."""
+    import warnings
+    if op == "mm_fp8":
+        a8, w8, sa, sb, _, _ = fp8_operands(33, 264, 256, block=False)
+        scale = torch.nn.Parameter(sa.clone())  # float32: the only input of mm_fp8 that can need a gradient
+        y = gemm_ladder.mm_fp8(a8, w8.t(), scale, sb)
+    else:
+        a, b = operands(33, 264, 80, torch.bfloat16, "RCR")
+        scale = torch.nn.Parameter(b.t().contiguous())  # the (N, K) weight
+        y = gemm_ladder.linear(a, scale) if op == "linear" else gemm_ladder.mm(a, scale.t())
+    assert y.requires_grad and y.grad_fn is not None
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match=f"gemm_ladder(::|\\.){op}"):
+            y.float().sum().backward()
+    assert scale.grad is None
+    if op != "mm_fp8":  # out= (the ctypes path, unseen by autograd) refuses it before a launch, as torch's out= does
+        with pytest.raises(RuntimeError, match="requires a gradient"):
+            gemm_ladder.linear(a, scale, out=torch.empty(33, 264, device="cuda", dtype=torch.bfloat16))
+    assert not [w for w in seen if "autograd kernel was not registered" in str(w.message)], [str(w.message) for w in seen]
+
+
 def test_dlpack_arrays():
     a, b = operands(65, 264, 200, torch.bfloat16, "RCR")
     out = torch.empty(65, 264, device="cuda", dtype=torch.bfloat16)

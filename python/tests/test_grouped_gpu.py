@@ -147,6 +147,47 @@ def test_opcheck(tile_rows):
                                       "test_aot_dispatch_dynamic"))
 
 
+def test_fast_path_is_the_operator_bit_for_bit():
+    """The eager plain call (contiguous CUDA tensors, no out= or stream=) takes csrc/torch_ops.cpp's module function
+    (no dispatcher): the same kernel as the operator, with and without the zero-fill; it declines what it must not
+    take (None: gemm_ladder.grouped_mm then takes the checked path)."""
+    fast = gemm_ladder._fast_grouped_mm
+    if fast is None:
+        pytest.skip("the C++ module (csrc/torch_ops.cpp) is not built here: no fast path to test")
+    rows_per_expert = [3, 0, 140, 1]
+    a, w, offsets, first = problem(rows_per_expert, 256, 80, seed=6)
+    for tile_rows in (0, 64, 128):
+        c = fast(a, w, offsets, tile_rows, True)
+        assert c is not None, "the plain call must take the fast path"
+        torch.testing.assert_close(c, torch.ops.gemm_ladder.grouped_mm(a, w, offsets, tile_rows, True), rtol=0, atol=0)
+        end = tiles_end(rows_per_expert)
+        c2 = fast(a, w, offsets, tile_rows, False)
+        torch.testing.assert_close(c2[:end], c[:end], rtol=0, atol=0)
+    expect_experts_close(gemm_ladder.grouped_mm(a, w, offsets), a, w, first, rows_per_expert, "the public call")
+    assert fast(a, w, offsets, 32, True) is None, "tile_rows 32"
+    assert fast(a, w, offsets, 0, 1) is None, "zero_fill not a bool"
+    assert fast(a.t().contiguous().t(), w, offsets, 0, True) is None, "non-contiguous a"
+    assert fast(a, w, offsets.to(torch.int32), 0, True) is None, "int32 offsets"
+    assert fast(a.float(), w.float(), offsets, 0, True) is None, "float32"
+    assert fast(a.cpu(), w.cpu(), offsets.cpu(), 0, True) is None, "CPU tensors"
+    assert fast(a[:, :72], w[:, :, :72], offsets, 0, True) is None, "non-contiguous (sliced) a"
+    wp = torch.nn.Parameter(w.clone())
+    with torch.enable_grad():
+        assert fast(a, wp, offsets, 0, True) is None, "an input that needs a gradient"
+    with torch.no_grad():
+        assert fast(a, wp, offsets, 0, True) is not None, "no gradient needed under no_grad"
+
+
+def test_backward_raises():
+    a, w, offsets, _ = problem([3, 0, 140, 1], 256, 80, seed=7)
+    wp = torch.nn.Parameter(w.clone())
+    c = gemm_ladder.grouped_mm(a, wp, offsets)
+    assert c.requires_grad
+    with pytest.raises(RuntimeError, match="gemm_ladder::grouped_mm"):
+        c.float().sum().backward()
+    assert wp.grad is None
+
+
 def test_cpp_operator_is_registered():
     from gemm_ladder import _torch_ops
     assert _torch_ops.CPP_OPS, "the C++ operators were not built (see the warning at import)"

@@ -272,7 +272,25 @@ def test_contiguous_layout_is_the_librarys():
     assert dest.tolist() == want_dest
 
 
-def stand_in_grouped_mm(a, w, offsets, out=None):
+def test_torch_permute_puts_each_slot_in_its_experts_rows():
+    """torch_permute: each token-major slot's row of A is its token's, inside its expert's rows of the layout,
+    the experts' rows in the sorted order."""
+    gen = torch.Generator().manual_seed(11)
+    n, k, E = 37, 2, 8
+    flat = torch.stack([torch.randperm(E, generator=gen)[:k] for _ in range(n)]).flatten()
+    order = flat.argsort(stable=True)
+    counts = torch.bincount(flat, minlength=E)
+    xf = torch.randn(n, 64, generator=gen)
+    a, offsets, place = ld.torch_permute(xf, flat, order, counts, k, ld.padded_rows(n * k, E, n))
+    want_offsets, first, _ = gemm_ladder_layout(counts.tolist())
+    assert offsets.tolist() == want_offsets
+    assert torch.equal(a[place], xf[torch.arange(n * k) // k])
+    for g in range(E):
+        mine = place[flat == g]
+        assert mine.tolist() == list(range(first[g], first[g] + int(counts[g])))
+
+
+def stand_in_grouped_mm(a, w, offsets, out=None, zero_fill=True):
     """grouped_mm's documented rule in Python: expert g's rows are align_up(offsets[g], 128) ..
     offsets[g + 1] - 1 of a and the result, the rest zero (or out's)."""
     E, rows = w.shape[0], a.shape[0]
@@ -305,7 +323,7 @@ def test_moe_traces_with_the_fake_grouped_mm_without_a_graph_break():
     does): the two grouped GEMMs are gemm_ladder's operator, shaped by its fake."""
     gemm_ladder = pytest.importorskip("gemm_ladder", reason="gemm_ladder is not importable")
     from torch._subclasses.fake_tensor import FakeTensorMode
-    experts = ld.make_ladder_experts(gemm_ladder.grouped_mm)
+    experts = ld.make_ladder_experts(gemm_ladder.grouped_mm, ld.torch_permute)  # the Triton permute needs a GPU
 
     class Layer(torch.nn.Module):  # MoE.forward's function on the weights given (a module made in forward breaks the graph)
         def forward(self, x, w_router, w_gate_up, w_down):
@@ -407,6 +425,25 @@ def test_moe_layer_on_grouped_mm_matches_float64(cfg, tokens):
     x = torch.randn(1, tokens, cfg.hidden, device="cuda", generator=g).to(torch.bfloat16)
     got = layer(x, ld.make_ladder_experts(gemm_ladder.grouped_mm))
     assert rel_diff(got, moe_float64(layer, x)) <= 2 ** -6
+
+
+@needs_gemm_ladder
+@pytest.mark.skipif(ld.triton is None, reason="Triton is not installed")
+@pytest.mark.parametrize("tokens,k,E", [(1, 8, 128), (64, 8, 128), (300, 2, 8), (4096, 8, 128)])
+def test_triton_permute_is_torch_permute(tokens, k, E):
+    """The one-kernel permute gives torch_permute's offsets and places, and the same rows at those places."""
+    gen = torch.Generator(device="cuda").manual_seed(12)
+    scores = torch.rand(tokens, E, device="cuda", generator=gen)
+    scores[: tokens // 2, 0] += 1  # one expert busier than a 128-row tile where there are tokens enough
+    flat = scores.topk(k, dim=-1).indices.flatten()
+    order = flat.argsort(stable=True)
+    counts = torch.zeros(E, dtype=torch.int64, device="cuda").scatter_add_(0, flat, torch.ones_like(flat))
+    xf = torch.randn(tokens, 2048 if E == 128 else 256, device="cuda", generator=gen).to(torch.bfloat16)
+    rows = ld.padded_rows(tokens * k, E, tokens)
+    a, offsets, place = ld.triton_permute(xf, flat, order, counts, k, rows)
+    a_ref, offsets_ref, place_ref = ld.torch_permute(xf, flat, order, counts, k, rows)
+    assert torch.equal(offsets, offsets_ref) and torch.equal(place, place_ref)
+    assert torch.equal(a[place], a_ref[place_ref])
 
 
 @needs_gemm_ladder

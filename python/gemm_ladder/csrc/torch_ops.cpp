@@ -14,10 +14,11 @@
 // Built by torch.utils.cpp_extension when the package is imported with torch (_cpp_ops.py): the
 // kernels are registered for CUDA and CPU tensors (a CPU tensor is refused with a TypeError).
 //
-// The same file is also a Python module, gemm_ladder_torch_ops, of two functions: linear(x, weight) and mm(a, b),
-// the eager calls' fast path (gemm_ladder.linear and .mm without out= or stream=). An operator called from
+// The same file is also a Python module, gemm_ladder_torch_ops, of three functions: linear(x, weight), mm(a, b) and
+// grouped_mm(a, b, offsets, tile_rows, zero_fill), the eager calls' fast path (gemm_ladder.linear, .mm and
+// .grouped_mm without out= or stream=). An operator called from
 // Python passes the packet's __call__, the schema's parsing of the arguments into a boxed stack, the
-// autograd fallback and the unboxing (about 6 µs of host time a call on the H200 machine, against
+// Autograd kernel and the unboxing (about 6 µs of host time a call on the H200 machine, against
 // F.linear's own path: profiles/session_2026-11-30s_issue39.txt); these functions take the two tensors
 // from Python's arguments, allocate C with at::detail::empty_cuda and call gl_gemm, nothing else. They take
 // only the plain case: two torch.Tensor (or nn.Parameter) objects, no __torch_function__ or
@@ -36,6 +37,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/library.h>
 
@@ -206,10 +208,10 @@ const at::Tensor* plain_cuda(PyObject* obj) {
   return &t;
 }
 
-/// Neither input asks for a gradient. The operators register no autograd formula: through them autograd's
-/// fallback ties C to the graph and, at a backward, warns that it has no formula and gives these inputs no
-/// gradient (measured on the H200, torch 2.11). A C made here would not be tied to the graph at all; with
-/// this check the fast path never changes what autograd sees.
+/// Neither input asks for a gradient. Through the operators, an input that needs one ties C to a node whose
+/// backward raises (the Autograd kernel registered below); a C made here would not be tied to the graph at all,
+/// and a backward would give the inputs no gradient without a word. With this check the fast path never changes
+/// what autograd sees.
 bool no_grad_needed(const at::Tensor& a, const at::Tensor& b) {
   return !at::GradMode::is_enabled() || (!a.requires_grad() && !b.requires_grad());
 }
@@ -298,6 +300,39 @@ PyObject* py_mm(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   END_HANDLE_TH_ERRORS
 }
 
+/// gemm_ladder_torch_ops.grouped_mm(a, b, offsets, tile_rows, zero_fill): grouped_mm_impl's product as a new
+/// (rows, N) tensor, or None. The plain call only, as linear and mm: contiguous CUDA a (rows, K) and b (E, N, K) in
+/// bf16, contiguous int64 offsets (E + 1) on their device, N % 256 == 0, K % 8 == 0, no empty size, tile_rows a Python
+/// int of 0, 64 or 128 and zero_fill a bool; anything else (and a refusal of the library) goes to the checked path.
+PyObject* py_grouped_mm(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 5 || !plain_context() || !PyLong_CheckExact(args[3]) || !PyBool_Check(args[4])) Py_RETURN_NONE;
+  const at::Tensor* a = plain_cuda(args[0]);
+  const at::Tensor* b = plain_cuda(args[1]);
+  const at::Tensor* offsets = plain_cuda(args[2]);
+  if (a == nullptr || b == nullptr || offsets == nullptr || a->scalar_type() != at::kBFloat16 ||
+      b->scalar_type() != at::kBFloat16 || offsets->scalar_type() != at::kLong || a->dim() != 2 || b->dim() != 3 ||
+      offsets->dim() != 1 || !no_grad_needed(*a, *b) || b->get_device() != a->get_device() ||
+      offsets->get_device() != a->get_device())
+    Py_RETURN_NONE;
+  int overflow = 0;
+  const long long tile_rows = PyLong_AsLongLongAndOverflow(args[3], &overflow);
+  if (overflow != 0 || (tile_rows != 0 && tile_rows != 64 && tile_rows != 128)) Py_RETURN_NONE;
+  const int64_t rows = a->size(0), k = a->size(1), e = b->size(0), n = b->size(1);
+  if (b->size(2) != k || e < 1 || offsets->size(0) != e + 1 || n % 256 != 0 || k % 8 != 0 || rows == 0 || n == 0 ||
+      k == 0)
+    Py_RETURN_NONE;
+  const c10::Device device = a->device();
+  const c10::cuda::CUDAGuard guard(device);
+  at::Tensor c = at::detail::empty_cuda({rows, n}, at::kBFloat16, device, std::nullopt);
+  if (args[4] == Py_True) c.zero_();
+  const gl_status status = gl_grouped_gemm(e, rows, n, k, a->data_ptr(), b->data_ptr(), c.data_ptr(),
+                                           offsets->const_data_ptr<int64_t>(), nullptr, tile_rows,
+                                           c10::cuda::getCurrentCUDAStream(device.index()).stream());
+  return wrap_or_none(status == GL_OK ? std::move(c) : at::Tensor());
+  END_HANDLE_TH_ERRORS
+}
+
 /// gemm_ladder_torch_ops._host_loop_us(x, weight, what, reps): the host time of one call, in µs, over `reps` calls
 /// made from C++ (no Python between them), for python/bench_linear_host.py. what: 0 gl_gemm into one C
 /// allocated once, 1 an empty C from torch's allocator and gl_gemm (the fast path's work), 2 at::linear (torch's
@@ -340,6 +375,9 @@ PyMethodDef methods[] = {
      "linear(x, weight): x @ weight.T on the library, or None where the checked path must run"},
     {"mm", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_mm)), METH_FASTCALL,
      "mm(a, b): a @ b on the library, or None where the checked path must run"},
+    {"grouped_mm", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_grouped_mm)), METH_FASTCALL,
+     "grouped_mm(a, b, offsets, tile_rows, zero_fill): every expert's product on the library, or None where the "
+     "checked path must run"},
     {"_context", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_context)), METH_FASTCALL,
      "_context(): whether the fast path sees no mode (python/bench_linear_host.py)"},
     {"_host_loop_us", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_host_loop_us)), METH_FASTCALL,
@@ -364,6 +402,15 @@ TORCH_LIBRARY_IMPL(gemm_ladder, CUDA, m) {
   m.impl("mm", &mm_impl);
   m.impl("linear", &linear_impl);
   m.impl("grouped_mm", &grouped_mm_impl);
+}
+
+// No derivative is implemented: autograd's kernel for custom operators would tie C to the graph and, at a backward,
+// only warn and give the inputs no gradient (measured on the H200, torch 2.11). This one ties C to a node whose
+// backward raises ("derivative for gemm_ladder::linear is not implemented"), so loss.backward() fails loudly.
+TORCH_LIBRARY_IMPL(gemm_ladder, Autograd, m) {
+  m.impl("mm", torch::autograd::autogradNotImplementedFallback());
+  m.impl("linear", torch::autograd::autogradNotImplementedFallback());
+  m.impl("grouped_mm", torch::autograd::autogradNotImplementedFallback());
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CPU, m) {  // refused with the Python operator's TypeError ("a is on cpu: ...")

@@ -36,18 +36,6 @@ using SplitKKernel = TileKernel<Cfg, SplitKScheduler<Cfg::BN::value / 2>>;
 /// split_k's rule: tile_shapes' (C goes out by TMA when K is not split).
 inline std::string split_k_rejects(const GemmProblem& p) { return tile_shapes_rejects(p); }
 
-/// How many K slices for `tiles` tiles of `k_steps` K steps on `sms` SMs: 1 when the tiles fill at
-/// least half the GPU; otherwise as many as bring the units to about one per SM, keeping at least
-/// `min_k_steps` K steps per slice (a slice's prologue, epilogue and fixup must stay small beside its
-/// loop: at 1000³, 64 tiles of 128×128 split into 2 slices of 8 steps ran at 69% of cuBLAS, unsplit
-/// at 85%). `min_k_steps`: chapter 12's block-scaled fp8 passes its own (K steps of 128, twice the
-/// work of one of bf16's).
-inline int choose_splits(std::int64_t tiles, int k_steps, int sms, int min_k_steps = 16) {
-  if (2 * tiles >= sms) return 1;
-  const std::int64_t by_sms = sms / tiles, by_k = std::max(1, k_steps / min_k_steps);
-  return int(std::max<std::int64_t>(1, std::min(by_sms, by_k)));
-}
-
 /// split_k's preparation with the tile and the number of slices given (`splits` <= 0: choose_splits).
 /// The workspace is allocated here, once per problem, and freed with the returned launch. The units
 /// of one launch wait for each other: the grid is never larger than what the GPU holds at once.

@@ -36,15 +36,6 @@ using StreamKKernel = TileKernel<Cfg, StreamKScheduler<Cfg::BN::value / 2>>;
 /// stream_k's rule: tile_shapes'.
 inline std::string stream_k_rejects(const GemmProblem& p) { return tile_shapes_rejects(p); }
 
-/// The blocks of stream_k's grid for `tiles` tiles of `k_steps` K steps when `resident` blocks fit on
-/// the GPU at once: all of them, but no more than the shared K steps give kMinSteps each when the
-/// tiles are fewer than the blocks (and never fewer blocks than tiles).
-inline int stream_k_blocks(std::int64_t tiles, int k_steps, int resident) {
-  constexpr int kMinSteps = 4;
-  if (tiles >= resident) return resident;
-  return int(std::max<std::int64_t>(tiles, std::min<std::int64_t>(resident, tiles * k_steps / kMinSteps)));
-}
-
 /// stream_k's preparation with the tile given: the grid of stream_k_blocks (at most `max_blocks` when
 /// above 0), the schedule of StreamKTileScheduler::make, the workspace (a slot and a zeroed counter
 /// per block) allocated here, once per problem, when some tiles are shared.

@@ -49,6 +49,7 @@
 #include "gemm/kernel_sm90.hpp"
 #include "gemm/launch.hpp"
 #include "gemm/problem.hpp"
+#include "11_every_shape/step_rules.hpp"  // check_step
 #include "gemm/tile_scheduler_sm90.hpp"
 
 namespace mm::ch11 {
@@ -97,15 +98,6 @@ inline std::string rcr_tma_rejects(const GemmProblem& p) {
   if (p.a != Order::row || p.b != Order::col || p.c != Order::row)
     return "takes RCR only (C = A·Bᵀ with B stored N×K, as nn.Linear's weights): both operands K-major";
   return launch::tma_operand_rejects(p);
-}
-
-/// Throws std::invalid_argument("<step>: <why>") when the step refuses `p` (`why_not`, its rule) or when
-/// an operand its tensor maps will hold is not 16-byte aligned (C: null when the step stores C with
-/// plain stores). Each step calls it first, before anything asks the GPU (the SM count, the occupancy),
-/// so that a machine without one refuses the same launch for the same reason.
-inline void check_step(const char* step, std::string why_not, const void* A, const void* B, const void* C) {
-  if (why_not.empty()) why_not = launch::tma_pointer_rejects({{"A", A}, {"B", B}, {"C", C}});
-  if (!why_not.empty()) throw std::invalid_argument(std::string(step) + ": " + why_not);
 }
 
 /// tile_shapes' rule: rcr_tma_rejects and N % 8 == 0 (the TMA store).

@@ -35,7 +35,7 @@
 
 #include <string>
 
-#include "11_every_shape/split_k.cuh"  // choose_splits, check_step
+#include "11_every_shape/step_rules.hpp"  // choose_splits, check_step
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
 
 namespace mm::ch12 {

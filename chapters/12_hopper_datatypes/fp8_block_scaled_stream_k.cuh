@@ -29,7 +29,7 @@
 #include <algorithm>
 #include <string>
 
-#include "11_every_shape/stream_k.cuh"  // stream_k_blocks, check_step
+#include "11_every_shape/step_rules.hpp"  // stream_k_blocks, check_step
 #include "12_hopper_datatypes/fp8_block_scaled.cuh"
 
 namespace mm::ch12 {

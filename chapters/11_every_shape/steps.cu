@@ -37,6 +37,27 @@ auto forced_swap_slices(int splits) {
     return with_swap_tile(p, device_sm_count(), [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, a, b, c, splits, blocks); });
   };
 }
+#if MM_APPENDIX_STEPS
+/// The rule of any_shape's whole-tile kernel on operands where they lie (nothing staged, C by TMA):
+/// RCR or RRR, K % 8 == 0 and N % 8 == 0 (the operands' 16-byte-aligned addresses: at the launch).
+std::string unstaged_rejects(const GemmProblem& p) {
+  if (std::string why = any_shape_rejects(p); !why.empty()) return why;
+  if (p.k % 8 != 0 || p.n % 8 != 0) return "reads A and B where they lie: needs K % 8 == 0 and N % 8 == 0";
+  return {};
+}
+/// tile_shapes' kernel of `Cfg` on A and B where they lie (B MN-major in RRR), whole tiles, C by TMA.
+template <class Cfg>
+PreparedGemm unstaged_tile(const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
+  check_step("any_tile", unstaged_rejects(p), a, b, c);
+  const bool rrr = p.b == Order::row;
+  const Extents maps{p.m, p.n, p.k};
+  const detail::Operand oa{a, p.k}, ob{b, rrr ? p.n : p.k};
+  PreparedGemm g = rrr ? detail::prepare_any_whole_tiles<Cfg, GmmaMajor::MN>(p, maps, oa, ob, c, blocks)
+                       : detail::prepare_any_whole_tiles<Cfg, GmmaMajor::K>(p, maps, oa, ob, c, blocks);
+  if (rrr) g.path += " (B MN-major)";
+  return g;
+}
+#endif
 }  // namespace
 
 std::vector<GemmKernel<bf16, bf16>> steps() { return steps_on_grid(0); }
@@ -64,7 +85,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("every_shape", on_grid(prepare_every_shape, max_blocks), every_shape_rejects),
       // ragged_decode.cuh: M <= 16, B read in place by plain loads (every_shape takes it where TMA
       // cannot read B)
-      step("ragged_decode", prepare_ragged_decode, ragged_decode_rejects),
+      step("ragged_decode", [](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c) { return prepare_ragged_decode(p, a, b, c); }, ragged_decode_rejects),
 #if MM_APPENDIX_STEPS
       // Each tile forced (the efficiencies of tile_shapes' model are measured with these).
       step("tile_128x256", forced_tile<Tile128x256Cfg>(max_blocks), tile_shapes_rejects),
@@ -75,6 +96,19 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_64x128", forced_tile<Tile64x128Cfg>(max_blocks), tile_shapes_rejects),
       // stream_k with 128×128 tiles (twice the tiles, half the partial sum per block)
       step("stream_k_128x128", on_grid(prepare_stream_k_with<Tile128x128Cfg>, max_blocks), stream_k_rejects),
+      // stream_k with 128×192 tiles (every_shape's tile at M = 512 against wide weights, 1.6-1.8 rounds)
+      step("stream_k_128x192", on_grid(prepare_stream_k_with<Tile128x192Cfg>, max_blocks), stream_k_rejects),
+      // tile_shapes' tiles in clusters of two (Clustered: the cluster's blocks multicast the operand they
+      // share; 2x1 shares B between two tiles of a column, 1x2 A between two of a row), as cuBLAS runs
+      // its large tiles (nvjet_..._2x1_...)
+      step("tile_128x256_2x1", forced_tile<Clustered<Tile128x256Cfg, 2, 1>>(max_blocks), tile_shapes_rejects),
+      step("tile_128x192_2x1", forced_tile<Clustered<Tile128x192Cfg, 2, 1>>(max_blocks), tile_shapes_rejects),
+      step("tile_64x128_2x1", forced_tile<Clustered<Tile64x128Cfg, 2, 1>>(max_blocks), tile_shapes_rejects),
+      // the same clusters on any_shape's whole-tile kernel, nothing staged (RRR: B MN-major, read in place)
+      // (RRR's MN-major B comes in boxes of 64 columns: 128×192's three would not divide among 2 blocks)
+      step("any_128x256_2x1", on_grid(unstaged_tile<Clustered<Tile128x256Cfg, 2, 1>>, max_blocks), unstaged_rejects),
+      step("any_128x192", on_grid(unstaged_tile<Tile128x192Cfg>, max_blocks), unstaged_rejects),
+      step("any_128x128", on_grid(unstaged_tile<Tile128x128Cfg>, max_blocks), unstaged_rejects),
       // ping_pong.cuh: each consumer warpgroup its own tile, one's epilogue under the other's main loop
       // (CUTLASS's ping-pong kernel): 128×128 per consumer, and 64×256 (tile_shapes' wgmma)
       step("ping_pong", on_grid(prepare_ping_pong, max_blocks), tile_shapes_rejects),

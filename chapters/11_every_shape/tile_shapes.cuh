@@ -131,13 +131,41 @@ inline double modeled_time(const GemmProblem& p, const TileShape& s, int sms) {
 /// 88% and 79%; the page's run).
 inline bool rows_straddle_lines(const GemmProblem& p) { return p.k % 64 != 0; }
 
-/// The index into kTileShapes of the tile with the smallest modeled time on `sms` SMs; tiles narrower
-/// than 128 columns only when the operands' rows are 128-byte aligned (rows_straddle_lines).
+/// The fraction of the SMs that the tiles of `s` keep busy over their rounds: tiles / (rounds × sms).
+inline double rounds_filled(const GemmProblem& p, const TileShape& s, int sms) {
+  const std::int64_t tiles = launch::ceil_div(p.m, s.bm) * launch::ceil_div(p.n, s.bn);
+  return double(tiles) / (double(launch::ceil_div(tiles, sms)) * sms);
+}
+
+/// Modeled times within this fraction of each other are a tie (the efficiencies are measured to about 1%) ...
+inline constexpr double kTileTie = 0.01;
+/// ... which the tile that fills its rounds fuller by this much wins.
+inline constexpr double kFullerRounds = 0.05;
+
+/// True when tile `a` is the better choice than tile `b` for `p`: the smaller modeled time, but in a
+/// tie (kTileTie) the one whose rounds are fuller by kFullerRounds. The model charges a short last
+/// round as a whole one; a tile that leaves fewer SMs idle in it is faster than the tie says. Where it
+/// decides: 5 rounds of 128×192 against 7 of 128×128 (3.788 against 3.804), e.g. 512×28672×4096 (600
+/// tiles, 91% of 5 rounds, against 896, 97% of 7): 128×128 measured 3-5% faster at four such shapes
+/// and both orders (step 8 of the page).
+inline bool better_tile(const GemmProblem& p, const TileShape& a, const TileShape& b, int sms) {
+  const double ta = modeled_time(p, a, sms), tb = modeled_time(p, b, sms);
+  auto tie_and_fuller = [&](const TileShape& x, double tx, const TileShape& y, double ty) {
+    return tx <= ty * (1.0 + kTileTie) && rounds_filled(p, x, sms) >= rounds_filled(p, y, sms) + kFullerRounds;
+  };
+  if (tie_and_fuller(a, ta, b, tb)) return true;
+  if (tie_and_fuller(b, tb, a, ta)) return false;
+  return ta < tb;
+}
+
+/// The index into kTileShapes of the best tile on `sms` SMs (better_tile: the smallest modeled time,
+/// a tie to the fuller rounds); tiles narrower than 128 columns only when the operands' rows are
+/// 128-byte aligned (rows_straddle_lines).
 inline int choose_tile_shape(const GemmProblem& p, int sms) {
   int best = 0;
   for (int i = 1; i < int(std::size(kTileShapes)); ++i) {
     if (kTileShapes[i].bn < 128 && rows_straddle_lines(p)) continue;
-    if (modeled_time(p, kTileShapes[i], sms) < modeled_time(p, kTileShapes[best], sms)) best = i;
+    if (better_tile(p, kTileShapes[i], kTileShapes[best], sms)) best = i;
   }
   return best;
 }
@@ -179,10 +207,12 @@ typename GemmAdapter<Kernel>::Arguments tile_arguments(const GemmProblem& p, con
   return args;
 }
 
-/// "128x256": the tile of `Cfg`, as a path names it.
+/// "128x256": the tile of `Cfg`, as a path names it; in clusters, with the cluster ("128x192 2x1").
 template <class Cfg>
 std::string tile_name() {
-  return std::to_string(Cfg::BM::value) + "x" + std::to_string(Cfg::BN::value);
+  std::string name = std::to_string(Cfg::BM::value) + "x" + std::to_string(Cfg::BN::value);
+  if constexpr (Cfg::kClusterM * Cfg::kClusterN > 1) name += " " + std::to_string(Cfg::kClusterM) + "x" + std::to_string(Cfg::kClusterN);
+  return name;
 }
 
 /// tile_shapes with the tile given: the blocks' arguments, then the adapter (the opt-in, a grid of

@@ -132,7 +132,7 @@ inline Choice decode_tile(const GemmProblem& p, int sms, bool tma_store) {
 /// True when `p` is a decode problem whose B any_shape.cuh would copy into aligned rows first (`plan`):
 /// ragged_decode's plain loads read B once, in place, where the copy moves it three times.
 inline bool ragged_decode_takes(const GemmProblem& p, const AnyShapePlan& plan) {
-  return p.m <= kRaggedDecodeMaxM && plan.stage_b;
+  return plan.stage_b && p.m <= (p.b == Order::row ? kRaggedDecodeMaxM : kRaggedMmaMaxM);
 }
 
 /// The kernel, tile and K slices every_shape runs for `p` on a GPU of `sms` SMs, with A, B and C at

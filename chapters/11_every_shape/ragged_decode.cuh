@@ -34,6 +34,7 @@
 #include <type_traits>
 
 #include "11_every_shape/any_shape.cuh"
+#include "layout/mma_sm80.hpp"
 
 namespace mm::ch11 {
 
@@ -156,6 +157,180 @@ __global__ void __launch_bounds__(32 * kRaggedWarpsRcr) ragged_decode_rcr(Ragged
   }
 }
 
+// ---- The second form (session t): the tensor cores for RCR, 4-byte words for RRR ----
+//
+// RCR at M = 8-16 lost to the staged path: 64 fp32 accumulators a thread, the FMAs and conversions set
+// the time (ncu: FMA pipe 39%, 23% of the warps). mma.sync m16n8k16 takes a 16×16 piece of A and a
+// 16×8 piece of B from registers, and nothing says where those registers come from: here from the
+// same plain loads, B in place. Each lane's B register pair is 4 consecutive values of one row of B
+// (one 8-byte load where K % 4 == 0): the fragment wants k = 2t, 2t+1 and 2t+8, 2t+9 (t = lane % 4)
+// and gets the values 4t..4t+3 instead, A loaded the same way; a sum over k does not care about the
+// order. RRR keeps the SIMT sums (B's pairs of k would be in two rows) but reads B in 4-byte words.
+
+constexpr int kRaggedMmaTiles = 4;  ///< RCR mma: 8-column tiles of C a block (32 columns)
+constexpr int kRaggedMmaSteps = 4;  ///< RCR mma: K steps of 16 a warp loads before its first mma (128 bytes a row)
+constexpr int kRaggedMmaMaxWarps = 16;  ///< RCR mma: most warps a block (splitting K)
+
+namespace detail {
+/// Values k..k+3 of `row` (those below `k_end`; zeros past it and where `ok` is false) as two bf16x2
+/// words, in V-value loads: V = 4 (row + k on 8 bytes, k_end % 4 == 0), 2 (4 bytes, k_end even) or 1.
+/// `stream`: a load that leaves L1 to other data (ld.global.cs: B, read once).
+template <int V, bool Stream>
+__device__ uint2 load_quad(const bf16* row, std::int64_t k, std::int64_t k_end, bool ok) {
+  static_assert(V == 1 || V == 2 || V == 4, "loads of 2, 4 or 8 bytes");
+  if constexpr (V == 4) {
+    const auto* q = reinterpret_cast<const uint2*>(row + k);
+    return ok && k < k_end ? (Stream ? __ldcs(q) : __ldg(q)) : make_uint2(0, 0);
+  } else if constexpr (V == 2) {
+    const auto* q = reinterpret_cast<const unsigned*>(row + k);
+    uint2 w;
+    w.x = ok && k < k_end ? (Stream ? __ldcs(q) : __ldg(q)) : 0u;
+    w.y = ok && k + 2 < k_end ? (Stream ? __ldcs(q + 1) : __ldg(q + 1)) : 0u;
+    return w;
+  } else {
+    const auto* q = reinterpret_cast<const unsigned short*>(row + k);
+    unsigned h[4];
+    MM_UNROLL
+    for (int i = 0; i < 4; ++i) h[i] = ok && k + i < k_end ? (Stream ? __ldcs(q + i) : __ldg(q + i)) : 0u;
+    return make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
+  }
+}
+}  // namespace detail
+
+/// RCR on the tensor cores: a block is kRaggedMmaTiles·8 columns of C × 16 rows of A (grid.y walks M);
+/// its warps (blockDim.x / 32 of them) take K's steps of 16·kRaggedMmaSteps values in turn and add
+/// their sums in warp order through shared memory. Rows16 false: M <= 8 (A's rows 8-15 are zeros, not
+/// loaded).
+template <int V, bool Rows16>
+__global__ void __launch_bounds__(32 * kRaggedMmaMaxWarps) ragged_decode_mma_rcr(RaggedDecodeArgs p) {
+  constexpr int NT = kRaggedMmaTiles, U = kRaggedMmaSteps, kChunk = 16 * U;
+  __shared__ float partial[kRaggedMmaMaxWarps][16][8 * NT];  // each warp's sums, (warp, row, column)
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  const int g = lane / 4, t = lane % 4;  // the fragments' groupID and threadID_in_group
+  const std::int64_t n0 = std::int64_t(blockIdx.x) * 8 * NT, m0 = std::int64_t(blockIdx.y) * 16;
+  const bf16* b_row[NT];  // (NT): row n0 + 8j + g of B (column of C), its lane's fragment values
+  bool b_ok[NT];
+  MM_UNROLL
+  for (int j = 0; j < NT; ++j) {
+    b_ok[j] = n0 + 8 * j + g < p.n;
+    b_row[j] = p.B + (b_ok[j] ? n0 + 8 * j + g : 0) * p.k;
+  }
+  const bool a_ok0 = m0 + g < p.m, a_ok1 = Rows16 && m0 + g + 8 < p.m;  // rows g and g + 8 of the fragment
+  const bf16* a_row0 = p.A + (a_ok0 ? m0 + g : 0) * p.k;
+  const bf16* a_row1 = p.A + (a_ok1 ? m0 + g + 8 : 0) * p.k;
+  float acc[NT][4] = {};  // (NT, 4): tile j's C fragment, rows g and g + 8, columns 8j + 2t, +1
+  for (std::int64_t k0 = std::int64_t(kChunk) * warp; k0 < p.k; k0 += std::int64_t(kChunk) * warps) {
+    uint2 b[U][NT], a0[U], a1[U];  // every load of the step issued before the first mma
+    MM_UNROLL
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t k = k0 + 16 * u + 4 * t;  // this lane's 4 values of the u-th k step
+      MM_UNROLL
+      for (int j = 0; j < NT; ++j) b[u][j] = detail::load_quad<V, true>(b_row[j], k, p.k, b_ok[j]);
+      a0[u] = detail::load_quad<V, false>(a_row0, k, p.k, a_ok0);
+      a1[u] = Rows16 ? detail::load_quad<V, false>(a_row1, k, p.k, a_ok1) : make_uint2(0, 0);
+    }
+    MM_UNROLL
+    for (int u = 0; u < U; ++u)
+      MM_UNROLL
+      for (int j = 0; j < NT; ++j)  // a0..a3: (g, k 0-1), (g+8, k 0-1), (g, k 2-3), (g+8, k 2-3) of the lane's 4
+        SM80_16x8x16_F32BF16BF16F32_TN::fma(acc[j][0], acc[j][1], acc[j][2], acc[j][3], a0[u].x, a1[u].x, a0[u].y,
+                                            a1[u].y, b[u][j].x, b[u][j].y, acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+  }
+  MM_UNROLL
+  for (int j = 0; j < NT; ++j)
+    MM_UNROLL
+    for (int r = 0; r < 4; ++r) partial[warp][g + 8 * (r / 2)][8 * j + 2 * t + r % 2] = acc[j][r];
+  __syncthreads();
+  for (int e = threadIdx.x; e < 16 * 8 * NT; e += blockDim.x) {  // the warps' sums in warp order
+    const int i = e / (8 * NT), c = e % (8 * NT);
+    float sum = 0.0f;
+    for (int w = 0; w < warps; ++w) sum += partial[w][i][c];
+    if (m0 + i < p.m && n0 + c < p.n) p.C[(m0 + i) * p.n + n0 + c] = __float2bfloat16(sum);
+  }
+}
+
+constexpr int kRaggedPairCols = 62;  ///< RRR words: columns of C a block (31 lanes' pairs)
+
+namespace detail {
+/// B's values e and e + 1 (elements from B's start; B + e on 4 bytes) as a bf16x2 word, in one 4-byte
+/// load; those outside B (e = -1 where B starts 2 bytes into a word, e + 1 = total at its end) zeros.
+__device__ inline std::uint32_t load_pair(const bf16* B, std::int64_t e, std::int64_t total) {
+  if (e >= 0 && e + 1 < total) return __ldcs(reinterpret_cast<const unsigned*>(B + e));
+  const auto* h = reinterpret_cast<const unsigned short*>(B);
+  const unsigned lo = e >= 0 && e < total ? h[e] : 0u, hi = e + 1 >= 0 && e + 1 < total ? h[e + 1] : 0u;
+  return lo | hi << 16;
+}
+
+/// One warp's rows of B in an RRR block of ragged_decode_rrr_pairs: rows k = 2q + parity, 32 a step, the
+/// lane's word starting S values before its column `home` (S is the same in every row the warp reads:
+/// rows 2 apart are 2N values apart). acc[i][0] sums column home; acc[i][1] column home + 1 (S = 0) or
+/// home - 1 (S = 1: the left neighbour's).
+template <int MR, int S>
+__device__ void rrr_pair_rows(const RaggedDecodeArgs& p, int lane, int parity, int half, int halves, std::int64_t home,
+                              std::int64_t m0, float (&acc)[MR][2]) {
+  const std::int64_t total = p.n * p.k, rows = (p.k - parity + 1) / 2;  // rows of this parity
+  const bool column = home - S < p.n;  // the word holds a column of C
+  for (std::int64_t q0 = 32 * std::int64_t(half); q0 < rows; q0 += 32 * std::int64_t(halves)) {
+    float a[MR];  // (MR): A[m0 + i][2(q0 + lane) + parity], shuffled to every lane below
+    MM_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      const bool ok = m0 + i < p.m && q0 + lane < rows;
+      a[i] = ok ? __bfloat162float(p.A[(m0 + i) * p.k + 2 * (q0 + lane) + parity]) : 0.0f;
+    }
+    std::uint32_t w[32];  // (32): B[k][home - S], B[k][home - S + 1] for the step's rows, loads all issued first
+    MM_UNROLL
+    for (int j = 0; j < 32; ++j) {
+      const std::int64_t k = 2 * (q0 + j) + parity;
+      w[j] = column && q0 + j < rows ? load_pair(p.B, k * p.n + home - S, total) : 0u;
+    }
+    MM_UNROLL
+    for (int j = 0; j < 32; ++j) {
+      const float lo = bf16_lo(w[j]), hi = bf16_hi(w[j]);
+      MM_UNROLL
+      for (int i = 0; i < MR; ++i) {
+        const float aj = __shfl_sync(0xffffffffu, a[i], j);
+        if constexpr (S == 0) acc[i][0] += aj * lo, acc[i][1] += aj * hi;
+        else acc[i][1] += aj * lo, acc[i][0] += aj * hi;
+      }
+    }
+  }
+}
+}  // namespace detail
+
+/// RRR in 4-byte words: a block is kRaggedPairCols columns of C (lane l: columns 2l and 2l + 1, lanes
+/// 0-30) × MR rows (MR <= 8; grid.y walks the rest); its warps split K, even warps the even rows of B, odd warps the odd ones, so that a
+/// warp's shift S of its rows in B's words is fixed; a warp reads 128 contiguous bytes of a row.
+template <int MR>
+__global__ void __launch_bounds__(32 * kRaggedWarpsRrr) ragged_decode_rrr_pairs(RaggedDecodeArgs p) {
+  static_assert(kRaggedWarpsRrr % 2 == 0, "the warps come in pairs, one for each parity of K");
+  static_assert(MR <= 8, "the partial sums of 16 rows would not fit in 48 KB");
+  __shared__ float partial[kRaggedWarpsRrr][MR][2 * 32];  // each warp's sums, (warp, row, column)
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, parity = warp % 2;
+  const std::int64_t base = std::int64_t(blockIdx.x) * kRaggedPairCols, m0 = std::int64_t(blockIdx.y) * MR;
+  const std::int64_t home = base + 2 * lane;
+  // B[k][home] is value k·N + home from B's start, and B starts `off` values into a 4-byte word.
+  const int off = int(reinterpret_cast<std::uintptr_t>(p.B) / 2 % 2);
+  const int s = int((parity * p.n + home + off) % 2);  // the same in every lane (home even) and row of the warp
+  float acc[MR][2] = {};
+  if (s == 0) detail::rrr_pair_rows<MR, 0>(p, lane, parity, warp / 2, kRaggedWarpsRrr / 2, home, m0, acc);
+  else detail::rrr_pair_rows<MR, 1>(p, lane, parity, warp / 2, kRaggedWarpsRrr / 2, home, m0, acc);
+  MM_UNROLL
+  for (int i = 0; i < MR; ++i) {  // S = 1: column home + 1 is the right neighbour's home - 1
+    const float right = __shfl_down_sync(0xffffffffu, acc[i][1], 1);
+    if (s == 1) acc[i][1] = right;
+    partial[warp][i][2 * lane] = acc[i][0];
+    partial[warp][i][2 * lane + 1] = acc[i][1];
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < MR * kRaggedPairCols; e += 32 * kRaggedWarpsRrr) {  // the warps' sums in warp order
+    const int i = e / kRaggedPairCols, c = e % kRaggedPairCols;
+    float sum = 0.0f;
+    MM_UNROLL
+    for (int w = 0; w < kRaggedWarpsRrr; ++w) sum += partial[w][i][c];
+    if (m0 + i < p.m && base + c < p.n) p.C[(m0 + i) * p.n + base + c] = __float2bfloat16(sum);
+  }
+}
+
 /// Rows of A a block takes: M rounded up to 1, 2, 4, 8 or 16 (16 past 16: grid.y walks the rest).
 inline int ragged_rows(std::int64_t m) {
   int mr = 1;
@@ -177,7 +352,11 @@ inline std::string ragged_decode_rejects(const GemmProblem& p) {
 /// page's step 7): at M = 8 and 16 the kernel lost or drew in both orders (RCR 16×4096×4100 38.6 µs
 /// against 38.4, 8×4096×4100 43.4 against 39.2; RRR 8×11009×4096 89.0 against 86.6), at M <= 4 it won
 /// by 30% or more (RRR 4×11009×4096 60.9 against 86.7 µs, RCR 4×4096×4100 21.0 against 38.5).
+/// Since the RRR kernel reads B in 4-byte words (session t) this bound is RRR's; RCR's is kRaggedMmaMaxM.
 constexpr std::int64_t kRaggedDecodeMaxM = 4;
+/// Rows up to which every_shape sends an RCR B that TMA cannot read here (the mma.sync kernel from
+/// M = 3, kRaggedMmaMinM): at M = 8-16 it took half the staged path's time or less (the page's step 7).
+constexpr std::int64_t kRaggedMmaMaxM = 16;
 
 /// RCR's load width: 4, 2 or 1 values, the widest that A's and B's rows (pitch K) and pointers allow.
 inline int ragged_vector(std::int64_t k, const void* A, const void* B) {
@@ -187,9 +366,10 @@ inline int ragged_vector(std::int64_t k, const void* A, const void* B) {
   return 1;
 }
 
-/// The step: ragged_decode's kernel for `p` (RCR or RRR, any M, N, K >= 1 with M / 16 blocks of rows
-/// within grid.y's 65535), nothing allocated. Throws std::invalid_argument for what it refuses.
-inline PreparedGemm prepare_ragged_decode(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
+/// The step's first form (session s; the appendix step ragged_decode_simt): the SIMT kernels above in
+/// both orders, fp32 FMAs, B's values one load each in RRR. Any M, N, K >= 1 (M / 16 blocks of rows
+/// within grid.y's 65535), nothing allocated.
+inline PreparedGemm prepare_ragged_decode_simt(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
   if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("ragged_decode: " + why);
   check_bf16_pointers(A, B, C);
   const int mr = ragged_rows(p.m);
@@ -215,7 +395,97 @@ inline PreparedGemm prepare_ragged_decode(const GemmProblem& p, const bf16* A, c
       default: launch_rows(std::integral_constant<int, 16>{}); break;
     }
   };
-  return PreparedGemm(run, rrr ? "ragged_decode RRR" : "ragged_decode RCR, loads of " + std::to_string(2 * v) + " bytes");
+  return PreparedGemm(run, rrr ? "ragged_decode_simt RRR" : "ragged_decode_simt RCR, loads of " + std::to_string(2 * v) + " bytes");
+}
+
+/// Warps of an RCR mma block: 16, halved (down to 4) while the blocks would hold more than 24 warps an
+/// SM (the registers of one wave), and no more than K's steps of 64 values.
+inline int ragged_mma_warps(std::int64_t blocks, std::int64_t k, int sms) {
+  int warps = kRaggedMmaMaxWarps;
+  while (warps > 4 && blocks * warps > 24 * std::int64_t(sms)) warps /= 2;
+  const std::int64_t chunks = launch::ceil_div(k, 16 * kRaggedMmaSteps);
+  return int(std::max<std::int64_t>(1, std::min<std::int64_t>(warps, chunks)));
+}
+
+/// RCR from this M on goes to the mma kernel, below it to the SIMT one. Measured in one process, two
+/// rounds (session t, call 2; ch11_every_shape_ragged_mma_appendix.csv): the SIMT kernel took less
+/// time at M = 1 and 2 (2×4096×4100 13.3 µs against 16.4, 2×128256×4100 246 against 299), the mma
+/// kernel from M = 4 (4×4096×4100 17.3 against 21.8, 4×11008×4095 70.1 against 92.3) and at M = 8-16
+/// by 2-4× (16×4096×4100 19.6 against 39.1); M = 3 runs the SIMT kernel of M = 4 (rows rounded up).
+constexpr std::int64_t kRaggedMmaMinM = 3;
+
+/// True when RRR's `p` goes to the 4-byte-word kernel: M = 1 and its 62-column blocks make at least 3
+/// an SM. Measured in one process against the SIMT kernel's 32-column blocks (session t, call 2, two
+/// rounds): 1×28673×8192 (463 blocks on 132 SMs) 178 µs against 201; level at 1×20001×4096 (323
+/// blocks, 76.5 against 76.2); behind at 1×16385×4096 (265 blocks, 69.5 against 62.2), 1×11009×4096
+/// (178) and 1×4097×4096 (67 blocks, 32.8 against 20.9: too few warps stream B), and at M = 4
+/// (4×28673×8192 277 against 258: A's shuffles).
+inline bool ragged_pairs_take(const GemmProblem& p, int sms) {
+  return p.b == Order::row && p.m == 1 && launch::ceil_div(p.n, kRaggedPairCols) >= 3 * std::int64_t(sms);
+}
+
+/// Which of the step's kernels runs: the rules' choice, the first form's SIMT kernels, or the second
+/// form's (mma.sync in RCR, 4-byte words in RRR) at any shape (the tests force each).
+enum class RaggedForm { chosen, simt, second };
+
+/// The step's kernel `form` for `p` (RCR or RRR, any M, N, K >= 1 with M / 16 blocks of rows
+/// within grid.y's 65535), nothing allocated: RCR on mma.sync (ragged_decode_mma_rcr) from M = 3, RRR
+/// in 4-byte words (ragged_decode_rrr_pairs) where ragged_pairs_take says so, the SIMT kernels
+/// (prepare_ragged_decode_simt) otherwise. Throws std::invalid_argument for what it refuses.
+inline PreparedGemm prepare_ragged_decode_form(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, RaggedForm form) {
+  if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("ragged_decode: " + why);
+  check_bf16_pointers(A, B, C);
+  const RaggedDecodeArgs args{A, B, C, p.m, p.n, p.k};
+  const int sms = device_sm_count();
+  const bool rrr = p.b == Order::row;
+  const bool simt_chosen = rrr ? !ragged_pairs_take(p, sms) : p.m < kRaggedMmaMinM;
+  if (form == RaggedForm::simt || (form == RaggedForm::chosen && simt_chosen)) {
+    PreparedGemm simt = prepare_ragged_decode_simt(p, A, B, C);
+    simt.path = "ragged_decode" + simt.path.substr(std::string("ragged_decode_simt").size());
+    return simt;
+  }
+  if (rrr) {
+    const int mr = std::min(ragged_rows(p.m), 8);  // 16 rows would need 64 KB of partial sums
+    const std::int64_t row_blocks = launch::ceil_div(p.m, mr);
+    if (row_blocks > 65535) throw std::invalid_argument("ragged_decode: takes M up to 16·65535");
+    const dim3 grid(unsigned(launch::ceil_div(p.n, kRaggedPairCols)), unsigned(row_blocks));
+    auto run = [=](cudaStream_t stream) {
+      auto launch_rows = [&](auto rows) {  // MR as a compile-time constant
+        ragged_decode_rrr_pairs<decltype(rows)::value><<<grid, 32 * kRaggedWarpsRrr, 0, stream>>>(args);
+      };
+      switch (mr) {
+        case 1: launch_rows(std::integral_constant<int, 1>{}); break;
+        case 2: launch_rows(std::integral_constant<int, 2>{}); break;
+        case 4: launch_rows(std::integral_constant<int, 4>{}); break;
+        default: launch_rows(std::integral_constant<int, 8>{}); break;
+      }
+    };
+    return PreparedGemm(run, "ragged_decode RRR, 4-byte words");
+  }
+  const std::int64_t row_blocks = launch::ceil_div(p.m, 16);
+  if (row_blocks > 65535) throw std::invalid_argument("ragged_decode: takes M up to 16·65535");
+  const std::int64_t col_blocks = launch::ceil_div(p.n, 8 * kRaggedMmaTiles);
+  const int warps = ragged_mma_warps(col_blocks * row_blocks, p.k, sms);
+  const int v = ragged_vector(p.k, A, B);
+  const bool rows16 = p.m > 8;
+  const dim3 grid{unsigned(col_blocks), unsigned(row_blocks)};
+  auto run = [=](cudaStream_t stream) {
+    auto launch_v = [&](auto vv) {  // V as a compile-time constant
+      constexpr int V = decltype(vv)::value;
+      if (rows16) ragged_decode_mma_rcr<V, true><<<grid, 32 * warps, 0, stream>>>(args);
+      else ragged_decode_mma_rcr<V, false><<<grid, 32 * warps, 0, stream>>>(args);
+    };
+    if (v == 4) launch_v(std::integral_constant<int, 4>{});
+    else if (v == 2) launch_v(std::integral_constant<int, 2>{});
+    else launch_v(std::integral_constant<int, 1>{});
+  };
+  return PreparedGemm(run, "ragged_decode RCR, mma.sync, loads of " + std::to_string(2 * v) + " bytes, " +
+                               std::to_string(warps) + " warps");
+}
+
+/// The step as the chapter's list takes it: the rules' choice.
+inline PreparedGemm prepare_ragged_decode(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
+  return prepare_ragged_decode_form(p, A, B, C, RaggedForm::chosen);
 }
 
 }  // namespace mm::ch11

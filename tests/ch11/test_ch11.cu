@@ -30,9 +30,10 @@ using mm::test::Size;
 const std::vector<mm::GemmKernel<bf16, bf16>> kSteps = ch11::steps();
 
 /// The steps that take any shape, storage order and address (every_shape; ragged_decode; the appendix's
-/// any_shape_staged, every_shape's path before ragged_decode): the refusal tests leave them out.
+/// any_shape_staged, every_shape's path before ragged_decode, and ragged_decode_simt, its first form):
+/// the refusal tests leave them out.
 bool takes_any_shape(const std::string& name) {
-  return name == "every_shape" || name == "ragged_decode" || name == "any_shape_staged";
+  return name == "every_shape" || name.rfind("ragged_decode", 0) == 0 || name == "any_shape_staged";
 }
 /// The appendix steps that run any_shape's whole-tile kernel on operands where they lie (any_128x...):
 /// RRR too, but not what TMA cannot read.
@@ -61,7 +62,7 @@ TEST_P(EveryShape, MatchesFp64ReferenceOrRefusesWithItsRule) {
   const GemmProblem p = problem(size, "RCR");
   if (const std::string why = kernel.rejects(p); !why.empty()) {
     // only swap_ab (and its variants) refuse here (M > 64), and ragged_decode (M > 16)
-    const bool ragged = kernel.name == "ragged_decode";
+    const bool ragged = kernel.name.rfind("ragged_decode", 0) == 0;
     EXPECT_TRUE(ragged || kernel.name.rfind("swap_ab", 0) == 0) << kernel.name << ": " << why;
     EXPECT_NE(why.find(ragged ? "M <= 16" : "M <= 64"), std::string::npos) << why;
     return;
@@ -585,8 +586,9 @@ TEST(ch11_AnyShape, TheRulesEachPathFollows) {
   const ch11::Choice n_rcr = plan({1000, 1001, 1000}, "RCR"), n_rrr = plan({1000, 1001, 1000}, "RRR");
   EXPECT_TRUE(!n_rcr.plan.stage_a && !n_rcr.plan.stage_b && n_rcr.plan.c_strided);
   EXPECT_TRUE(!n_rrr.plan.stage_a && n_rrr.plan.stage_b && n_rrr.plan.c_strided);
-  // M <= 64 off the TMA kernels: swap_ab's tile, its own K slices (M <= 4: ragged_decode, below).
-  const ch11::Choice decode = plan({16, 4096, 4095}, "RCR");
+  // M <= 64 off the TMA kernels: swap_ab's tile, its own K slices (a staged B at M <= 16 in RCR and
+  // M <= 4 in RRR: ragged_decode, below).
+  const ch11::Choice decode = plan({17, 4096, 4095}, "RCR");
   EXPECT_TRUE(decode.any_shape && decode.plan.stage_a && decode.plan.stage_b);
   EXPECT_EQ(decode.kernel, ch11::Choice::swap_ab);
   // An address off a 16-byte boundary stages that operand (or stores C by the registers), alone.
@@ -639,8 +641,9 @@ TEST(ch11_AnyShape, CopyRowsAtEveryOffset) {
 // ---- ragged_decode (ragged_decode.cuh): M <= 16 with a B that TMA cannot read, read in place ----
 
 TEST(ch11_RaggedDecode, EveryShapeTakesItWhereBWouldBeStaged) {
-  // CPU: decode (M <= 4) with B's rows off 16 bytes (N % 8 in RRR, K % 8 in RCR, or B's address):
-  // ragged_decode; past M = 4, or where TMA reads B, the staged or plain paths as before.
+  // CPU: decode with B's rows off 16 bytes (N % 8 in RRR, K % 8 in RCR, or B's address): ragged_decode
+  // at M <= 16 in RCR (mma.sync) and M <= 4 in RRR; past those, or where TMA reads B, the staged or
+  // plain paths as before.
   const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
   auto choose = [](const Size& s, const char* layout, const void* b = ch11::kAligned) {
     return ch11::choose(problem(s, layout), 132, ch11::kAligned, b, ch11::kAligned);
@@ -657,13 +660,17 @@ TEST(ch11_RaggedDecode, EveryShapeTakesItWhereBWouldBeStaged) {
   EXPECT_EQ(choose({1, 11008, 4096}, "RRR").kernel, ch11::Choice::swap_ab);
   const ch11::Choice a_only = choose({1, 4096, 4100}, "RRR");
   EXPECT_TRUE(a_only.kernel == ch11::Choice::swap_ab && a_only.plan.stage_a && !a_only.plan.stage_b);
-  // M = 5 to 16 (the FMAs and shuffles of A no longer hide under B's stream), and 17: swap_ab on staged rows.
-  for (std::int64_t m : {5, 8, 16, 17}) {
+  // RCR M = 5 to 16: the mma.sync kernel; RRR M = 5 to 16 (the FMAs and shuffles of A no longer hide
+  // under B's stream) and M = 17 in both orders: swap_ab on staged rows.
+  for (std::int64_t m : {5, 8, 9, 16, 17}) {
     const ch11::Choice rcr = choose({m, 4096, 4100}, "RCR"), rrr = choose({m, 11009, 4096}, "RRR");
-    EXPECT_TRUE(rcr.kernel == ch11::Choice::swap_ab && rcr.any_shape && rcr.plan.stage_b) << m;
+    if (m <= 16) EXPECT_EQ(rcr.kernel, ch11::Choice::ragged_decode) << m;
+    else EXPECT_TRUE(rcr.kernel == ch11::Choice::swap_ab && rcr.any_shape && rcr.plan.stage_b) << m;
     EXPECT_TRUE(rrr.kernel == ch11::Choice::swap_ab && rrr.any_shape && rrr.plan.stage_b) << m;
   }
-  EXPECT_EQ(choose({16, 4096, 4096}, "RCR", off).kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(choose({16, 4096, 4096}, "RCR", off).kernel, ch11::Choice::ragged_decode);
+  EXPECT_EQ(choose({17, 4096, 4096}, "RCR", off).kernel, ch11::Choice::swap_ab);
+  EXPECT_EQ(choose({12, 4096, 4096}, "RRR", off).kernel, ch11::Choice::swap_ab);
   const ch11::Choice decode = choose({4, 4096, 4095}, "RCR");
   EXPECT_TRUE(decode.kernel == ch11::Choice::ragged_decode && decode.plan.stage_a && decode.plan.stage_b);
   EXPECT_EQ(ch11::ragged_rows(1), 1);
@@ -674,15 +681,33 @@ TEST(ch11_RaggedDecode, EveryShapeTakesItWhereBWouldBeStaged) {
   EXPECT_EQ(ch11::ragged_vector(4100, ch11::kAligned, off), 1);
   EXPECT_EQ(ch11::ragged_vector(4098, ch11::kAligned, ch11::kAligned), 2);
   EXPECT_EQ(ch11::ragged_vector(4097, ch11::kAligned, ch11::kAligned), 1);
+  // The mma kernel's warps: 16 while the blocks hold at most 24 warps an SM, halved down to 4, at most
+  // K's steps of 64 values.
+  EXPECT_EQ(ch11::ragged_mma_warps(128, 4100, 132), 16);  // 16x4096x4100: 128 blocks of 32 columns
+  EXPECT_EQ(ch11::ragged_mma_warps(344, 4095, 132), 8);   // N = 11008
+  EXPECT_EQ(ch11::ragged_mma_warps(4008, 4096, 132), 4);  // N = 128256
+  EXPECT_EQ(ch11::ragged_mma_warps(128, 130, 132), 3);
+  EXPECT_EQ(ch11::ragged_mma_warps(1, 1, 132), 1);
+  // RRR in 4-byte words at M = 1 where its 62-column blocks make 3 an SM or more; the SIMT kernel otherwise.
+  EXPECT_TRUE(ch11::ragged_pairs_take(problem({1, 28673, 8192}, "RRR"), 132));
+  EXPECT_TRUE(ch11::ragged_pairs_take(problem({1, 24491, 4096}, "RRR"), 132));   // 396 blocks
+  EXPECT_FALSE(ch11::ragged_pairs_take(problem({1, 24490, 4096}, "RRR"), 132));  // 395 blocks
+  EXPECT_FALSE(ch11::ragged_pairs_take(problem({2, 28673, 8192}, "RRR"), 132));
+  EXPECT_FALSE(ch11::ragged_pairs_take(problem({1, 11009, 4096}, "RRR"), 132));
+  EXPECT_FALSE(ch11::ragged_pairs_take(problem({1, 28673, 8192}, "RCR"), 132));
 }
 
-// M from {1, 2, 3, 4, 7, 8, 9, 15, 16} crossed sparsely with N and K from {1, 7, 9, 63, 65, 127, 129, 4097}:
-// a block's 32 columns (RRR) or 4 (RCR) and its warps' K steps (32 rows of B, 32·V values) cut short,
-// K much larger than M×N (warps with nothing left to add), and the decode shapes of the suite, shrunk.
+// M from 1 to 16 crossed sparsely with N and K from {1, 7, 9, 63, 65, 127, 129, 4097} and their
+// neighbours: a block's 62 columns (RRR, 4-byte words), 32 (RCR mma) or 4 (the SIMT RCR) and its warps'
+// K steps (32 rows of B; 64 values) cut short, K much larger than M×N (warps with nothing left to
+// add), K % 4 = 0, 2 and odd (RCR's loads of 8, 4 and 2 bytes), N odd and even (RRR's rows starting
+// on 4 bytes or 2 bytes into a word, or alternating), and the decode shapes of the suite, shrunk.
 const std::vector<Size> kRaggedSizes = {
     {1, 1, 1},     {2, 7, 9},      {7, 9, 63},      {8, 63, 65},    {9, 65, 127},   {15, 127, 129},
     {16, 129, 7},  {1, 4097, 9},   {2, 9, 4097},    {16, 1, 20011}, {7, 3, 70001},  {1, 1001, 4095},
     {16, 4097, 1031}, {1, 11009, 64}, {16, 1000, 4100}, {9, 129, 1}, {4, 65, 129}, {3, 4097, 63},
+    {5, 62, 4098},   {6, 63, 130},   {10, 124, 4100}, {11, 125, 70002}, {12, 2, 66},  {13, 33, 4094},
+    {14, 1025, 516}, {5, 4100, 2},   {3, 126, 3},     {2, 61, 70001}, {12, 1000, 1000}, {1, 11008, 4098},
 };
 
 using RaggedParam = std::tuple<Size, std::string>;
@@ -690,19 +715,29 @@ class RaggedDecode : public ::testing::TestWithParam<RaggedParam> {};
 TEST_P(RaggedDecode, MatchesFp64) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   const auto& [size, layout] = GetParam();
-  expect_matches_fp64(mm::test::step_named(kSteps, "ragged_decode"), problem(size, layout), 23);
+  const GemmProblem p = problem(size, layout);
+  expect_matches_fp64(mm::test::step_named(kSteps, "ragged_decode"), p, 23);
+  // each form at every size, whatever the rules choose (RCR: mma.sync or SIMT; RRR: 4-byte words or 2-byte loads)
+  for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second}) {
+    const mm::GemmLaunch<bf16, bf16> forced = [form](const GemmProblem& q, const bf16* a, const bf16* b, bf16* c, cudaStream_t st) {
+      ch11::prepare_ragged_decode_form(q, a, b, c, form)(st);
+    };
+    const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(p, forced, mm::DType::bf16, 23);
+    EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(size) << " form " << int(form) << ": " << r.summary;
+  }
 }
 INSTANTIATE_TEST_SUITE_P(ch11, RaggedDecode, ::testing::Combine(::testing::ValuesIn(kRaggedSizes), ::testing::Values("RCR", "RRR")),
                          mm::test::param_name);
 
 TEST(ch11_RaggedDecode, AnyAddressAnyLoadWidthAndRowsPast16) {
   // A, B and C 2, 4 or 8 bytes past a 16-byte boundary (RCR's loads of 2, 4 or 8 bytes, whichever the
-  // addresses allow), through every_shape (M <= 4); and the kernel itself at M = 17 and 33 (grid.y's
-  // blocks of 16 rows, the last one cut short), which neither every_shape nor the step sends there.
+  // addresses allow; RRR's rows 2 bytes into a word), through every_shape (M <= 4 in both orders, M = 12
+  // in RCR); and the kernel itself at M = 17 and 33 (grid.y's blocks of rows, the last one cut short),
+  // which neither every_shape nor the step sends there.
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   const auto every = mm::test::step_named(kSteps, "every_shape");
   for (const char* layout : {"RCR", "RRR"})
-    for (const Size& s : {Size{4, 1001, 520}, Size{1, 263, 4100}, Size{3, 64, 64}})
+    for (const Size& s : {Size{4, 1001, 520}, Size{1, 263, 4100}, Size{3, 64, 64}, Size{12, 131, 4100}})
       for (const auto& [sa, sb, sc] : {std::tuple{1, 0, 0}, std::tuple{0, 1, 0}, std::tuple{0, 2, 1}, std::tuple{2, 2, 0},
                                        std::tuple{3, 3, 3}}) {
         const GemmProblem p = problem(s, layout);
@@ -710,14 +745,26 @@ TEST(ch11_RaggedDecode, AnyAddressAnyLoadWidthAndRowsPast16) {
         EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(s) << " shifts " << sa << "," << sb << "," << sc << ": "
                           << r.summary;
       }
-  const mm::GemmLaunch<bf16, bf16> any_m = [](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, cudaStream_t st) {
-    ch11::prepare_ragged_decode(p, a, b, c)(st);
-  };
-  for (const char* layout : {"RCR", "RRR"})
-    for (const Size& s : {Size{17, 65, 129}, Size{33, 9, 1000}}) {
-      const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(problem(s, layout), any_m, mm::DType::bf16, 31);
-      EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(s) << ": " << r.summary;
-    }
+  for (const char* layout : {"RCR", "RRR"})  // each form on operands 2 or 6 bytes past 16 (RRR's rows 2 bytes into a word)
+    for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second})
+      for (const Size& s : {Size{3, 125, 4100}, Size{12, 131, 4097}})
+        for (const auto& [sa, sb, sc] : {std::tuple{1, 1, 1}, std::tuple{0, 3, 2}}) {
+          const mm::GemmLaunch<bf16, bf16> forced = [form](const GemmProblem& q, const bf16* a, const bf16* b, bf16* c,
+                                                           cudaStream_t st) { ch11::prepare_ragged_decode_form(q, a, b, c, form)(st); };
+          const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(problem(s, layout), shifted(forced, sa, sb, sc), mm::DType::bf16, 37);
+          EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(s) << " form " << int(form) << " shifts " << sa << "," << sb
+                            << "," << sc << ": " << r.summary;
+        }
+  for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second}) {
+    const mm::GemmLaunch<bf16, bf16> any_m = [form](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, cudaStream_t st) {
+      ch11::prepare_ragged_decode_form(p, a, b, c, form)(st);
+    };
+    for (const char* layout : {"RCR", "RRR"})
+      for (const Size& s : {Size{17, 65, 129}, Size{33, 9, 1000}, Size{17, 125, 4100}}) {
+        const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(problem(s, layout), any_m, mm::DType::bf16, 31);
+        EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(s) << " form " << int(form) << ": " << r.summary;
+      }
+  }
 }
 
 TEST(ch11_AnyShape, RefusesWhatNoPathTakes) {

@@ -69,7 +69,8 @@ inline int aligned_rows_tile(const GemmProblem& p, int sms) {
 
 /// tile_shapes on copies of A and B with rows of aligned_pitch(K) elements: the copies' buffer is
 /// allocated here, once per problem, and each launch copies, then multiplies (same stream).
-inline PreparedGemm prepare_aligned_rows(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_aligned_rows(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   check_step("aligned_rows", tile_shapes_rejects(p), A, B, C);  // the copy reads A and B 16 bytes at a time too
   const std::int64_t pitch = aligned_pitch(p.k);
   void* buffer = nullptr;

@@ -306,7 +306,8 @@ PreparedGemm prepare_any_swap(const GemmProblem& p, Extents maps, Operand a, Ope
 /// per problem, and each launch copies, then multiplies (one stream). Throws std::invalid_argument for
 /// a problem it refuses (any_shape_rejects), a pointer not 2-byte aligned, or a one-consumer tile the
 /// plan cannot take.
-inline PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
                                       int one_consumer_bn = 0) {
   if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
   check_bf16_pointers(A, B, C);

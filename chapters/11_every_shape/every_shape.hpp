@@ -169,7 +169,8 @@ inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, co
 inline std::string every_shape_rejects(const GemmProblem& p) { return any_shape_rejects(p); }
 
 /// The step: the kernel choose() names.
-inline PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   if (std::string why = every_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
   check_bf16_pointers(A, B, C);  // before the SM count asks the GPU
   const Choice c = choose(p, device_sm_count(), A, B, C);

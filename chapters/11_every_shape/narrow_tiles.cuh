@@ -57,7 +57,8 @@ decltype(auto) with_narrow_tile(int bn, F&& f) {
 inline std::string narrow_tiles_rejects(const GemmProblem& p) { return rcr_tma_rejects(p); }
 
 /// The step: the tile of narrow_tile_n, K whole, C stored by the registers.
-inline PreparedGemm prepare_narrow_tiles(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_narrow_tiles(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   check_step("narrow_tiles", narrow_tiles_rejects(p), A, B, nullptr);
   return with_narrow_tile(narrow_tile_n(p, device_sm_count()), [&](auto cfg) {
     using Cfg = decltype(cfg);

@@ -65,7 +65,8 @@ PreparedGemm prepare_ping_pong_with(const GemmProblem& p, const bf16* A, const b
 }
 
 /// The step: 128×128 tiles per consumer.
-inline PreparedGemm prepare_ping_pong(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_ping_pong(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   return prepare_ping_pong_with<PingPong128x128Cfg>(p, A, B, C, max_blocks);
 }
 

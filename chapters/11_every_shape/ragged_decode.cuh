@@ -369,7 +369,8 @@ inline int ragged_vector(std::int64_t k, const void* A, const void* B) {
 /// The step's first form (session s; the appendix step ragged_decode_simt): the SIMT kernels above in
 /// both orders, fp32 FMAs, B's values one load each in RRR. Any M, N, K >= 1 (M / 16 blocks of rows
 /// within grid.y's 65535), nothing allocated.
-inline PreparedGemm prepare_ragged_decode_simt(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_ragged_decode_simt(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
   if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("ragged_decode: " + why);
   check_bf16_pointers(A, B, C);
   const int mr = ragged_rows(p.m);
@@ -432,7 +433,8 @@ enum class RaggedForm { chosen, simt, second };
 /// within grid.y's 65535), nothing allocated: RCR on mma.sync (ragged_decode_mma_rcr) from M = 3, RRR
 /// in 4-byte words (ragged_decode_rrr_pairs) where ragged_pairs_take says so, the SIMT kernels
 /// (prepare_ragged_decode_simt) otherwise. Throws std::invalid_argument for what it refuses.
-inline PreparedGemm prepare_ragged_decode_form(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, RaggedForm form) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_ragged_decode_form(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, RaggedForm form) {
   if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("ragged_decode: " + why);
   check_bf16_pointers(A, B, C);
   const RaggedDecodeArgs args{A, B, C, p.m, p.n, p.k};
@@ -484,7 +486,8 @@ inline PreparedGemm prepare_ragged_decode_form(const GemmProblem& p, const bf16*
 }
 
 /// The step as the chapter's list takes it: the rules' choice.
-inline PreparedGemm prepare_ragged_decode(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_ragged_decode(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
   return prepare_ragged_decode_form(p, A, B, C, RaggedForm::chosen);
 }
 

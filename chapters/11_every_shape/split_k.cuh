@@ -57,7 +57,8 @@ PreparedGemm prepare_split_k_with(const GemmProblem& p, const bf16* A, const bf1
 }
 
 /// The step: tile_shapes' tile for this problem, K split as choose_splits says.
-inline PreparedGemm prepare_split_k(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_split_k(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   check_step("split_k", split_k_rejects(p), A, B, C);
   return with_tile_shape(choose_tile_shape(p, device_sm_count()), [&](auto cfg) {
     return prepare_split_k_with<decltype(cfg)>(p, A, B, C, 0, max_blocks);

@@ -58,7 +58,8 @@ PreparedGemm prepare_split_k_second_kernel_with(const GemmProblem& p, const bf16
 }
 
 /// The step: tile_shapes' tile for this problem, K split as choose_splits says.
-inline PreparedGemm prepare_split_k_second_kernel(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_split_k_second_kernel(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C,
                                                   int max_blocks = 0) {
   check_step("split_k_second_kernel", split_k_rejects(p), A, B, C);
   return with_tile_shape(choose_tile_shape(p, device_sm_count()), [&](auto cfg) {

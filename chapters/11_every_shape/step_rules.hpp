@@ -2,7 +2,15 @@
 // Chapter 11's rules that run on the CPU and that chapters 12 and 13 reuse for their own steps: the
 // check every step makes first (check_step), split_k's number of K slices (choose_splits) and
 // stream_k's grid (stream_k_blocks). Apart from the kernels' headers so that a file that needs only
-// these (chapter 12's fp8 steps, a test of the rules) compiles none of chapter 11's kernels.
+// these (chapter 12's fp8 steps) compiles none of chapter 11's kernels.
+//
+// The same concern shapes each step's entry point (prepare_tile_shapes, prepare_every_shape, ...): a
+// function template with no parameter of its own, `template <class = void>`, called as any function
+// (`prepare_split_k(p, A, B, C)`; as a value, `prepare_tile_shapes<>`). An inline function that is not a
+// template instantiates every kernel it launches in each file that includes its header, used or not;
+// the template only where it is called. The CPU rules of every_shape.hpp (choose() and the rules it
+// reads) then cost their includers no kernel: test_ch11 tests them and runs the kernels through
+// ch11_steps, which compiles them once.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>

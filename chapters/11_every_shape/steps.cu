@@ -74,15 +74,15 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
   };
   return {
       // tile_shapes.cuh: chapter 10's tma_store kernel, the tile (128×256, ×192, ×128, ×64) chosen per problem
-      step("tile_shapes", on_grid(prepare_tile_shapes, max_blocks), tile_shapes_rejects),
+      step("tile_shapes", on_grid(prepare_tile_shapes<>, max_blocks), tile_shapes_rejects),
       // split_k.cuh: K cut into slices when the tiles cannot fill the GPU, a deterministic reduction
       step("split_k", on_grid(split_k, max_blocks), split_k_rejects),
       // stream_k.cuh: 128×256 tiles, the K steps of the last round's tiles spread evenly over every block
-      step("stream_k", on_grid(prepare_stream_k, max_blocks), stream_k_rejects),
+      step("stream_k", on_grid(prepare_stream_k<>, max_blocks), stream_k_rejects),
       // swap_ab.cuh: M <= 64, Cᵀ = B·Aᵀ so that N takes wgmma's 64-row M
       step("swap_ab", on_grid(swap_ab, max_blocks), swap_ab_rejects),
       // every_shape.hpp: the kernel picked from the shape and the SM count
-      step("every_shape", on_grid(prepare_every_shape, max_blocks), every_shape_rejects),
+      step("every_shape", on_grid(prepare_every_shape<>, max_blocks), every_shape_rejects),
       // ragged_decode.cuh: M <= 16, B read in place by plain loads (every_shape takes it where TMA
       // cannot read B)
       step("ragged_decode", [](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c) { return prepare_ragged_decode(p, a, b, c); }, ragged_decode_rejects),
@@ -111,7 +111,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("any_128x128", on_grid(unstaged_tile<Tile128x128Cfg>, max_blocks), unstaged_rejects),
       // ping_pong.cuh: each consumer warpgroup its own tile, one's epilogue under the other's main loop
       // (CUTLASS's ping-pong kernel): 128×128 per consumer, and 64×256 (tile_shapes' wgmma)
-      step("ping_pong", on_grid(prepare_ping_pong, max_blocks), tile_shapes_rejects),
+      step("ping_pong", on_grid(prepare_ping_pong<>, max_blocks), tile_shapes_rejects),
       step("ping_pong_64x256", on_grid(prepare_ping_pong_with<PingPong64x256Cfg>, max_blocks), tile_shapes_rejects),
       // swap_ab's decode variants with the 16-wide tile at any M <= 64: K steps of 64 (the 16-wide tile
       // before K steps of 128 were measured better); tiles of 64 rows of N
@@ -123,7 +123,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
            }, max_blocks), swap_ab_rejects),
       // aligned_rows.cuh: A and B copied into 128-byte-aligned rows first, at any K (every_shape copies
       // only when K % 16 != 0 and the problem is big enough: copies_to_aligned_rows)
-      step("aligned_rows", on_grid(prepare_aligned_rows, max_blocks), tile_shapes_rejects),
+      step("aligned_rows", on_grid(prepare_aligned_rows<>, max_blocks), tile_shapes_rejects),
       step("swap_ab_rows64_32", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
              return prepare_swap_ab_with<SwapAB32Rows64Cfg>(p, a, b, c, 0, blocks);
            }, max_blocks), swap_ab_rejects),
@@ -141,11 +141,11 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
              return prepare_any_shape(p, a, b, c, blocks);
            }, max_blocks), any_shape_rejects),
       // ragged_decode's first form (session s): SIMT kernels, fp32 FMAs in both orders, 2-byte loads in RRR
-      step("ragged_decode_simt", prepare_ragged_decode_simt, ragged_decode_rejects),
+      step("ragged_decode_simt", prepare_ragged_decode_simt<>, ragged_decode_rejects),
       // narrow_tiles.cuh: 64-row tiles whose N is cut to one round of the SMs (decode unswapped, small problems)
-      step("narrow_tiles", on_grid(prepare_narrow_tiles, max_blocks), narrow_tiles_rejects),
+      step("narrow_tiles", on_grid(prepare_narrow_tiles<>, max_blocks), narrow_tiles_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)
-      step("split_k_second_kernel", on_grid(prepare_split_k_second_kernel, max_blocks), split_k_rejects),
+      step("split_k_second_kernel", on_grid(prepare_split_k_second_kernel<>, max_blocks), split_k_rejects),
 #endif
   };
 }

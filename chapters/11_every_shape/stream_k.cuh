@@ -57,7 +57,8 @@ PreparedGemm prepare_stream_k_with(const GemmProblem& p, const bf16* A, const bf
 }
 
 /// The step: 128×256 tiles, the last round's spread over every block.
-inline PreparedGemm prepare_stream_k(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_stream_k(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   return prepare_stream_k_with<Tile128x256Cfg>(p, A, B, C, max_blocks);
 }
 

@@ -183,7 +183,8 @@ PreparedGemm prepare_swap_ab_with(const GemmProblem& p, const bf16* A, const bf1
 }
 
 /// The step: the narrowest tile that holds M, K split as choose_swap_splits says.
-inline PreparedGemm prepare_swap_ab(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_swap_ab(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   check_step("swap_ab", swap_ab_rejects(p), A, B, nullptr);
   return with_swap_tile(p, device_sm_count(), [&](auto cfg) { return prepare_swap_ab_with<decltype(cfg)>(p, A, B, C, 0, max_blocks); });
 }

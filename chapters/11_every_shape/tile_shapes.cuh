@@ -42,6 +42,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "11_every_shape/step_rules.hpp"  // check_step
 #include "gemm/cluster_launch.hpp"  // device_sm_count
 #include "gemm/collective_epilogue_sm90.hpp"
 #include "gemm/collective_mma_sm90.hpp"
@@ -49,7 +50,6 @@
 #include "gemm/kernel_sm90.hpp"
 #include "gemm/launch.hpp"
 #include "gemm/problem.hpp"
-#include "11_every_shape/step_rules.hpp"  // check_step
 #include "gemm/tile_scheduler_sm90.hpp"
 
 namespace mm::ch11 {
@@ -233,7 +233,8 @@ PreparedGemm prepare_tile_shape(const GemmProblem& p, const bf16* A, const bf16*
 }
 
 /// The step: the tile choose_tile_shape picks for this problem on this GPU.
-inline PreparedGemm prepare_tile_shapes(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_tile_shapes(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0) {
   check_step("tile_shapes", tile_shapes_rejects(p), A, B, C);
   return with_tile_shape(choose_tile_shape(p, device_sm_count()), [&](auto cfg) {
     return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks);

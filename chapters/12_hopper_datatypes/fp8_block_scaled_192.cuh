@@ -109,7 +109,8 @@ struct CollectiveMmaBlockScaled192 : CollectiveMmaBlockScaledBase<Cfg, 2> {
 inline std::string fp8_block_scaled_192_rejects(const GemmProblem& p) { return fp8_block_scaled_rejects(p); }
 
 /// fp8_block_scaled's preparation with this tile and main loop.
-inline PreparedGemm prepare_fp8_block_scaled_192(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
+template <class = void>  // compiled where it is called, not where its header is included (11_every_shape/step_rules.hpp)
+PreparedGemm prepare_fp8_block_scaled_192(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
                                                  int max_blocks = 0) {
   return prepare_fp8_block_scaled_kernel<Fp8Block192Cfg, Fp8BlockKernel<Fp8Block192Cfg, CollectiveMmaBlockScaled192<Fp8Block192Cfg>>>(
       p, A, B, C, max_blocks, "fp8_block_scaled_192");

@@ -116,7 +116,8 @@ using Fp8Block128x128SplitKKernel =
 /// ("fp8_block_scaled_small_m 64x256 x4"); the 128-row plan is fp8_block_scaled itself, and its path
 /// says so ("fp8_block_scaled"). The rules and errors of prepare_fp8_block_scaled_kernel, and
 /// std::invalid_argument for a plan it does not build.
-inline PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
+template <class = void>  // compiled where it is called, not where its header is included (11_every_shape/step_rules.hpp)
+PreparedGemm prepare_fp8_block_scaled_small_m(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
                                                      int max_blocks = 0, Fp8SmallMPlan plan = {}) {
   const char* name = "fp8_block_scaled_small_m";
   const bool chosen = plan.bm == 0;

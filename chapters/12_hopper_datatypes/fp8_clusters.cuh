@@ -45,7 +45,8 @@ inline std::string cluster_name(const Fp8SmallMPlan& plan) { return plan.bn == 2
 /// fp8_block_scaled_cluster: step 4's plan (choose_fp8_small_m), each tile's blocks in clusters of
 /// two. The path names the tile, the slices and the cluster ("fp8_block_scaled_cluster 128x128 x2
 /// 1x2"); for M % 4 != 0, step 4's own path. The rules and errors of prepare_fp8_block_scaled_kernel.
-inline PreparedGemm prepare_fp8_block_scaled_cluster(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
+template <class = void>  // compiled where it is called, not where its header is included (11_every_shape/step_rules.hpp)
+PreparedGemm prepare_fp8_block_scaled_cluster(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
                                                      int max_blocks = 0) {
   const char* name = "fp8_block_scaled_cluster";
   ch11::check_step(name, fp8_block_scaled_refuses(p), A, B, C);
@@ -74,7 +75,8 @@ inline PreparedGemm prepare_fp8_block_scaled_cluster(const GemmProblem& p, const
 /// fp8_per_tensor_cluster: step 5's plan (choose_fp8_per_tensor_small_m), each tile's blocks in
 /// clusters of two; the path as fp8_block_scaled_cluster's. The rules and errors of
 /// prepare_fp8_per_tensor.
-inline PreparedGemm prepare_fp8_per_tensor_cluster(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
+template <class = void>  // compiled where it is called, not where its header is included (11_every_shape/step_rules.hpp)
+PreparedGemm prepare_fp8_per_tensor_cluster(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
                                                    int max_blocks = 0) {
   const char* name = "fp8_per_tensor_cluster";
   ch11::check_step(name, fp8_per_tensor_refuses(p), A, B, C);

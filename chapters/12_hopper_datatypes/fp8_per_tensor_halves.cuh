@@ -69,7 +69,8 @@ using Fp8HalvesKernel = GemmKernelCooperative<Cfg, CollectiveMmaHalves<Cfg>, Col
 inline std::string fp8_per_tensor_halves_rejects(const GemmProblem& p) { return fp8_per_tensor_rejects(p); }
 
 /// fp8_per_tensor's preparation with this kernel.
-inline PreparedGemm prepare_fp8_per_tensor_halves(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
+template <class = void>  // compiled where it is called, not where its header is included (11_every_shape/step_rules.hpp)
+PreparedGemm prepare_fp8_per_tensor_halves(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
                                                   int max_blocks = 0) {
   return prepare_fp8_per_tensor<Fp8HalvesCfg, Fp8HalvesKernel<Fp8HalvesCfg>>(p, A, B, C, max_blocks, "fp8_per_tensor_halves");
 }

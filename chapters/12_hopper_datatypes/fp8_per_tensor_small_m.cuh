@@ -60,7 +60,8 @@ using Fp8SplitKKernel = GemmKernelCooperative<Cfg, CollectiveMma<Cfg, e4m3>, Col
 /// ("fp8_per_tensor_small_m 64x128 x2"); the 128×256 plan is fp8_per_tensor itself, and its path says
 /// so. The rules and errors of prepare_fp8_per_tensor, and std::invalid_argument for a plan it does
 /// not build.
-inline PreparedGemm prepare_fp8_per_tensor_small_m(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
+template <class = void>  // compiled where it is called, not where its header is included (11_every_shape/step_rules.hpp)
+PreparedGemm prepare_fp8_per_tensor_small_m(const GemmProblem& p, const e4m3* A, const e4m3* B, bf16* C,
                                                    int max_blocks = 0, Fp8SmallMPlan plan = {}) {
   const std::string name = "fp8_per_tensor_small_m";
   const bool chosen = plan.bm == 0;

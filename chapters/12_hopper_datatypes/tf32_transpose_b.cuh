@@ -60,7 +60,8 @@ inline std::string tf32_transpose_b_rejects(const GemmProblem& p) {
 /// The one-time preparation: Bᵀ's workspace (freed with the returned launch), tf32_wgmma's
 /// preparation on it; the launch transposes B, then multiplies. Throws as prepare_tf32_wgmma does,
 /// and std::runtime_error when the workspace cannot be allocated.
-inline PreparedGemm prepare_tf32_transpose_b(const GemmProblem& p, const float* A, const float* B, float* C,
+template <class = void>  // compiled where it is called, not where its header is included (11_every_shape/step_rules.hpp)
+PreparedGemm prepare_tf32_transpose_b(const GemmProblem& p, const float* A, const float* B, float* C,
                                              int max_blocks = 0) {
   if (std::string why = tf32_transpose_b_rejects(p); !why.empty()) throw std::invalid_argument("tf32_transpose_b: " + why);
   float* raw = nullptr;

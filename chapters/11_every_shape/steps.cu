@@ -85,7 +85,7 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("every_shape", on_grid(prepare_every_shape<>, max_blocks), every_shape_rejects),
       // ragged_decode.cuh: M <= 16, B read in place by plain loads (every_shape takes it where TMA
       // cannot read B)
-      step("ragged_decode", [](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c) { return prepare_ragged_decode(p, a, b, c); }, ragged_decode_rejects),
+      step("ragged_decode", prepare_ragged_decode<>, ragged_decode_rejects),
 #if MM_APPENDIX_STEPS
       // Each tile forced (the efficiencies of tile_shapes' model are measured with these).
       step("tile_128x256", forced_tile<Tile128x256Cfg>(max_blocks), tile_shapes_rejects),

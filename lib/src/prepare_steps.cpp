@@ -23,8 +23,9 @@ const mm::GemmKernel<bf16, bf16>& every_shape() {
   return k;
 }
 const mm::GemmKernel<float, float>& tf32_step(bool rcr) {
-  static const auto wgmma = mm::kernel_named(mm::ch12::tf32_steps(), "tf32_wgmma");
-  static const auto transpose_b = mm::kernel_named(mm::ch12::tf32_steps(), "tf32_transpose_b");
+  static const auto steps = mm::ch12::tf32_steps();
+  static const auto wgmma = mm::kernel_named(steps, "tf32_wgmma");
+  static const auto transpose_b = mm::kernel_named(steps, "tf32_transpose_b");
   return rcr ? wgmma : transpose_b;
 }
 const mm::GemmKernel<e4m3, bf16>& fp8_per_tensor() {

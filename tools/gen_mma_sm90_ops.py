@@ -13,8 +13,9 @@ import sys
 OUT = pathlib.Path(__file__).resolve().parent.parent / "common" / "layout" / "mma_sm90_ops.inc"
 NS = (16, 32, 64, 128, 192, 256)
 # bf16 has more: the 64-row decode tiles of chapter 11's appendix step narrow_tiles, whose N is cut so
-# that N's tiles make one round of the SMs (48, 80, 96, 112 columns).
-NS_BF16 = (16, 32, 48, 64, 80, 96, 112, 128, 192, 256)
+# that N's tiles make one round of the SMs (48, 80, 96, 112 columns); and 160, 176: every_shape's
+# 128-row tiles whose N fills the rounds at M = 512 against wide weights (chapter 11's step 9).
+NS_BF16 = (16, 32, 48, 64, 80, 96, 112, 128, 160, 176, 192, 256)
 
 
 def body(n: int) -> str:

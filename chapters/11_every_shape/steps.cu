@@ -94,6 +94,9 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_128x64", forced_tile<Tile128x64Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x256", forced_tile<Tile64x256Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x128", forced_tile<Tile64x128Cfg>(max_blocks), tile_shapes_rejects),
+      // step 9's tiles (every_shape takes them where the model prefers them; here forced)
+      step("tile_128x160", forced_tile<Tile128x160Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_128x176", forced_tile<Tile128x176Cfg>(max_blocks), tile_shapes_rejects),
       // stream_k with 128×128 tiles (twice the tiles, half the partial sum per block)
       step("stream_k_128x128", on_grid(prepare_stream_k_with<Tile128x128Cfg>, max_blocks), stream_k_rejects),
       // stream_k with 128×192 tiles (every_shape's tile at M = 512 against wide weights, 1.6-1.8 rounds)

@@ -75,6 +75,18 @@ struct Tile128x64Cfg : Tile128x256Cfg {
   static constexpr int kStages = 6;
 };
 
+/// 128×160 and 128×176 (step 9): N a multiple of 16 but not of 64, sized so that the tiles fill their
+/// rounds where 128×192's leave SMs idle (512×10240: 256 tiles of 128×160 in 2 rounds against 216 of
+/// 128×192; 512×11008: 252 of 128×176 against 232). wgmma takes any N in steps of 8; the epilogue
+/// stores the last 32 or 48 columns as a narrower piece (collective_epilogue_sm90.hpp). 4 stages of
+/// 36 and 38 KB. every_shape alone chooses them (fill_tile), so that no other step compiles them.
+struct Tile128x160Cfg : Tile128x256Cfg {
+  using BN = Int<160>;
+};
+struct Tile128x176Cfg : Tile128x256Cfg {
+  using BN = Int<176>;
+};
+
 /// 64×256 with one consumer warpgroup, for every_shape's widest decode layers (M <= 64, N so wide that
 /// its 256-column tiles alone nearly fill the GPU): one tile per SM streaming its 256 rows of B, and
 /// not the 64 rows of zeros a 128-row tile would multiply; 5 stages of 40 KB.
@@ -168,6 +180,27 @@ inline int choose_tile_shape(const GemmProblem& p, int sms) {
     if (better_tile(p, kTileShapes[i], kTileShapes[best], sms)) best = i;
   }
   return best;
+}
+
+/// Step 9's tiles, which every_shape's tile_shapes path (RCR, K whole) takes where better_tile prefers
+/// one to choose_tile_shape's: efficiencies measured as kTileShapes' (each forced at 8192³).
+inline constexpr TileShape kFillTiles[] = {{128, 160, 0.96}, {128, 176, 0.975}};
+
+/// The index into kFillTiles of a tile better than choose_tile_shape's for `p` on `sms` SMs (the best
+/// of them by better_tile), or -1 when none is.
+inline int choose_fill_tile(const GemmProblem& p, int sms) {
+  TileShape best = kTileShapes[choose_tile_shape(p, sms)];
+  int index = -1;
+  for (int i = 0; i < int(std::size(kFillTiles)); ++i)
+    if (better_tile(p, kFillTiles[i], best, sms)) best = kFillTiles[i], index = i;
+  return index;
+}
+
+/// Calls `f(Cfg{})` with the configuration of kFillTiles[index].
+template <class F>
+decltype(auto) with_fill_tile(int index, F&& f) {
+  if (index == 0) return f(Tile128x160Cfg{});
+  return f(Tile128x176Cfg{});
 }
 
 /// Calls `f(Cfg{})` with the configuration of kTileShapes[index]: the one place an index of the

@@ -8,7 +8,11 @@
 //                              pipeline of kCBuffers buffers per warpgroup: the store of one piece
 //                              overlaps the staging of the next, and the next tile's main loop starts
 //                              without waiting for the last stores to land. An optional per-tensor
-//                              scale (fp8) multiplies the accumulators first.
+//                              scale (fp8) multiplies the accumulators first. A tile whose N is not
+//                              a multiple of the piece (bf16: 128×160, 128×176) ends in a narrower
+//                              piece, 64×(N mod 64), through the same buffers and pipeline by a
+//                              second TMA store whose box is that narrow and unswizzled (a 128-byte
+//                              swizzle row holds 64 columns).
 //   CollectiveEpilogueStrided  each thread stores its own values, masked at C's edges, into C
 //                              described by a layout: (m, n) at m·row_stride + n·col_stride. A
 //                              transposed C (swap-AB's Cᵀ) is the layout (1, ldc): a host choice,
@@ -65,7 +69,8 @@ enum class EpilogueScale {
 
 /// The TMA-store epilogue (see the file comment) of a kernel whose consumer warpgroups each hold
 /// 64 rows × Cfg::BN of the tile. C (ElementC: bf16 or fp32) row-major, pieces of Cfg::kPieceM ×
-/// kPieceN (64×64 bf16, 64×32 fp32: one 128-byte swizzle row wide), Cfg::kCBuffers per warpgroup.
+/// kPieceN (64×64 bf16, 64×32 fp32: one 128-byte swizzle row wide), Cfg::kCBuffers per warpgroup;
+/// bf16 with BN mod kPieceN = 16, 32 or 48: a last piece of that many columns (kTailN).
 template <class Cfg, class ElementC, EpilogueScale Scale = EpilogueScale::none>
 struct CollectiveEpilogueTma {
   static_assert(std::is_same_v<ElementC, __nv_bfloat16> || std::is_same_v<ElementC, float>, "bf16 or fp32 C");
@@ -73,7 +78,16 @@ struct CollectiveEpilogueTma {
   using Piece = decltype(tile_to_shape(GmmaLayoutK_SW128_Atom<ElementC>{},
                                        make_shape(Int<Cfg::kPieceM>{}, Int<Cfg::kPieceN>{})));  ///< (64,kPieceN), N contiguous
   using StorePipeline = EpilogueStorePipeline<Cfg::kCBuffers>;  ///< the buffer rule
-  static constexpr int kPieces = Cfg::BN::value / Cfg::kPieceN;  ///< pieces of a warpgroup's 64×BN tile
+  static constexpr int kPieces = Cfg::BN::value / Cfg::kPieceN;  ///< whole pieces of a warpgroup's 64×BN tile
+  /// Columns of the last, narrower piece (0: BN is whole pieces): a multiple of 16 (stmatrix.x4's).
+  static constexpr int kTailN = Cfg::BN::value % Cfg::kPieceN;
+  static_assert(kTailN == 0 || (std::is_same_v<ElementC, __nv_bfloat16> && kTailN % 16 == 0),
+                "a narrower last piece: bf16, a multiple of 16 columns");
+  /// The last piece, (64,kTailN) in rows of kTailN elements, unswizzled (a swizzled box row is a whole
+  /// swizzle row; 2-4-way bank conflicts on its Cfg::kPieceM rows' stmatrix, once a row block). In the
+  /// buffers of the whole pieces. (64,16) when there is none: the type is never used.
+  using TailPiece = Layout<Shape<Int<Cfg::kPieceM>, Int<kTailN == 0 ? 16 : kTailN>>, Stride<Int<kTailN == 0 ? 16 : kTailN>, _1>>;
+  static_assert(cosize_v<TailPiece> <= cosize_v<Piece>, "the last piece fits a whole piece's buffer");
 
   /// The C buffers: kCBuffers per consumer warpgroup.
   struct TensorStorage {
@@ -81,23 +95,36 @@ struct CollectiveEpilogueTma {
   };
 
   /// C's TMA store, and the scales when the epilogue has them.
-  struct Params {
+  struct WholePieceParams {
     TmaCopy<SM90_TMA_STORE_2D, ElementC, Piece> tma_c;  ///< a piece of C out
     const float* scale_a = nullptr;  ///< EpilogueScale::per_tensor: A's scale (device memory)
     const float* scale_b = nullptr;  ///< B's
   };
+  /// With a narrower last piece: its store too.
+  struct TailPieceParams : WholePieceParams {
+    TmaCopy<SM90_TMA_STORE_2D, ElementC, TailPiece> tma_c_tail;  ///< the last piece of a row block out
+  };
+  /// The kernel's parameters: the tail's store only where there is a tail.
+  using Params = std::conditional_t<kTailN == 0, WholePieceParams, TailPieceParams>;
 
   /// Host: C (M×N, rows `ldc` elements apart). Throws std::invalid_argument when TMA cannot store it
   /// (a pointer or pitch not 16-byte aligned).
   static Params to_underlying_arguments(ElementC* C, int m, int n, std::int64_t ldc, const float* scale_a = nullptr,
                                         const float* scale_b = nullptr) {
-    return {make_tma_copy(SM90_TMA_STORE_2D{}, make_tensor(C, make_layout(make_shape(m, n), make_stride(int(ldc), _1{}))),
-                          Piece{}),
-            scale_a, scale_b};
+    const auto gC = make_tensor(C, make_layout(make_shape(m, n), make_stride(int(ldc), _1{})));
+    WholePieceParams whole{make_tma_copy(SM90_TMA_STORE_2D{}, gC, Piece{}), scale_a, scale_b};
+    if constexpr (kTailN == 0) {
+      return whole;
+    } else {
+      return {whole, make_tma_copy(SM90_TMA_STORE_2D{}, gC, TailPiece{})};
+    }
   }
 
-  /// One thread: the tensor map into the cache.
-  MM_HD static void prefetch(const Params& params) { params.tma_c.prefetch(); }
+  /// One thread: the tensor maps into the cache.
+  MM_HD static void prefetch(const Params& params) {
+    params.tma_c.prefetch();
+    if constexpr (kTailN != 0) params.tma_c_tail.prefetch();
+  }
 
   /// A consumer warpgroup's side of the epilogue (every thread of it constructs one): its buffers, its
   /// store pipeline, its named barrier (1 + the warpgroup's index: 0 is __syncthreads').
@@ -130,27 +157,38 @@ struct CollectiveEpilogueTma {
         MM_UNROLL
         for (int v = 0; v < int(acc.size()); ++v) acc(v) *= scale;
       }
-      const int bar_id = 1 + cw;
       // The row block's global coordinates, (64,BN), and piece j's, (64,kPieceN): tiles of an identity tensor.
       const auto gC = domain_offset(make_coord(m0, n0), make_identity_tensor(make_shape(Int<Cfg::kWgmmaM>{}, typename Cfg::BN{})));
       MM_UNROLL
-      for (int j = 0; j < kPieces; ++j) {
-        auto piece = make_tensor(make_smem_ptr(storage.c[cw][stores.buffer()]), Piece{});  // (64,kPieceN)
-        if (t == 0) StorePipeline::acquire();  // at most kCBuffers - 1 stores (the other buffers') still read
-        named_barrier_sync(bar_id, 128);
-        if constexpr (std::is_same_v<ElementC, __nv_bfloat16>) {
-          stage_accumulators_bf16(acc, j, piece, t);
-        } else {
-          stage_accumulators_f32(acc, j, piece, t);
-        }
-        fence_proxy_async_shared();  // the shared-memory writes, visible to the copy engine
-        named_barrier_sync(bar_id, 128);
-        if (t == 0) {
-          params.tma_c.store(piece, local_tile(gC, make_shape(Int<Cfg::kWgmmaM>{}, Int<Cfg::kPieceN>{}), make_coord(0, j)));
-          tma_store_commit();
-        }
-        stores.advance();
+      for (int j = 0; j < kPieces; ++j)
+        put_piece<Cfg::kPieceN>(acc, j, Piece{}, params.tma_c,
+                                local_tile(gC, make_shape(Int<Cfg::kWgmmaM>{}, Int<Cfg::kPieceN>{}), make_coord(0, j)));
+      if constexpr (kTailN != 0)  // the narrower last piece: columns from kPieces·kPieceN on
+        put_piece<kTailN>(acc, kPieces, TailPiece{}, params.tma_c_tail,
+                          domain_offset(make_coord(m0, n0 + kPieces * Cfg::kPieceN),
+                                        make_identity_tensor(make_shape(Int<Cfg::kWgmmaM>{}, Int<kTailN>{}))));
+    }
+
+    /// Piece j of a row block (`acc`), Cols columns from 64j (bf16) or 32j (fp32) on: staged into the
+    /// next buffer as `layout` places it, sent by `tma` to the global tile `coords` (an identity tile).
+    template <int Cols, class Frag, class PieceLayout, class Tma, class Coords>
+    MM_HD void put_piece(Frag& acc, int j, PieceLayout, const Tma& tma, const Coords& coords) {
+      const int bar_id = 1 + cw;
+      auto piece = make_tensor(make_smem_ptr(storage.c[cw][stores.buffer()]), PieceLayout{});  // (64,Cols)
+      if (t == 0) StorePipeline::acquire();  // at most kCBuffers - 1 stores (the other buffers') still read
+      named_barrier_sync(bar_id, 128);
+      if constexpr (std::is_same_v<ElementC, __nv_bfloat16>) {
+        stage_accumulators_bf16<Cols>(acc, j, piece, t);
+      } else {
+        stage_accumulators_f32(acc, j, piece, t);
       }
+      fence_proxy_async_shared();  // the shared-memory writes, visible to the copy engine
+      named_barrier_sync(bar_id, 128);
+      if (t == 0) {
+        tma.store(piece, coords);
+        tma_store_commit();
+      }
+      stores.advance();
     }
 
     /// Before the block exits: the stores have read shared memory.

@@ -61,13 +61,16 @@ MM_HD std::uint32_t pack_bf16x2(float lo, float hi) {
 
 /// Writes columns [64j, 64j+64) of this warpgroup's accumulators (thread `t` of the warpgroup, `acc`
 /// its register fragment of the wgmma's C: GmmaFragmentLayout) as bf16 into `chunk`, a (64,64)
-/// shared-memory tensor, with four stmatrix.x4 per thread. sm_90.
-template <class Frag, class Chunk>
+/// shared-memory tensor, with four stmatrix.x4 per thread. `Cols` < 64 (a multiple of 16): only
+/// columns [64j, 64j+Cols), into a (64,Cols) `chunk`, Cols/16 stmatrix.x4 (a tile whose N is not a
+/// multiple of 64 ends in such a piece). sm_90.
+template <int Cols = 64, class Frag, class Chunk>
   requires(is_tensor_v<Frag>)
 MM_HD void stage_accumulators_bf16(Frag const& acc, int j, Chunk& chunk, int t) {
+  static_assert(Cols % 16 == 0 && Cols > 0 && Cols <= 64, "whole stmatrix.x4 (16 columns each) of one 64-column chunk");
   const int warp = t / 32, lane = t % 32;
 MM_UNROLL
-  for (int q = 0; q < 4; ++q) {
+  for (int q = 0; q < Cols / 16; ++q) {
     std::uint32_t r[4];
 MM_UNROLL
     for (int reg = 0; reg < 4; ++reg) {

@@ -271,9 +271,10 @@ MM_UNROLL
 /// how the tiles are stored (GmmaMajor::MN sets the instruction's transpose bit). sm_90a.
 template <int N, GmmaMajor MajorA, GmmaMajor MajorB>
 struct SM90_64xNx16_F32BF16BF16_SS {
-  static_assert(N == 16 || N == 32 || N == 48 || N == 64 || N == 80 || N == 96 || N == 112 || N == 128 || N == 192 ||
-                    N == 256,
-                "wgmma bf16 atoms are provided for N = 16, 32, 48, 64, 80, 96, 112, 128, 192, 256 (tools/gen_mma_sm90_ops.py)");
+  static_assert(N == 16 || N == 32 || N == 48 || N == 64 || N == 80 || N == 96 || N == 112 || N == 128 || N == 160 ||
+                    N == 176 || N == 192 || N == 256,
+                "wgmma bf16 atoms are provided for N = 16, 32, 48, 64, 80, 96, 112, 128, 160, 176, 192, 256 "
+                "(tools/gen_mma_sm90_ops.py)");
   using DRegisters = float[N / 2];  ///< this thread's accumulators
   /// One instruction; `accumulate` false overwrites D with A·B.
   template <class = void>
@@ -289,6 +290,8 @@ struct SM90_64xNx16_F32BF16BF16_SS {
     if constexpr (N == 96) detail::wgmma_m64n96k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
     if constexpr (N == 112) detail::wgmma_m64n112k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
     if constexpr (N == 128) detail::wgmma_m64n128k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 160) detail::wgmma_m64n160k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
+    if constexpr (N == 176) detail::wgmma_m64n176k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
     if constexpr (N == 192) detail::wgmma_m64n192k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
     if constexpr (N == 256) detail::wgmma_m64n256k16_f32_bf16_ss<ta, tb>(d, desc_a.desc, desc_b.desc, int(accumulate));
 #else

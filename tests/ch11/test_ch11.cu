@@ -160,6 +160,26 @@ TEST(ch11_Gemm, OneConsumerTilesMatchFp64InRrr) {
   }
 }
 
+TEST(ch11_Gemm, FillTilesMatchFp64) {
+  // every_shape's step-9 tiles (128×160, 128×176: the epilogue's last piece 32 or 48 columns wide) at
+  // odd sizes: M not a multiple of 128, N ending inside the last tile's narrow piece (10232 = 63·160
+  // + 152; 11064 = 62·176 + 152) or before it (11000 = 62·176 + 88: the last piece wholly outside C),
+  // K not a multiple of 64 or shorter than one K step. The choice is checked, so that the test cannot
+  // pass on another tile; C starts poisoned (check_gemm_kernel).
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  const int sms = mm::device_sm_count();
+  if (sms != 132) GTEST_SKIP() << "the sizes are picked for 132 SMs: " << sms;
+  for (const auto& [s, bn] : {std::pair{Size{500, 10232, 1040}, 160}, {Size{385, 10232, 8}, 160},
+                              {Size{500, 11064, 1040}, 176}, {Size{511, 11000, 520}, 176}}) {
+    const GemmProblem p = problem(s, "RCR");
+    const ch11::Choice c = ch11::choose(p, sms);
+    ASSERT_TRUE(c.kernel == ch11::Choice::tile_shapes && !c.any_shape && !c.aligned_rows && c.tile_bm == 128 && c.tile_bn == bn)
+        << mm::test::size_name(p) << ": " << c.tile_bm << "x" << c.tile_bn;
+    expect_matches_fp64(every, p, 19);
+  }
+}
+
 TEST(ch11_Gemm, AlignedRowsMatchFp64) {
   // every_shape's copy into 128-byte-aligned rows (K % 16 != 0, a big problem): K = 1000 and 3000 (rows
   // 16 bytes into a sector), M not a multiple of the tile; the choice is checked, so that the test
@@ -387,19 +407,21 @@ TEST(ch11_Choice, MidDecodeTakesOne64x128TilePerSm) {
 
 TEST(ch11_Choice, ATieGoesToTheFullerRounds) {
   // 512×28672×4096: 600 tiles of 128×192 in 5 rounds (91% of them busy) against 896 of 128×128 in 7
-  // (97%): modeled 3.788 against 3.804, within 1%, so the fuller rounds win (both orders, both K).
-  for (const char* layout : {"RCR", "RRR"})
-    for (const Size& s : {Size{512, 28672, 4096}, Size{512, 28672, 8192}, Size{1024, 14336, 4096}, Size{256, 57344, 4096}}) {
-      const ch11::Choice c = ch11::choose(problem(s, layout), 132);
-      EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << layout << " " << mm::test::size_name(s);
-      EXPECT_EQ(c.tile_bm, 128) << layout << " " << mm::test::size_name(s);
-      EXPECT_EQ(c.tile_bn, 128) << layout << " " << mm::test::size_name(s);
-      EXPECT_EQ(c.splits, 1) << layout << " " << mm::test::size_name(s);
-    }
+  // (97%): modeled 3.788 against 3.804, within 1%, so the fuller rounds win (both orders, both K; in
+  // RCR every_shape then takes step 9's 128×176: FillTilesWhereTheyFillTheRounds).
+  auto tile_bn = [](const Size& s) { return ch11::kTileShapes[ch11::choose_tile_shape(problem(s, "RCR"), 132)].bn; };
+  for (const Size& s : {Size{512, 28672, 4096}, Size{512, 28672, 8192}, Size{1024, 14336, 4096}, Size{256, 57344, 4096}}) {
+    EXPECT_EQ(tile_bn(s), 128) << mm::test::size_name(s);
+    const ch11::Choice c = ch11::choose(problem(s, "RRR"), 132);
+    EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << mm::test::size_name(s);
+    EXPECT_EQ(c.tile_bm, 128) << mm::test::size_name(s);
+    EXPECT_EQ(c.tile_bn, 128) << mm::test::size_name(s);
+    EXPECT_EQ(c.splits, 1) << mm::test::size_name(s);
+  }
   // Not ties: 512×10240×8192 (128×192 in 2 rounds, 1.52, against 128×128 in 3, 1.63), 3072³ (3 rounds
   // of 128×192, 2.27, against 5 of 128×128, 2.72), 8192³ (128×192's 21 rounds, 99% full, 15.91, against
   // 128×256's 16, 97%, 16.0: the fuller one is the faster already).
-  EXPECT_EQ(ch11::choose(problem({512, 10240, 8192}, "RCR"), 132).tile_bn, 192);
+  EXPECT_EQ(tile_bn({512, 10240, 8192}), 192);
   EXPECT_EQ(ch11::choose(problem({3072, 3072, 3072}, "RCR"), 132).tile_bn, 192);
   EXPECT_EQ(ch11::choose(problem({8192, 8192, 8192}, "RCR"), 132).tile_bn, 192);
   EXPECT_EQ(ch11::choose(problem({4096, 4096, 4096}, "RCR"), 132).tile_bn, 256);
@@ -411,6 +433,35 @@ TEST(ch11_Choice, ATieGoesToTheFullerRounds) {
   EXPECT_NEAR(ch11::rounds_filled(p, t128, 132), 896.0 / 924.0, 1e-12);
   EXPECT_TRUE(ch11::better_tile(p, t128, t192, 132));
   EXPECT_FALSE(ch11::better_tile(p, t192, t128, 132));
+}
+
+TEST(ch11_Choice, FillTilesWhereTheyFillTheRounds) {
+  // Step 9: every_shape takes 128×160 or 128×176 (RCR, K whole) where the model prefers them to the
+  // tiles of kTileShapes: 512×10240 (256 tiles of 128×160 in 2 rounds, 97% full, against 216 of 128×192,
+  // 82%), 512×11008 (252 of 128×176, 95%, against 232, 88%), 512×28672 (652 of 128×176 in 5 rounds
+  // against step 8's 896 of 128×128 in 7).
+  for (const auto& [s, bn] : {std::pair{Size{512, 10240, 8192}, 160}, {Size{512, 10240, 4096}, 160},
+                              {Size{512, 11008, 4096}, 176}, {Size{512, 28672, 4096}, 176}, {Size{512, 28672, 8192}, 176}}) {
+    const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
+    EXPECT_TRUE(c.kernel == ch11::Choice::tile_shapes && c.tile_bm == 128 && c.tile_bn == bn && c.splits == 1 && !c.any_shape)
+        << mm::test::size_name(s) << ": " << c.tile_bm << "x" << c.tile_bn << " x" << c.splits;
+  }
+  // Where the model keeps its tile: 4096³ (128×256), 3072³ and 8192³ (128×192), 512×4096×4096 (128×128),
+  // the small squares (64×128 with one consumer), split K (128×4096×4096).
+  for (const auto& [s, bn] : {std::pair{Size{4096, 4096, 4096}, 256}, {Size{3072, 3072, 3072}, 192}, {Size{8192, 8192, 8192}, 192},
+                              {Size{512, 4096, 4096}, 128}, {Size{1024, 1024, 1024}, 128}, {Size{128, 4096, 4096}, 64}})
+    EXPECT_EQ(ch11::choose(problem(s, "RCR"), 132).tile_bn, bn) << mm::test::size_name(s);
+  // Only tile_shapes' kernel on operands where they lie: not RRR (any_shape's path, B MN-major), not a
+  // misaligned A (staged by any_shape's path).
+  EXPECT_EQ(ch11::choose(problem({512, 10240, 8192}, "RRR"), 132).tile_bn, 192);
+  const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
+  EXPECT_EQ(ch11::choose(problem({512, 10240, 8192}, "RCR"), 132, off).tile_bn, 192);
+  // The table: N a multiple of 16, not of 64 (the epilogue's narrow last piece), and with_fill_tile's tiles.
+  for (int i = 0; i < int(std::size(ch11::kFillTiles)); ++i) {
+    EXPECT_EQ(ch11::kFillTiles[i].bn % 16, 0);
+    EXPECT_NE(ch11::kFillTiles[i].bn % 64, 0);
+    EXPECT_EQ(ch11::with_fill_tile(i, [](auto cfg) { return int(decltype(cfg)::BN::value); }), ch11::kFillTiles[i].bn);
+  }
 }
 
 TEST(ch11_Choice, MisalignedRowsAreCopiedWhereTheCopyPays) {

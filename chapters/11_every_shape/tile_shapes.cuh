@@ -183,8 +183,12 @@ inline int choose_tile_shape(const GemmProblem& p, int sms) {
 }
 
 /// Step 9's tiles, which every_shape's tile_shapes path (RCR, K whole) takes where better_tile prefers
-/// one to choose_tile_shape's: efficiencies measured as kTileShapes' (each forced at 8192³).
-inline constexpr TileShape kFillTiles[] = {{128, 160, 0.96}, {128, 176, 0.975}};
+/// one to choose_tile_shape's. Efficiencies on kTileShapes' scale: each tile's rate per round (128·BN·K
+/// over time / rounds) against 128×256's, beside the table's own tiles in one process (the page's A/B,
+/// ten shapes with M >= 256, medians): 128×160 0.950, 128×176 0.953, 128×128 0.955, 128×192 0.977;
+/// level with 128×128, so its 0.92. (At 8192³ the three fall to 0.83-0.86, where the model never takes
+/// them: step 9 of the page.)
+inline constexpr TileShape kFillTiles[] = {{128, 160, 0.92}, {128, 176, 0.92}};
 
 /// The index into kFillTiles of a tile better than choose_tile_shape's for `p` on `sms` SMs (the best
 /// of them by better_tile), or -1 when none is.

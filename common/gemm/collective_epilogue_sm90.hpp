@@ -157,23 +157,23 @@ struct CollectiveEpilogueTma {
         MM_UNROLL
         for (int v = 0; v < int(acc.size()); ++v) acc(v) *= scale;
       }
+      const int bar_id = 1 + cw;
       // The row block's global coordinates, (64,BN), and piece j's, (64,kPieceN): tiles of an identity tensor.
       const auto gC = domain_offset(make_coord(m0, n0), make_identity_tensor(make_shape(Int<Cfg::kWgmmaM>{}, typename Cfg::BN{})));
       MM_UNROLL
-      for (int j = 0; j < kPieces; ++j)
-        put_piece<Cfg::kPieceN>(acc, j, Piece{}, params.tma_c,
-                                local_tile(gC, make_shape(Int<Cfg::kWgmmaM>{}, Int<Cfg::kPieceN>{}), make_coord(0, j)));
-      if constexpr (kTailN != 0)  // the narrower last piece: columns from kPieces·kPieceN on
-        put_piece<kTailN>(acc, kPieces, TailPiece{}, params.tma_c_tail,
-                          domain_offset(make_coord(m0, n0 + kPieces * Cfg::kPieceN),
-                                        make_identity_tensor(make_shape(Int<Cfg::kWgmmaM>{}, Int<kTailN>{}))));
+      for (int j = 0; j < kPieces; ++j) put_piece<Cfg::kPieceN>(acc, j, bar_id, Piece{}, params.tma_c, gC, j);
+      if constexpr (kTailN != 0) {  // the narrower last piece: columns from kPieces·kPieceN on
+        const auto gTail = domain_offset(make_coord(m0, n0 + kPieces * Cfg::kPieceN),
+                                         make_identity_tensor(make_shape(Int<Cfg::kWgmmaM>{}, Int<kTailN>{})));
+        put_piece<kTailN>(acc, kPieces, bar_id, TailPiece{}, params.tma_c_tail, gTail, 0);
+      }
     }
 
     /// Piece j of a row block (`acc`), Cols columns from 64j (bf16) or 32j (fp32) on: staged into the
-    /// next buffer as `layout` places it, sent by `tma` to the global tile `coords` (an identity tile).
-    template <int Cols, class Frag, class PieceLayout, class Tma, class Coords>
-    MM_HD void put_piece(Frag& acc, int j, PieceLayout, const Tma& tma, const Coords& coords) {
-      const int bar_id = 1 + cw;
+    /// next buffer as `layout` places it (the warpgroup's named barrier `bar_id` around it), sent by
+    /// `tma` (one thread) to the jg-th tile of Cols columns of `g`, an identity tensor of C's coordinates.
+    template <int Cols, class Frag, class PieceLayout, class Tma, class G>
+    MM_HD void put_piece(Frag& acc, int j, int bar_id, PieceLayout, const Tma& tma, const G& g, int jg) {
       auto piece = make_tensor(make_smem_ptr(storage.c[cw][stores.buffer()]), PieceLayout{});  // (64,Cols)
       if (t == 0) StorePipeline::acquire();  // at most kCBuffers - 1 stores (the other buffers') still read
       named_barrier_sync(bar_id, 128);
@@ -185,7 +185,7 @@ struct CollectiveEpilogueTma {
       fence_proxy_async_shared();  // the shared-memory writes, visible to the copy engine
       named_barrier_sync(bar_id, 128);
       if (t == 0) {
-        tma.store(piece, coords);
+        tma.store(piece, local_tile(g, make_shape(Int<Cfg::kWgmmaM>{}, Int<Cols>{}), make_coord(0, jg)));
         tma_store_commit();
       }
       stores.advance();

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Compiles the device code of chapter sources for one GPU architecture, and nothing else (.ci/run, phase 7).
 
-    python3 .ci/device_only.py BUILD_DIR ARCH CHAPTER_DIR...
+    python3 .ci/device_only.py BUILD_DIR ARCH PATH...
 
-BUILD_DIR is a configured build (its compile_commands.json); ARCH a real architecture ("75", "120"). For
-each .cu file under the given chapter directories but the mains, the build's own nvcc command is run as
+BUILD_DIR is a configured build (its compile_commands.json); ARCH a real architecture ("75", "120"); each
+PATH a chapter directory or a .cu file of the build (the harness's kernels). For each .cu file under the
+given directories but the mains, and each file given, the build's own nvcc command is run as
 a device-only compilation (`-cubin -arch=sm_ARCH`): the front end, cicc and ptxas for that architecture,
 which is what another architecture can break (a branch that only compiles there, a PTX instruction it
 lacks), without the host pass (cudafe++ and g++), which does not depend on the architecture and which the
@@ -50,12 +51,16 @@ def main() -> int:
     jobs = []
     for e in entries:
         f = pathlib.Path(e["file"]).resolve()
-        if f.suffix != ".cu" or f.name == "main.cu" or not any(c in f.parents for c in chapters):
+        if f.suffix != ".cu" or not (f in chapters or (f.name != "main.cu" and any(c in f.parents for c in chapters))):
             continue
         out = build / "device_only" / f"{f.parent.name}_{f.stem}.sm_{arch}.cubin"
         jobs.append((f, e["directory"], device_only(e["command"], arch, out)))
+    missing = [c for c in chapters if c.suffix == ".cu" and c not in {j[0] for j in jobs}]
+    if missing:
+        print(f"error: not in {build}/compile_commands.json: {' '.join(map(str, missing))}", file=sys.stderr)
+        return 1
     if not jobs:
-        print(f"error: no chapter .cu file in {build}/compile_commands.json for {sys.argv[3:]}", file=sys.stderr)
+        print(f"error: no .cu file in {build}/compile_commands.json for {sys.argv[3:]}", file=sys.stderr)
         return 1
     (build / "device_only").mkdir(exist_ok=True)
     root = pathlib.Path.cwd()

@@ -209,7 +209,7 @@ void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& ru
 
 template <class TIn, class TOut>
 detail::ErasedGemmGroup detail::erase_group(const GemmKernelGroup<TIn, TOut>& group) {
-  ErasedGemmGroup erased{{group.baseline, dtype_of<TIn>(), dtype_of<TOut>()}, {}, {}};
+  ErasedGemmGroup erased{{group.baseline, dtype_of<TIn>(), dtype_of<TOut>()}, {}, {}, {}};
   for (DType other : group.also_measure) erased.also_measure.push_back(other);
   for (const auto& kern : group.kernels) erased.kernel_names.push_back(kern.name);
   erased.run = [&group](GemmGroupRun& run) { run_group(group, run); };

@@ -7,6 +7,7 @@
 //   grouped_contiguous  this chapter's kernel: every expert's tiles in one persistent launch
 //   grouped_masked      the same kernel reading each expert's rows from a fixed-capacity buffer (decode)
 //   *_64                both with 64-row tiles (step 2, decode: 256 tokens or fewer, as grouped_masked)
+//   grouped_decode, grouped_masked_decode  both with the weights on wgmma's M, 16 token rows a tile (step 6, decode)
 //   grouped_skip_padding grouped_contiguous whose consumer warpgroups skip 64 rows of padding (the appendix's)
 //
 // With --swiglu, the gate+up projection followed by SiLU(gate)·up, every way: cuBLAS's two and
@@ -546,8 +547,8 @@ int main(int argc, char** argv) {
   app.add_option("--projection", projection_arg, "comma-separated: gate_up, down (default both)")->type_name("NAMES");
   app.add_option("--kernel", kernel_arg,
                  "comma-separated: grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64, "
-                 "grouped_skip_padding, grouped_swiglu, grouped_swiglu_64 (default all: every one but the appendix's "
-                 "grouped_skip_padding; the masked and 64-row ones at 256 tokens or fewer, grouped_skip_padding above; "
+                 "grouped_skip_padding, grouped_swiglu, grouped_swiglu_64, grouped_decode, grouped_masked_decode (default all: every one but the appendix's "
+                 "grouped_skip_padding; the masked, 64-row and decode ones at 256 tokens or fewer, grouped_skip_padding above; "
                  "grouped_swiglu* with --swiglu only; the cuBLAS ways always run)")
       ->type_name("NAMES");
   app.add_option("--reps", reps_arg, "timed repetitions (default 10)")->type_name("INT");
@@ -624,7 +625,8 @@ int main(int argc, char** argv) {
     proj_names = {"gate_up"};
   }
   const std::vector<std::string> kernel_names = {"grouped_contiguous", "grouped_masked", "grouped_contiguous_64", "grouped_masked_64",
-                                                 "grouped_skip_padding", "grouped_swiglu", "grouped_swiglu_64"};
+                                                 "grouped_skip_padding", "grouped_swiglu", "grouped_swiglu_64",
+                                                 "grouped_decode", "grouped_masked_decode"};
   std::set<std::string> selected;
   for (const std::string& kname : split(kernel_arg)) {
     if (kname == "all") {  // the chapter's steps; the appendix's dead end only when named
@@ -634,7 +636,7 @@ int main(int argc, char** argv) {
       selected.insert(kname);
     } else {
       bad("--kernel", "'" + kname + "' is not grouped_contiguous, grouped_masked, grouped_contiguous_64, grouped_masked_64, " +
-                             "grouped_skip_padding, grouped_swiglu, grouped_swiglu_64 or all");
+                             "grouped_skip_padding, grouped_swiglu, grouped_swiglu_64, grouped_decode, grouped_masked_decode or all");
     }
   }
   if (!csv.empty())
@@ -771,8 +773,9 @@ int main(int argc, char** argv) {
             run_ours("grouped_contiguous", 128, g, A.data(), C.data(), layout.first);
             if (!decode) run_ours("grouped_skip_padding", 128, g, A.data(), C.data(), layout.first, GroupedVariant::skip_padding);
             if (decode) run_ours("grouped_contiguous_64", 64, g, A.data(), C.data(), layout.first);
+            if (decode) run_ours("grouped_decode", kDecodeTileRows, g, A.data(), C.data(), layout.first);  // step 6
           }
-          if (!swiglu && decode && (selected.count("grouped_masked") || selected.count("grouped_masked_64"))) {
+          if (!swiglu && decode && (selected.count("grouped_masked") || selected.count("grouped_masked_64") || selected.count("grouped_masked_decode"))) {
             // Decode: a buffer of `capacity` rows per expert (every token could pick it), a count each.
             const std::int64_t capacity = (std::int64_t(tokens) + kGroupAlignment - 1) / kGroupAlignment * kGroupAlignment;
             DeviceBuffer<bf16> Am(std::size_t(E) * capacity * k), Cm(std::size_t(E) * capacity * n);
@@ -785,6 +788,7 @@ int main(int argc, char** argv) {
             g.groups = E, g.n = n, g.k = k, g.rows = std::int64_t(E) * capacity, g.counts = d_counts.data(), g.capacity = capacity;
             run_ours("grouped_masked", 128, g, Am.data(), Cm.data(), first);
             run_ours("grouped_masked_64", 64, g, Am.data(), Cm.data(), first);
+            run_ours("grouped_masked_decode", kDecodeTileRows, g, Am.data(), Cm.data(), first);
           }
           for (Row& r : rows_here) {
             r.pct_of_loop = 100.0 * loop.median_ms / r.median_ms;

@@ -14,8 +14,13 @@ namespace mm::ch13 {
 
 PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks,
                                   int tile_rows, GroupedVariant variant) {
-  if (tile_rows != 128 && tile_rows != 64)
-    throw std::invalid_argument("grouped_contiguous: tiles of 128 or 64 rows, not " + std::to_string(tile_rows));
+  if (tile_rows != 128 && tile_rows != 64 && tile_rows != kDecodeTileRows)
+    throw std::invalid_argument("grouped_contiguous: tiles of 128, 64 or 16 (grouped_decode) rows, not " + std::to_string(tile_rows));
+  if (tile_rows == kDecodeTileRows) {
+    if (variant != GroupedVariant::gemm)
+      throw std::invalid_argument("grouped_decode: C_g = A_g·B_gᵀ only (no SiLU(gate)·up epilogue, no skipping)");
+    return prepare_grouped_decode(g, A, B, C, max_blocks);
+  }
   switch (variant) {
     case GroupedVariant::skip_padding:
       if (tile_rows != 128)

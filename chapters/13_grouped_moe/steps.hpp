@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "13_grouped_moe/grouped_contiguous.cuh"  // GroupedProblem, grouped_rejects, contiguous_layout
+#include "13_grouped_moe/grouped_decode.cuh"      // step 6: kDecodeTileRows, choose_grouped_tile
 #include "13_grouped_moe/grouped_skip_padding.cuh"
 #include "13_grouped_moe/grouped_swiglu.cuh"
 #include "13_grouped_moe/routing.hpp"
@@ -23,7 +24,8 @@ namespace mm::ch13 {
 /// weights, C half as wide (step 3, grouped_swiglu.cuh).
 enum class GroupedVariant { gemm, skip_padding, swiglu };
 
-/// `tile_rows`: 128 (GroupedCfg) or 64 (GroupedCfg64, decode's); std::invalid_argument otherwise.
+/// `tile_rows`: 128 (GroupedCfg), 64 (GroupedCfg64, step 2's) or 16 (step 6's grouped_decode: 16 token
+/// rows by 64 weight rows, the plain GEMM only); std::invalid_argument otherwise.
 PreparedGemm prepare_grouped_gemm(const GroupedProblem& g, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
                                   int tile_rows = 128, GroupedVariant variant = GroupedVariant::gemm);
 

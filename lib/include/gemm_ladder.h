@@ -125,7 +125,7 @@ GL_API gl_status gl_gemm(gl_dtype dtype, gl_layout layout, int64_t m, int64_t n,
  * ends where it starts). The rows between an expert's end and the next 128-row boundary are padding
  * the caller leaves: A's are multiplied like any row (the expert's last tile is whole), and C's
  * padding rows may be written with their products (with 64-row tiles, only up to the next 64-row
- * boundary); no other row of C is written. B is the experts' weights stacked, (E·N) × K row-major
+ * boundary; with the 16-row decode tile, none); no other row of C is written. B is the experts' weights stacked, (E·N) × K row-major
  * (expert g's N×K weight, nn.Linear's layout, at row g·N: RCR).
  *
  * **The layout's host copy.** The kernel reads `offsets` on the device: the host launches without
@@ -137,18 +137,21 @@ GL_API gl_status gl_gemm(gl_dtype dtype, gl_layout layout, int64_t m, int64_t n,
  * and write stays inside A, B and C (TMA clips at their `rows` and E·N rows), but offsets that break the
  * rules above give wrong rows, and absurd ones a launch that walks that many empty tiles.
  *
- * **The tile.** `tile_rows` 128 (the 128×256 tile of the prefill runs) or 64 (decode's 64×256 tile)
- * forces one; 0 lets the library choose: 64 rows when the experts hold few rows, from what the host
- * knows: with `host_offsets`, when the mean rows per expert (padding excluded) is at most 32; without,
- * when `rows` <= 128·E (no expert can fill more than one 128-row tile). Chapter 13's decode runs
- * (plots/data/h200/ch13_grouped_moe_decode.csv): the 64-row tile was faster at 8-16 rows per expert and
- * slower at Mixtral's 64 rows per expert. gl_last_path() names the one that ran ("grouped_contiguous
- * 64x256").
+ * **The tile.** `tile_rows` 128 (the 128×256 tile of the prefill runs), 64 (step 2's 64×256 tile) or 16
+ * (step 6's grouped_decode: 64 rows of an expert's weight × 16 of its token rows, the weights on wgmma's
+ * M, C written transposed, only the experts' rows written) forces one; 0 lets the library choose
+ * (chapter 13's choose_grouped_tile, grouped_rule.hpp): 16 where step 2's 64×256 tiles would be fewer
+ * than the GPU's SMs (counted from `host_offsets`, or bounded by `rows` without it) and K >= 1024 (with
+ * a host copy, also at most 32 rows for the largest expert); else 64 rows when the experts hold few
+ * rows (with `host_offsets`: a mean of at most 32 rows per expert, padding excluded; without: `rows`
+ * <= 128·E), else 128. Chapter 13's decode runs (plots/data/h200/ch13_grouped_moe_decode.csv and
+ * ch13_grouped_moe_decode_step6_appendix.csv) measured each. gl_last_path() names the one that ran
+ * ("grouped_contiguous 64x256", "grouped_decode 64x16 swapped").
  *
  * Refused before the GPU is asked: E < 1, rows, N or K < 1 (GL_INVALID_ARGUMENT); a NULL pointer, one
  * off its element (GL_INVALID_ARGUMENT); the kernel's rules (GL_UNSUPPORTED with the rule): N % 256 == 0
  * (a 256-column tile must stay in one expert's weight), K % 8 == 0, A, B and C 16-byte aligned (TMA),
- * rows and E·N below 2^31; tile_rows other than 0, 64, 128 (GL_INVALID_ARGUMENT). Prepared GEMMs are
+ * rows and E·N below 2^31; tile_rows other than 0, 16, 64, 128 (GL_INVALID_ARGUMENT). Prepared GEMMs are
  * cached as gl_gemm's are, keyed by the sizes, E, the tile and every pointer (offsets included) and the
  * stream; the offsets' values are read by the kernel at each launch, so new values need no new preparation.
  *
@@ -161,7 +164,7 @@ GL_API gl_status gl_gemm(gl_dtype dtype, gl_layout layout, int64_t m, int64_t n,
  * @param c            C, rows × N row-major bf16, 16-byte aligned
  * @param offsets      E + 1 int64 in device memory, 8-byte aligned (see above)
  * @param host_offsets the host's copy of the E + 1 offsets, checked before the launch; or NULL
- * @param tile_rows    0 (the library chooses), 64 or 128
+ * @param tile_rows    0 (the library chooses), 16, 64 or 128
  * @param stream       the cudaStream_t to queue the kernel on; NULL: the legacy default stream
  * @return GL_OK, or why not (gl_last_error() says more)
  */
@@ -177,8 +180,8 @@ GL_API gl_status gl_grouped_gemm(int64_t experts, int64_t rows, int64_t n, int64
  * `counts`: E int32 in device memory; `host_counts`, when not NULL, the host's copy, checked before the
  * launch (each from 0 to the capacity: GL_INVALID_ARGUMENT otherwise) and used for the tile. Without it,
  * a device count outside 0..capacity is clamped to it by the scheduler. `capacity` must be a multiple
- * of 128 (GL_UNSUPPORTED otherwise). `tile_rows` 0 chooses as gl_grouped_gemm does with a host copy, and
- * without one takes 64 rows (the masked layout is decode's: the chapter's grouped_masked_64 ran at
+ * of 128 (GL_UNSUPPORTED otherwise). `tile_rows` 0 chooses as gl_grouped_gemm does (chapter 13's rule),
+ * without a host copy bounding step 2's tiles by E·capacity, and otherwise takes 64 rows (the masked layout is decode's: the chapter's grouped_masked_64 ran at
  * 100.8% of the faster cuBLAS way in geometric mean over its decode shapes, grouped_masked at 92.4%).
  *
  * @param experts     E, the number of experts (at least 1)
@@ -190,7 +193,7 @@ GL_API gl_status gl_grouped_gemm(int64_t experts, int64_t rows, int64_t n, int64
  * @param c           C, (E·capacity) × N row-major bf16, 16-byte aligned
  * @param counts      E int32 in device memory, 4-byte aligned: expert g's rows
  * @param host_counts the host's copy of the E counts, checked before the launch; or NULL
- * @param tile_rows   0 (the library chooses), 64 or 128
+ * @param tile_rows   0 (the library chooses), 16, 64 or 128
  * @param stream      the cudaStream_t to queue the kernel on; NULL: the legacy default stream
  * @return GL_OK, or why not (gl_last_error() says more)
  */

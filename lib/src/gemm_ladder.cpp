@@ -32,11 +32,13 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "gemm/launch.hpp"  // tma_pointer_rejects
 #include "gemm/prepared_gemm.hpp"
 #include "gemm/problem.hpp"
 #include "gemm/watchdog.hpp"  // watchdog_seconds_valid
+#include "13_grouped_moe/grouped_rule.hpp"  // choose_grouped_tile, kDecodeTileRows
 #include "prepare.hpp"
 
 #ifndef GEMM_LADDER_SM90A
@@ -430,23 +432,26 @@ gl_status finish(const Outcome& o, const char* prefix) {
 
 // ---- Grouped GEMMs (chapter 13) ----
 
-/// The tile a grouped call runs (gemm_ladder.h, gl_grouped_gemm's "The tile"): `forced` when 64 or 128;
-/// else 64 rows when the experts hold few rows, as far as the host knows: from its copy of the layout
-/// (the experts' rows, padding excluded, at most 32 per expert on average), else from the buffer
-/// (contiguous: rows <= 128·E; masked: always, the decode layout).
+/// The tile a grouped call runs (gemm_ladder.h, gl_grouped_gemm's "The tile"): `forced` when 16, 64 or
+/// 128; else chapter 13's rule (choose_grouped_tile) on the device's SMs, from the host's copy of the
+/// layout when given, else from the buffer.
 int choose_tile(std::int64_t forced, const gl::detail::Grouped& g, const std::int64_t* host_offsets,
-                const int* host_counts) {
+                const int* host_counts, int device) {
   if (forced != 0) return int(forced);
-  constexpr std::int64_t kFewRows = 32, kAlign = 128;
-  if (host_offsets != nullptr || host_counts != nullptr) {
-    std::int64_t real = 0;
-    for (int e = 0; e < g.groups; ++e)
-      real += host_offsets ? std::max<std::int64_t>(0, host_offsets[e + 1] - (host_offsets[e] + kAlign - 1) / kAlign * kAlign)
-                           : std::int64_t(host_counts[e]);
-    return real <= kFewRows * g.groups ? 64 : 128;
+  static std::atomic<int> sms_of[64] = {};  // the SM count of each device, read once
+  int sms = device >= 0 && device < 64 ? sms_of[device].load(std::memory_order_relaxed) : 0;
+  if (sms == 0) {
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) sms = 132;
+    if (device >= 0 && device < 64) sms_of[device].store(sms, std::memory_order_relaxed);
   }
-  if (g.offsets != nullptr) return g.rows <= kAlign * g.groups ? 64 : 128;
-  return 64;
+  std::vector<std::int64_t> rows;
+  if (host_offsets != nullptr || host_counts != nullptr) {
+    constexpr std::int64_t kAlign = mm::ch13::kGroupAlignmentRows;
+    for (int e = 0; e < g.groups; ++e)
+      rows.push_back(host_offsets ? std::max<std::int64_t>(0, host_offsets[e + 1] - (host_offsets[e] + kAlign - 1) / kAlign * kAlign)
+                                  : std::int64_t(host_counts[e]));
+  }
+  return mm::ch13::choose_grouped_tile(g.groups, g.n, g.k, g.rows, g.counts != nullptr, rows.empty() ? nullptr : rows.data(), sms);
 }
 
 /// gl_grouped_gemm and gl_grouped_gemm_masked: steps 1 to 5 of gl_gemm for a grouped problem. `rows` is
@@ -466,9 +471,9 @@ gl_status grouped_call(const char* fn, std::int64_t experts, std::int64_t rows, 
   if (experts < 1) return refuse(fail(GL_INVALID_ARGUMENT, "needs at least one expert"));
   if ((masked ? capacity : rows) < 1 || n < 1 || k < 1)
     return refuse(fail(GL_INVALID_ARGUMENT, std::string(masked ? "capacity" : "rows") + ", N and K must be at least 1"));
-  if (tile_rows != 0 && tile_rows != 64 && tile_rows != 128)
+  if (tile_rows != 0 && tile_rows != mm::ch13::kDecodeTileRows && tile_rows != 64 && tile_rows != 128)
     return refuse(fail(GL_INVALID_ARGUMENT, "tile_rows = " + std::to_string(tile_rows) +
-                                                ": 0 (the library chooses), 64 or 128"));
+                                                ": 0 (the library chooses), 16, 64 or 128"));
   constexpr std::int64_t kIntMax = INT32_MAX;
   if (experts > kIntMax || n > kIntMax || k > kIntMax || (masked && capacity > INT64_MAX / experts))
     return refuse(fail(GL_UNSUPPORTED, "needs E, N, K and the rows below 2^31 (TMA's int coordinates)"));
@@ -491,7 +496,7 @@ gl_status grouped_call(const char* fn, std::int64_t experts, std::int64_t rows, 
   // Steps 3 to 5: the device, the cache, the launch.
   int device = 0;
   if (Outcome o = check_device(device); !o.ok()) return refuse(o);
-  const int tile = choose_tile(tile_rows, g, host_offsets, host_counts);
+  const int tile = choose_tile(tile_rows, g, host_offsets, host_counts, device);
   Key key{device, GL_BF16, GL_RCR, rows, n, k, a, b, c, nullptr, nullptr, stream};
   key.grouped = masked ? 2 : 1, key.groups = experts, key.capacity = g.capacity, key.tile_rows = tile;
   key.layout_data = masked ? static_cast<const void*>(counts) : static_cast<const void*>(offsets);

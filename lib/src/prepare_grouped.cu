@@ -1,11 +1,12 @@
 // Grouped bf16 (mixture-of-experts): chapter 13's grouped_contiguous and grouped_masked, 128×256 or
-// decode's 64×256 tiles. The chapter's rules (grouped_rejects) and its check of a host copy of the
+// step 2's 64×256 tiles, or step 6's grouped_decode (64 weight rows × 16 token rows, swapped). The chapter's rules (grouped_rejects) and its check of a host copy of the
 // layout (grouped_layout_rejects) go through as they are, each line prefixed with the kernel's name.
 #include "prepare.hpp"
 
 #include <stdexcept>
 
 #include "13_grouped_moe/grouped_contiguous.cuh"
+#include "13_grouped_moe/grouped_decode.cuh"
 
 namespace gl::detail {
 
@@ -39,9 +40,10 @@ std::string grouped_layout_rejects(const Grouped& g, const std::int64_t* host_of
 mm::PreparedGemm prepare_grouped(const Grouped& g, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c,
                                  int tile_rows) {
   const mm::ch13::GroupedProblem p = chapter_problem(g);
+  if (tile_rows == mm::ch13::kDecodeTileRows) return mm::ch13::prepare_grouped_decode(p, a, b, c);
   if (tile_rows == 64) return mm::ch13::prepare_grouped<mm::ch13::GroupedCfg64>(p, a, b, c);
   if (tile_rows == 128) return mm::ch13::prepare_grouped<mm::ch13::GroupedCfg>(p, a, b, c);
-  throw std::invalid_argument(std::string(kernel_name(g)) + "tiles of 128 or 64 rows, not " + std::to_string(tile_rows));
+  throw std::invalid_argument(std::string(kernel_name(g)) + "tiles of 128, 64 or 16 rows, not " + std::to_string(tile_rows));
 }
 
 }  // namespace gl::detail

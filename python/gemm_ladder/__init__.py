@@ -184,8 +184,10 @@ def grouped_mm(a, b, offsets, *, out=None, stream=None, tile_rows=0, zero_fill=T
     The offsets are read by the kernel on the device: nothing here waits for the GPU, and their values
     are not checked (a torch.compile graph or a CUDA graph can hold the call). Whatever they hold, the
     kernel reads and writes only inside a, b and the result; offsets that break the rules above give
-    wrong rows. ``tile_rows`` 0 lets the library choose 64-row tiles when rows <= 128·E (no expert
-    fills more than one 128-row tile: decode), else 128; 64 or 128 forces one. ``last_path()`` names it.
+    wrong rows. ``tile_rows`` 0 lets the library choose (chapter 13's rule): the 16-row decode tile
+    (the weights on wgmma's M) where 64-row tiles would be fewer than the SMs (at most rows/64 · N/256
+    of them) and K >= 1024, else 64-row tiles when rows <= 128·E (no expert fills more than one
+    128-row tile: decode), else 128; 16, 64 or 128 forces one. ``last_path()`` names it.
     """
     if not _compiling() and out is None and stream is None and _fast_grouped_mm is not None:
         c = _fast_grouped_mm(a, b, offsets, tile_rows, zero_fill)

@@ -384,7 +384,7 @@ def mm_fp8_dlpack(a, b, scale_a, scale_b, out=None, stream=None, block_scaled=No
 
 GROUPED_N = 256  # N % 256: a 256-column tile must stay inside one expert's weight
 GROUPED_K = 8    # K % 8: TMA reads rows whose pitch is a multiple of 16 bytes
-GROUPED_TILES = (0, 64, 128)
+GROUPED_TILES = (0, 16, 64, 128)
 
 
 def grouped_plan(dtype_a, dtype_b, dtype_offsets, shape_a, strides_a, shape_b, strides_b, shape_offsets,
@@ -424,7 +424,7 @@ def grouped_plan(dtype_a, dtype_b, dtype_offsets, shape_a, strides_a, shape_b, s
     if k % GROUPED_K != 0:
         raise ValueError(f"K = {k}: grouped_mm needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)")
     if tile_rows not in GROUPED_TILES:
-        raise ValueError(f"tile_rows = {tile_rows}: 0 (the library chooses), 64 or 128")
+        raise ValueError(f"tile_rows = {tile_rows}: 0 (the library chooses), 16, 64 or 128")
     return e, rows, n, k
 
 

@@ -52,7 +52,7 @@ def test_grouped_plan():
     refused(ValueError, "N = 384: grouped_mm needs N % 256 == 0", shape_b=(2, 384, 64), strides_b=(384 * 64, 64, 1))
     refused(ValueError, "K = 60: grouped_mm needs K % 8 == 0", shape_a=(256, 60), strides_a=(60, 1), shape_b=(2, 256, 60),
             strides_b=(256 * 60, 60, 1))
-    refused(ValueError, "tile_rows = 32: 0 (the library chooses), 64 or 128", tile_rows=32)
+    refused(ValueError, "tile_rows = 32: 0 (the library chooses), 16, 64 or 128", tile_rows=32)
 
 
 def fake_problem(**kw):

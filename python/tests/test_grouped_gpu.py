@@ -57,29 +57,38 @@ LAYOUTS = {
 }
 
 
-@pytest.mark.parametrize("tile_rows", [0, 64, 128])
+@pytest.mark.parametrize("tile_rows", [0, 16, 64, 128])
 @pytest.mark.parametrize("name", list(LAYOUTS))
 def test_matches_float64(name, tile_rows):
     rows_per_expert = LAYOUTS[name]
     a, w, offsets, first = problem(rows_per_expert, 512, 136, extra_rows=64)
     c = gemm_ladder.grouped_mm(a, w, offsets, tile_rows=tile_rows)
     assert c.shape == (a.shape[0], 512) and c.dtype == torch.bfloat16
-    expected_tile = tile_rows or (64 if a.shape[0] <= 128 * len(rows_per_expert) else 128)
-    assert gemm_ladder.last_path() == f"grouped_contiguous {expected_tile}x256"
+    expected_tile = tile_rows or (64 if a.shape[0] <= 128 * len(rows_per_expert) else 128)  # K = 136: never the decode tile
+    expected_path = "grouped_decode 64x16 swapped" if expected_tile == 16 else f"grouped_contiguous {expected_tile}x256"
+    assert gemm_ladder.last_path() == expected_path
     torch.cuda.synchronize()
     expect_experts_close(c, a, w, first, rows_per_expert, f"{name}, tile {tile_rows}")
     end = tiles_end(rows_per_expert)
     assert not c[end:].any(), f"rows {end}.. belong to no expert's tile: they must stay zero"
 
 
-def test_qwen3_decode_step():
-    # Qwen3-30B-A3B's gate+up at 16 routed rows per expert: 128 experts, N = 1536, K = 2048; the library
-    # picks 64-row tiles (rows = 128·E: no expert fills more than one 128-row tile).
-    rows_per_expert = [16] * 128
+@pytest.mark.parametrize("rows_per_expert,path", [([16] * 128, "grouped_contiguous 64x256"),
+                                                   ([1] * 8 + [0] * 120, "grouped_decode 64x16 swapped")],
+                         ids=["16_each", "one_token"])
+def test_qwen3_decode_step(rows_per_expert, path):
+    # Qwen3-30B-A3B's gate+up at decode: 128 experts, N = 1536, K = 2048. 16 rows each (a buffer of 128·E rows:
+    # up to 1536 tiles of 64×256, enough for every SM) takes step 2's 64-row tiles; one token's 8 experts of one
+    # row (a buffer of 1024 rows: at most 96 such tiles) chapter 13's decode tile (step 6), which writes the
+    # experts' rows only: the zero-filled padding stays zero.
     a, w, offsets, first = problem(rows_per_expert, 1536, 2048, seed=1)
     c = gemm_ladder.grouped_mm(a, w, offsets)
-    assert gemm_ladder.last_path() == "grouped_contiguous 64x256"
+    assert gemm_ladder.last_path() == path
     expect_experts_close(c, a, w, first, rows_per_expert, "qwen3 decode")
+    real = torch.zeros(c.shape[0], dtype=torch.bool, device=c.device)
+    for f, r in zip(first, rows_per_expert):
+        real[f:f + r] = True
+    assert not c[~real].any(), "the decode tile wrote a row that is no expert's"
 
 
 def test_out_leaves_rows_outside_the_tiles():
@@ -156,13 +165,13 @@ def test_fast_path_is_the_operator_bit_for_bit():
         pytest.skip("the C++ module (csrc/torch_ops.cpp) is not built here: no fast path to test")
     rows_per_expert = [3, 0, 140, 1]
     a, w, offsets, first = problem(rows_per_expert, 256, 80, seed=6)
-    for tile_rows in (0, 64, 128):
+    for tile_rows in (0, 16, 64, 128):
         c = fast(a, w, offsets, tile_rows, True)
         assert c is not None, "the plain call must take the fast path"
         torch.testing.assert_close(c, torch.ops.gemm_ladder.grouped_mm(a, w, offsets, tile_rows, True), rtol=0, atol=0)
-        end = tiles_end(rows_per_expert)
         c2 = fast(a, w, offsets, tile_rows, False)
-        torch.testing.assert_close(c2[:end], c[:end], rtol=0, atol=0)
+        for f, r in zip(first, rows_per_expert):  # the experts' rows (the decode tile writes no padding row)
+            torch.testing.assert_close(c2[f:f + r], c[f:f + r], rtol=0, atol=0)
     expect_experts_close(gemm_ladder.grouped_mm(a, w, offsets), a, w, first, rows_per_expert, "the public call")
     assert fast(a, w, offsets, 32, True) is None, "tile_rows 32"
     assert fast(a, w, offsets, 0, 1) is None, "zero_fill not a bool"
@@ -232,7 +241,7 @@ def test_errors_before_launch_on_the_gpu():
     ("k_mismatch", "ValueError shape mismatch: a is 256x64 and b is 2x256x32"),
     ("b_strides", "ValueError b: strides (16384, 1, 256) for 2 weights of 256x64"),
     ("n_rule", "ValueError N = 128: grouped_mm needs N % 256 == 0"),
-    ("tile_rows", "ValueError tile_rows = 32: 0 (the library chooses), 64 or 128"),
+    ("tile_rows", "ValueError tile_rows = 32: 0 (the library chooses), 16, 64 or 128"),
     ("misaligned_a", "ValueError gl_grouped_gemm(E = 2, rows = 256, N = 256, K = 64): A starts 2 bytes past a 16-byte boundary"),
 ])
 def test_cpp_operator_refuses_with_one_line(case, words):

@@ -115,6 +115,18 @@ void expect_grouped_correct(const std::vector<std::int64_t>& rows, int n, int k,
     const float v = __bfloat162float(c[i]);
     ASSERT_TRUE(v != v) << "an element past the buffer was written, row " << i / c_cols;
   }
+  if (tile_rows == kDecodeTileRows) {  // step 6 stores only the experts' rows: every other row stays poisoned
+    std::vector<char> real(std::size_t(buffer_rows), 0);
+    for (int e = 0; e < E; ++e)
+      for (std::int64_t r = first[e]; r < first[e] + rows[e]; ++r) real[std::size_t(r)] = 1;
+    for (std::int64_t r = 0; r < buffer_rows; ++r) {
+      if (real[std::size_t(r)]) continue;
+      for (int j = 0; j < c_cols; ++j) {
+        const float v = __bfloat162float(c[std::size_t(r * c_cols + j)]);
+        ASSERT_TRUE(v != v) << "grouped_decode wrote row " << r << " (padding, no expert's), column " << j;
+      }
+    }
+  }
 }
 
 struct Case {
@@ -137,6 +149,7 @@ std::vector<Case> cases() {
       {"AllEmptyButTheLast", {0, 0, 0, 5}, 768, 200},
       {"ManySmallGroups", many, 256, 8},
       {"NoRowsAtAll", {0, 0}, 256, 64},
+      {"DecodeFewRowsPerExpert", {1, 1, 0, 1, 17, 0, 3, 33, 16}, 768, 520},  // step 6: 1-33 rows, K % 64 = 8
   };
 }
 
@@ -151,6 +164,7 @@ TEST_P(Grouped, EveryExpertMatchesTheReference) {
       expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, tile_rows, GroupedVariant::swiglu);  // step 3
     }
     expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, 128, GroupedVariant::skip_padding);  // the appendix's
+    expect_grouped_correct(c.rows, c.n, c.k, masked, max_blocks, kDecodeTileRows, GroupedVariant::gemm);  // step 6
   }
 }
 
@@ -255,6 +269,7 @@ TEST(GroupedRejects, ProblemsTheKernelCannotTake) {
   EXPECT_THROW(contiguous_layout({3, -1}), std::invalid_argument);
   EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, 96), std::invalid_argument);
   EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, 64, GroupedVariant::skip_padding), std::invalid_argument);  // 128 rows only
+  EXPECT_THROW(prepare_grouped_gemm(g, nullptr, nullptr, nullptr, 0, kDecodeTileRows, GroupedVariant::swiglu), std::invalid_argument);  // the plain GEMM only
   EXPECT_THROW(route(10, 8, 9, Routing::balanced, 1), std::invalid_argument);
   EXPECT_THROW(route(10, 8, 8, Routing::skewed, 1), std::invalid_argument);  // skewed leaves 7 experts
 }
@@ -278,6 +293,25 @@ TEST(GroupedRejects, LayoutsTheHostCanSeeAreCheckedBeforeTheLaunch) {
   EXPECT_NE(grouped_layout_rejects(m, std::vector<int>{-1, 1, 5}), "") << "a negative count";
   m.rows = 2 * 128;
   EXPECT_NE(grouped_layout_rejects(m, std::vector<int>{0, 1, 5}).find("past A and C"), std::string::npos);
+}
+
+TEST(GroupedDecodeRule, TheDecodeTileWhereStep2sTilesCannotFillTheGpu) {
+  const int sms = 132;
+  const std::vector<std::int64_t> one_token(8, 1), qwen3_64(128, 4), mixtral_64(8, 16), mixtral_256(8, 64);
+  // Without a host copy (the model's call): the buffer bounds step 2's tiles.
+  EXPECT_EQ(choose_grouped_tile(128, 1536, 2048, 1024, false, nullptr, sms), kDecodeTileRows);  // Qwen3 gate+up, one token: <= 96 tiles
+  EXPECT_EQ(choose_grouped_tile(128, 2048, 768, 1024, false, nullptr, sms), 64);   // Qwen3 down: K = 768 (0.96x measured)
+  EXPECT_EQ(choose_grouped_tile(128, 1536, 2048, 16384, false, nullptr, sms), 64);  // Qwen3, 64 tokens: 1536 tiles
+  EXPECT_EQ(choose_grouped_tile(128, 1536, 2048, 49024, false, nullptr, sms), 128);  // prefill: more than 128 rows an expert
+  EXPECT_EQ(choose_grouped_tile(8, 4096, 14336, 256, false, nullptr, sms), kDecodeTileRows);  // Mixtral down, one token: 1.74x
+  EXPECT_EQ(choose_grouped_tile(8, 28672, 4096, 256, false, nullptr, sms), 64);    // Mixtral gate+up: 448 tiles
+  EXPECT_EQ(choose_grouped_tile(8, 4096, 14336, 8 * 128, true, nullptr, sms), 64);  // masked: E·capacity bounds it
+  // With a host copy: the experts' own rows.
+  EXPECT_EQ(choose_grouped_tile(8, 1536, 2048, 1024, false, one_token.data(), sms), kDecodeTileRows);  // 48 tiles
+  EXPECT_EQ(choose_grouped_tile(128, 1536, 2048, 16384, false, qwen3_64.data(), sms), 64);  // 768 tiles
+  EXPECT_EQ(choose_grouped_tile(8, 256, 4096, 1024, false, mixtral_64.data(), sms), kDecodeTileRows);  // 8 tiles, 16 rows each
+  EXPECT_EQ(choose_grouped_tile(8, 256, 4096, 1024, false, mixtral_256.data(), sms), 128);  // 64 rows each: more than 32
+  EXPECT_EQ(choose_grouped_tile(8, 256, 512, 1024, false, one_token.data(), sms), 64);  // K below 1024
 }
 
 TEST(GroupedLayout, EachExpertStartsOnATileEdge) {

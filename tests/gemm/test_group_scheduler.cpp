@@ -68,6 +68,9 @@ const std::vector<std::vector<std::int64_t>> kGroupRows = {
     {0, 0, 300, 0},                       // every row on one expert, the others empty
     {1, 127, 128, 129, 0, 255, 256, 257}, // one row, a tile's edges, an empty group
     {0},                                  // no rows at all
+    // decode: 8 of 37 groups with one row, the rest empty, across the walk's batches of kWalkBatch groups
+    {0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 1},
+    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  // 17 empty groups: two batches and one group
 };
 
 TEST(GroupTileScheduler, ContiguousGroupsGetEachTileOnceOnAnyGrid) {

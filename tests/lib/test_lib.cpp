@@ -242,7 +242,7 @@ TEST(lib, GroupedRefusesSizesAndPointers) {
   expect_grouped_refused(c, GL_UNSUPPORTED, "A starts 2 bytes past a 16-byte boundary: TMA needs 16-byte aligned operands");
   c = GroupedCall{};
   c.tile_rows = 32;
-  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "tile_rows = 32: 0 (the library chooses), 64 or 128");
+  expect_grouped_refused(c, GL_INVALID_ARGUMENT, "tile_rows = 32: 0 (the library chooses), 16, 64 or 128");
 }
 
 TEST(lib, GroupedRefusesWhatChapter13Refuses) {
@@ -558,13 +558,16 @@ std::vector<GroupedCase> grouped_cases() {
   return {
       {"empty_one_edges", {0, 1, 128, 0, 257, 129}, 0, 0, true, "grouped_contiguous 128x256"},
       {"empty_one_edges_64", {0, 1, 128, 0, 257, 129}, 0, 64, true, "grouped_contiguous 64x256"},
+      {"empty_one_edges_16", {0, 1, 128, 0, 257, 129}, 0, 16, true, "grouped_decode 64x16"},  // forced: 17 tiles of token rows
       {"one_expert", {300}, 0, 0, false, "grouped_contiguous 128x256"},
       {"one_row", {1}, 0, 0, false, "grouped_contiguous 128x256"},  // 192 rows of buffer > 128·E: 128 rows
-      {"many_small_host", many, 0, 0, true, "grouped_contiguous 64x256"},
+      {"many_small_host", many, 0, 0, true, "grouped_contiguous 64x256"},  // K = 136: below the decode tile's 1024
       {"many_small_device", many, 0, 0, false, "grouped_contiguous 64x256"},  // rows <= 128·E
+      {"many_small_16", many, 0, 16, false, "grouped_decode 64x16"},
       {"many_small_128", many, 0, 128, true, "grouped_contiguous 128x256"},
       {"all_empty", {0, 0, 0}, 0, 0, true, "grouped_contiguous 64x256"},
       {"masked", {3, 0, 128, 77}, 128, 0, false, "grouped_masked 64x256"},
+      {"masked_16", {3, 0, 128, 77}, 128, 16, false, "grouped_masked_decode 64x16"},
       {"masked_host_128", {100, 256, 0, 200}, 256, 0, true, "grouped_masked 128x256"},
   };
 }

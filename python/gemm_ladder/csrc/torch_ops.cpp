@@ -176,8 +176,8 @@ at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::T
   TORCH_CHECK_VALUE(n % 256 == 0, text("N = ", n, ": grouped_mm needs N % 256 == 0 (chapter 13's 256-column tile must stay inside one ",
                     "expert's weight)"));
   TORCH_CHECK_VALUE(k % 8 == 0, text("K = ", k, ": grouped_mm needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)"));
-  TORCH_CHECK_VALUE(tile_rows == 0 || tile_rows == 64 || tile_rows == 128, text("tile_rows = ", tile_rows,
-                    ": 0 (the library chooses), 64 or 128"));
+  TORCH_CHECK_VALUE(tile_rows == 0 || tile_rows == 16 || tile_rows == 64 || tile_rows == 128, text("tile_rows = ", tile_rows,
+                    ": 0 (the library chooses), 16, 64 or 128"));
   const std::pair<const at::Tensor*, const char*> operands[] = {{&a, "a"}, {&b, "b"}, {&offsets, "offsets"}};
   for (const auto& [t, name] : operands) {
     TORCH_CHECK_TYPE(t->is_cuda(), text(name, " is on ", t->device(), ": gemm_ladder runs on CUDA tensors"));
@@ -303,7 +303,7 @@ PyObject* py_mm(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
 /// gemm_ladder_torch_ops.grouped_mm(a, b, offsets, tile_rows, zero_fill): grouped_mm_impl's product as a new
 /// (rows, N) tensor, or None. The plain call only, as linear and mm: contiguous CUDA a (rows, K) and b (E, N, K) in
 /// bf16, contiguous int64 offsets (E + 1) on their device, N % 256 == 0, K % 8 == 0, no empty size, tile_rows a Python
-/// int of 0, 64 or 128 and zero_fill a bool; anything else (and a refusal of the library) goes to the checked path.
+/// int of 0, 16, 64 or 128 and zero_fill a bool; anything else (and a refusal of the library) goes to the checked path.
 PyObject* py_grouped_mm(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   if (nargs != 5 || !plain_context() || !PyLong_CheckExact(args[3]) || !PyBool_Check(args[4])) Py_RETURN_NONE;
@@ -317,7 +317,7 @@ PyObject* py_grouped_mm(PyObject* /*module*/, PyObject* const* args, Py_ssize_t 
     Py_RETURN_NONE;
   int overflow = 0;
   const long long tile_rows = PyLong_AsLongLongAndOverflow(args[3], &overflow);
-  if (overflow != 0 || (tile_rows != 0 && tile_rows != 64 && tile_rows != 128)) Py_RETURN_NONE;
+  if (overflow != 0 || (tile_rows != 0 && tile_rows != 16 && tile_rows != 64 && tile_rows != 128)) Py_RETURN_NONE;
   const int64_t rows = a->size(0), k = a->size(1), e = b->size(0), n = b->size(1);
   if (b->size(2) != k || e < 1 || offsets->size(0) != e + 1 || n % 256 != 0 || k % 8 != 0 || rows == 0 || n == 0 ||
       k == 0)

@@ -26,7 +26,7 @@
 // 132 SMs); split K is the next step where they do not.
 //
 // Build: cmake --build build --target ch13_grouped_moe
-// Run:   build/bin/ch13_grouped_moe --kernel grouped_contiguous_64,grouped_decode --tokens 1,8 --model qwen3
+// Run:   build/bin/ch13_grouped_moe --kernel grouped_contiguous_64,grouped_decode --tokens 1,8 --model qwen3-30b-a3b
 #pragma once
 
 #include "13_grouped_moe/grouped_contiguous.cuh"

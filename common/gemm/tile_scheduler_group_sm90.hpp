@@ -113,9 +113,10 @@ struct PersistentGroupTileScheduler {
   MM_HD std::int64_t tiles(int g) const { return (rows(g) + params.bm - 1) / params.bm * params.tiles_n; }
 
   /// Groups whose rows the cursor reads at once. One at a time, each step of the walk waited for the
-  /// last one's load: a chain of dependent loads from L2, ~0.6 µs a group, which at decode (one token:
-  /// 8 of Qwen3's 128 experts with rows, each block walking past the 120 empty ones) took ~75 µs of a
-  /// ~80 µs launch (chapter 13, step 6). A batch's loads are issued together, then scanned in registers.
+  /// last one's loads (a chain of dependent loads from L2): at decode (one token: 8 of Qwen3's 128
+  /// experts with rows, every block walking past the 120 empty ones) a launch took ~87 µs for 50 MB of
+  /// weights; with a batch's loads issued together, then scanned in registers, ~65 µs (chapter 13,
+  /// step 6). The rest is likely the 64-bit divisions of each step (first_row, tiles), not measured.
   static constexpr int kWalkBatch = 8;
 
   /// The block's current unit: moves the cursor forward to the group of `current`, then that group's tile.

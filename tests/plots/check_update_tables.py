@@ -418,7 +418,10 @@ def check_committed(repo: pathlib.Path, script: pathlib.Path, tmp: pathlib.Path)
             steps.add((chapter, cells[1]))
     for appendix in sorted(data.glob("*_appendix.csv")):
         with open(appendix, newline="", encoding="utf-8") as f:
-            dead_ends = {r["kernel"] for r in csv.DictReader(f)}
+            reader = csv.DictReader(f)
+            if "kernel" not in (reader.fieldnames or []):
+                continue  # not a chapter's kernels (the Python model's runs: lib_model_*_appendix.csv)
+            dead_ends = {r["kernel"] for r in reader}
         # Its dead ends: the kernels no main run of the chapter has (its main files, chNN_*.csv: the one
         # beside it, and those of an appendix run of its own, such as chapter 12's suite in clusters).
         for main_run in sorted(data.glob(appendix.name[:4] + "*.csv")):

@@ -31,6 +31,7 @@
 
 #include "13_grouped_moe/grouped_contiguous.cuh"
 #include "13_grouped_moe/grouped_rule.hpp"  // kDecodeTileRows, choose_grouped_tile
+#include "gemm/collective_epilogue_sm90.hpp"  // CollectiveEpilogueStrided
 #include "gemm/epilogue_sm90.hpp"
 
 namespace mm::ch13 {
@@ -105,13 +106,12 @@ struct CollectiveEpilogueGroupedTransposed {
       const int g = m0 / params.n;
       const PersistentGroupTileScheduler layout(params.rows, 0, 1);
       const std::int64_t end = layout.first_row(g) + layout.rows(g);  // one past the expert's last row
-      MM_UNROLL
-      for (int h = 0; h < int(size<1>(accum.layout())); ++h) {
-        auto acc = flatten(accum(_, h, 0));  // (2,2,BN/8)
-        constexpr int kN = 2 * decltype(acc.size())::value;
-        using Atom = SM90_64xNx16_F32BF16BF16_SS<kN, GmmaMajor::K, GmmaMajor::K>;  // the C layout of any 64×N wgmma
-        store_accumulators_strided<Atom>(acc, params.c, 1, params.n, m0 - g * params.n + 64 * h, n0, params.n, int(end), t);
-      }
+      // The register epilogue on C transposed (as swap_ab's): the tile's rows are N's columns of expert
+      // g's weight, its columns C's rows, cut at the expert's end.
+      using Strided = CollectiveEpilogueStrided<Cfg, bf16>;
+      const typename Strided::Params c{params.c, 1, params.n, params.n, int(end)};
+      typename Strided::TensorStorage none;
+      typename Strided::Consumer(c, none, 0, t).store(accum, m0 - g * params.n, n0);
     }
     /// No stores in flight to wait for.
     MM_HD void store_tail() {}

@@ -122,21 +122,27 @@ void emulate_grid(const Args& args, const GemmProblem& p) {
     alignas(16) float a[mm::cosize_v<ch06::SmemLayoutAOf<Cfg>>];
     alignas(16) float b[mm::cosize_v<ch06::SmemLayoutBOf<Cfg>>];
   };
+  // One set of 256 threads runs the grid's blocks one after the other: between two blocks every thread waits
+  // and shared memory is zeroed again, so each block starts as if alone. (A set of threads per block spent
+  // most of the test's time in the kernel, starting 256 threads a block: CI time.)
   const dim3 grid = mm::ch06::tiled_grid(p);
-  for (unsigned by = 0; by < grid.y; ++by)
-    for (unsigned bx = 0; bx < grid.x; ++bx) {
-      auto smem = std::make_unique<Smem>();
-      std::barrier<> barrier(mm::ch06::kThreads);
-      auto sync_threads = [&barrier] { barrier.arrive_and_wait(); };
-      std::vector<std::thread> threads;
-      for (int t = 0; t < mm::ch06::kThreads; ++t)
-        threads.emplace_back([&, t] {
+  auto smem = std::make_unique<Smem>();
+  std::barrier<> barrier(mm::ch06::kThreads);
+  auto sync_threads = [&barrier] { barrier.arrive_and_wait(); };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < mm::ch06::kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (unsigned by = 0; by < grid.y; ++by)
+        for (unsigned bx = 0; bx < grid.x; ++bx) {
           if constexpr (kBody == Body::tiled)
             ch06::tiled_gemm_block<Cfg>(args, int(bx), int(by), t, smem->a, smem->b, sync_threads);
           else ch06::tiled_prefetch_gemm_block<Cfg>(args, int(bx), int(by), t, smem->a, smem->b, sync_threads);
-        });
-      for (std::thread& th : threads) th.join();
-    }
+          barrier.arrive_and_wait();  // the block is done
+          if (t == 0) *smem = Smem{};
+          barrier.arrive_and_wait();  // the next block's shared memory is fresh
+        }
+    });
+  for (std::thread& th : threads) th.join();
 }
 
 // Runs step Cfg's block function on host threads for p (A and B `shift` floats past a 16-byte
@@ -166,7 +172,7 @@ std::string emulate_step(const GemmStep& step, const GemmProblem& p, int shift) 
   return it->second(p, shift);
 }
 
-// Few sizes (each block costs 256 thread starts): one element, ragged everything, several blocks with
+// Few sizes (each block costs 256 threads' barriers): one element, ragged everything, several blocks with
 // ragged edges, K = 4k+1 (no 16-byte aligned rows of a row-major A), aligned full tiles.
 const Size kEmulatedSizes[] = {{1, 1, 1}, {17, 33, 9}, {129, 257, 33}, {64, 64, 13}, {130, 66, 18}, {128, 256, 24}};
 

@@ -5,6 +5,7 @@
 // Every test name starts with "ch07", so that `ctest -R ch07` selects this chapter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <barrier>
 #include <cstdint>
 #include <limits>
@@ -96,26 +97,32 @@ TEST(ch07_PipelinedGemm, MisalignedPointersTakeTheFourByteCopies) {
 /// Which kernel body a step is: pipelined.cuh's, fragment_pipelined.cuh's or register_transpose.cuh's.
 enum class Body { pipelined, fragment_pipelined, register_transpose };
 
+// One set of threads runs the grid's blocks one after the other: between two blocks every thread waits and
+// shared memory is zeroed again, so each block starts as if alone. (A set of threads per block spent most of
+// the test's time in the kernel, starting 256 threads a block: CI time.)
 template <Body kBody, class Cfg, class Args>
 void emulate_grid(const Args& args, const GemmProblem& p) {
   const dim3 grid = ch07::gemm_grid<Cfg>(p);
-  for (unsigned by = 0; by < grid.y; ++by)
-    for (unsigned bx = 0; bx < grid.x; ++bx) {
-      std::vector<mm::uint128_t> smem(Traits<Cfg>::kSmemBytes / 16);  // 16-byte aligned, as the kernel's
-      std::barrier<> barrier(Traits<Cfg>::kThreads);
-      auto sync_threads = [&barrier] { barrier.arrive_and_wait(); };
-      std::vector<std::thread> threads;
-      for (int t = 0; t < Traits<Cfg>::kThreads; ++t)
-        threads.emplace_back([&, t] {
-          float* smem_f = reinterpret_cast<float*>(smem.data());
+  std::vector<mm::uint128_t> smem(Traits<Cfg>::kSmemBytes / 16);  // 16-byte aligned, as the kernel's
+  std::barrier<> barrier(Traits<Cfg>::kThreads);
+  auto sync_threads = [&barrier] { barrier.arrive_and_wait(); };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < Traits<Cfg>::kThreads; ++t)
+    threads.emplace_back([&, t] {
+      float* smem_f = reinterpret_cast<float*>(smem.data());
+      for (unsigned by = 0; by < grid.y; ++by)
+        for (unsigned bx = 0; bx < grid.x; ++bx) {
           if constexpr (kBody == Body::pipelined)
             ch07::pipelined_gemm_block<Cfg>(args, int(bx), int(by), t, smem_f, sync_threads);
           else if constexpr (kBody == Body::fragment_pipelined)
             ch07::fragment_pipelined_gemm_block<Cfg>(args, int(bx), int(by), t, smem_f, sync_threads);
           else ch07::register_transpose_gemm_block<Cfg>(args, int(bx), int(by), t, smem_f, sync_threads);
-        });
-      for (std::thread& th : threads) th.join();
-    }
+          barrier.arrive_and_wait();  // the block is done
+          if (t == 0) std::fill(smem.begin(), smem.end(), mm::uint128_t{});
+          barrier.arrive_and_wait();  // the next block's shared memory is fresh
+        }
+    });
+  for (std::thread& th : threads) th.join();
 }
 
 template <Body kBody, class Cfg>

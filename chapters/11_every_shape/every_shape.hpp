@@ -14,7 +14,9 @@
 //                    fill less than half the GPU (choose_splits), else tile_shapes' kernel itself
 //                    (split_k's with one slice does the same work with a few more instructions); its
 //                    128×64 tile, K whole, as 64×128 with one consumer (one_consumer); and, K whole,
-//                    128×160 or 128×176 where the model prefers one (fill_tile, step 9)
+//                    128×160 or 128×176 where the model prefers one (fill_tile, step 9); at
+//                    64 < M <= 128, K whole, 128×96 or 64×96 where their rounds stream B in less
+//                    time (stream_tile, step 10)
 //
 // and, before all of these, what none of them takes goes to any_shape.cuh's path: RRR, a K or N that
 // is not a multiple of 8, an operand not on a 16-byte boundary (staged copies, C stored by the
@@ -130,6 +132,17 @@ inline Choice fill_tile(const GemmProblem& p, int sms, Choice c) {
   return c;
 }
 
+/// Step 10: tile_shapes' choice `c` for `p` (RCR, 64 < M <= kStreamMaxM, its operands where they lie)
+/// as 128×96 or 64×96 where choose_stream_tile finds one whose rounds stream B faster (K whole: those
+/// tiles are tile_shapes' kernel only; RRR's MN-major B comes in 64-column boxes, which 96 does not
+/// divide).
+inline Choice stream_tile(const GemmProblem& p, int sms, Choice c) {
+  if (c.kernel != Choice::tile_shapes || c.aligned_rows) return c;
+  if (const int i = choose_stream_tile(p, c.tile_bm, c.tile_bn, sms); i >= 0)
+    return {Choice::tile_shapes, kStreamTiles[i].bm, kStreamTiles[i].bn, 1};
+  return c;
+}
+
 /// The one-consumer tiles' rules in order (wide_decode, mid_decode), as a choice; tile_bm 0 when
 /// neither holds.
 inline Choice decode_tile(const GemmProblem& p, int sms, bool tma_store) {
@@ -171,7 +184,7 @@ inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, co
     const TileShape s = kTileShapes[aligned_rows_tile(p, sms)];
     return {Choice::tile_shapes, s.bm, s.bn, 1, true};
   }
-  return fill_tile(p, sms, one_consumer(tile_choice(p, p, sms)));
+  return stream_tile(p, sms, fill_tile(p, sms, one_consumer(tile_choice(p, p, sms))));
 }
 
 /// every_shape's rule: any_shape's (RCR or RRR, M, N and K from 1 to below 2^31).
@@ -193,6 +206,9 @@ PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16
   if (c.aligned_rows) return prepare_aligned_rows(p, A, B, C, max_blocks);
   if (c.tile_bm == 64 && c.tile_bn == Tile64x256Cfg::BN::value) return prepare_tile_shape<Tile64x256Cfg>(p, A, B, C, max_blocks);
   if (c.tile_bm == 64 && c.tile_bn == Tile64x128Cfg::BN::value) return prepare_tile_shape<Tile64x128Cfg>(p, A, B, C, max_blocks);
+  for (int i = 0; i < int(std::size(kStreamTiles)); ++i)  // step 10's tiles
+    if (c.tile_bm == kStreamTiles[i].bm && c.tile_bn == kStreamTiles[i].bn)
+      return with_stream_tile(i, [&](auto cfg) { return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks); });
   for (int i = 0; i < int(std::size(kFillTiles)); ++i)  // step 9's tiles
     if (c.tile_bn == kFillTiles[i].bn)
       return with_fill_tile(i, [&](auto cfg) { return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks); });

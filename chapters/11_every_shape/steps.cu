@@ -97,6 +97,13 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       // step 9's tiles (every_shape takes them where the model prefers them; here forced)
       step("tile_128x160", forced_tile<Tile128x160Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_128x176", forced_tile<Tile128x176Cfg>(max_blocks), tile_shapes_rejects),
+      // step 10's tiles (every_shape takes them at 64 < M <= 128 where stream_cost prefers them; here forced)
+      step("tile_128x96", forced_tile<Tile128x96Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_64x96", forced_tile<Tile64x96Cfg>(max_blocks), tile_shapes_rejects),
+      // ... in clusters along N that multicast A (cuBLAS runs 96 of N × 128 rows in clusters of 4 at 128×11008)
+      step("tile_128x96_1x2", forced_tile<Clustered<Tile128x96Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),
+      step("tile_128x96_1x4", forced_tile<Clustered<Tile128x96Cfg, 1, 4>>(max_blocks), tile_shapes_rejects),
+      step("tile_64x96_1x2", forced_tile<Clustered<Tile64x96Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),
       // stream_k with 128×128 tiles (twice the tiles, half the partial sum per block)
       step("stream_k_128x128", on_grid(prepare_stream_k_with<Tile128x128Cfg>, max_blocks), stream_k_rejects),
       // stream_k with 128×192 tiles (every_shape's tile at M = 512 against wide weights, 1.6-1.8 rounds)

@@ -87,6 +87,20 @@ struct Tile128x176Cfg : Tile128x256Cfg {
   using BN = Int<176>;
 };
 
+/// 128×96 and 64×96 (step 10): 96 columns, for 64 < M <= 128, where B's bytes, not the flops, set the
+/// time: 128×11008 makes 115 tiles of 128×96 on 132 SMs against 86 of 128×128, 128×6144 128 of 64×96
+/// (one consumer) against 96 of 64×128. Measured 0-5% faster than the tiles they replace, not the
+/// 12-17% stream_cost predicts: DRAM's rate stays at 66-70% of its peak however many SMs stream
+/// (the page's step 10). wgmma's n96; the
+/// epilogue stores the last 32 columns as a narrower piece (step 9's). 6 stages of 28 KB (a seventh
+/// would not fit beside two consumers' C buffers) and 10 of 20 KB. every_shape alone chooses them
+/// (stream_tile), so that no other step compiles them.
+struct Tile128x96Cfg : Tile128x256Cfg {
+  using BN = Int<96>;
+  static constexpr int kStages = 6;
+};
+struct Tile64x96Cfg : KernelConfig<64, 96, 64, 10> {};
+
 /// 64×256 with one consumer warpgroup, for every_shape's widest decode layers (M <= 64, N so wide that
 /// its 256-column tiles alone nearly fill the GPU): one tile per SM streaming its 256 rows of B, and
 /// not the 64 rows of zeros a 128-row tile would multiply; 5 stages of 40 KB.
@@ -228,6 +242,50 @@ inline constexpr std::int64_t kSwapMaxM = 64;
 /// quarter more L2 reads for nothing), 256 bytes otherwise (where the next K step's row is read soon,
 /// the small squares lose 2-4% without it). Measured in step 6.
 inline TmaL2Promotion l2_promotion_for(std::int64_t m) { return m <= kSwapMaxM ? TmaL2Promotion::none : TmaL2Promotion::b256; }
+
+/// The largest M at which every_shape weighs step 10's tiles (stream_tile): up to it one or two rows
+/// of tiles cover A, and the time is B's bytes streamed per SM.
+inline constexpr std::int64_t kStreamMaxM = 128;
+
+/// A tile's rows and columns, for the streaming model (stream_cost): no efficiency, the flops are not
+/// what it counts.
+struct TileDims {
+  int bm;  ///< rows of the tile
+  int bn;  ///< columns of the tile
+};
+/// Step 10's tiles, in the order of preference on a tie: 128×96 (two consumers), 64×96 (one).
+inline constexpr TileDims kStreamTiles[] = {{128, 96}, {64, 96}};
+
+/// The streaming model's time of `p` (64 < M <= kStreamMaxM, K whole) in tiles of bm×bn on `sms` SMs:
+/// rounds × (bm + bn), the rows of A and B one SM reads per K step of a tile, in each round: the time
+/// if each busy SM streamed at a fixed rate. It does not: at 128×11008×4096 115 tiles of 128×96 move
+/// 68-70% of DRAM's peak, as 86 of 128×128 do (ncu, step 10), so the tiles it prefers gain less than
+/// it says; kept as the rule because they were faster or level (within 1.1%) at three shapes in six rounds.
+inline double stream_cost(const GemmProblem& p, int bm, int bn, int sms) {
+  const std::int64_t tiles = launch::ceil_div(p.m, bm) * launch::ceil_div(p.n, bn);
+  return double(launch::ceil_div(tiles, sms)) * double(bm + bn);
+}
+
+/// A streaming tile must save this fraction of the chosen tile's stream_cost to be taken.
+inline constexpr double kStreamGain = 0.05;
+
+/// The index into kStreamTiles of a tile that streams `p` (64 < M <= kStreamMaxM) at least kStreamGain
+/// faster than the chosen bm×bn tile by stream_cost (the best of them), or -1 when none does.
+inline int choose_stream_tile(const GemmProblem& p, int bm, int bn, int sms) {
+  if (p.m <= kSwapMaxM || p.m > kStreamMaxM) return -1;
+  double best = stream_cost(p, bm, bn, sms) * (1.0 - kStreamGain);
+  int index = -1;
+  for (int i = 0; i < int(std::size(kStreamTiles)); ++i)
+    if (const double c = stream_cost(p, kStreamTiles[i].bm, kStreamTiles[i].bn, sms); c < best || (index < 0 && c <= best)) best = c, index = i;
+  return index;
+}
+
+/// Calls `f(Cfg{})` with the configuration of kStreamTiles[index].
+template <class F>
+decltype(auto) with_stream_tile(int index, F&& f) {
+  if (index == 0) return f(Tile128x96Cfg{});
+  return f(Tile64x96Cfg{});
+}
 
 /// The main loop's and the epilogue's arguments of every kernel of the chapter that multiplies A by Bᵀ
 /// into a row-major C (tile_shapes, split_k, stream_k, ping_pong): A's and B's TMA copies (rows `pitch`

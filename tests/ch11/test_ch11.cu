@@ -180,6 +180,26 @@ TEST(ch11_Gemm, FillTilesMatchFp64) {
   }
 }
 
+TEST(ch11_Gemm, StreamTilesMatchFp64) {
+  // every_shape's step-10 tiles (128×96 with two consumers, 64×96 with one: the epilogue's last piece
+  // 32 columns wide) at odd sizes: M from 65 to 127, N ending inside the last tile's narrow piece
+  // (11024 = 114·96 + 80; 6136 = 63·96 + 88) or before it (11000 = 114·96 + 56, 6104 = 63·96 + 56: the
+  // last piece wholly outside C), K not a multiple of 64 or shorter than one K step. The choice is
+  // checked, so that the test cannot pass on another tile; C starts poisoned (check_gemm_kernel).
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  const int sms = mm::device_sm_count();
+  if (sms != 132) GTEST_SKIP() << "the sizes are picked for 132 SMs: " << sms;
+  for (const auto& [s, bm] : {std::pair{Size{97, 11024, 520}, 128}, {Size{127, 11000, 1040}, 128},
+                              {Size{120, 6136, 1040}, 64}, {Size{65, 6104, 8}, 64}}) {
+    const GemmProblem p = problem(s, "RCR");
+    const ch11::Choice c = ch11::choose(p, sms);
+    ASSERT_TRUE(c.kernel == ch11::Choice::tile_shapes && !c.any_shape && !c.aligned_rows && c.tile_bm == bm && c.tile_bn == 96)
+        << mm::test::size_name(p) << ": " << c.tile_bm << "x" << c.tile_bn;
+    expect_matches_fp64(every, p, 23);
+  }
+}
+
 TEST(ch11_Gemm, AlignedRowsMatchFp64) {
   // every_shape's copy into 128-byte-aligned rows (K % 16 != 0, a big problem): K = 1000 and 3000 (rows
   // 16 bytes into a sector), M not a multiple of the tile; the choice is checked, so that the test
@@ -346,7 +366,8 @@ TEST(ch11_Choice, TileShapesFollowTheWaves) {
 TEST(ch11_Choice, OneConsumerFor128x64) {
   // Where the model picks 128×64 with K whole, every_shape runs 64×128 tiles with one consumer: the
   // small squares and M = 128 (measured 5-10 points ahead at each suite shape where it applies).
-  for (const Size& s : {Size{512, 512, 512}, Size{1024, 1024, 1024}, Size{128, 6144, 4096}, Size{128, 8192, 28672}}) {
+  // (128×6144×4096 takes step 10's 64×96 in RCR: StreamTilesAtM128.)
+  for (const Size& s : {Size{512, 512, 512}, Size{1024, 1024, 1024}, Size{128, 8192, 8192}, Size{128, 8192, 28672}}) {
     const mm::GemmProblem p = problem(s, "RCR");
     ASSERT_EQ(ch11::kTileShapes[ch11::choose_tile_shape(p, 132)].bn, 64) << mm::test::size_name(s);
     const ch11::Choice c = ch11::choose(p, 132);
@@ -461,6 +482,45 @@ TEST(ch11_Choice, FillTilesWhereTheyFillTheRounds) {
     EXPECT_EQ(ch11::kFillTiles[i].bn % 16, 0);
     EXPECT_NE(ch11::kFillTiles[i].bn % 64, 0);
     EXPECT_EQ(ch11::with_fill_tile(i, [](auto cfg) { return int(decltype(cfg)::BN::value); }), ch11::kFillTiles[i].bn);
+  }
+}
+
+TEST(ch11_Choice, StreamTilesAtM128) {
+  // Step 10: at 64 < M <= 128 (RCR, K whole) every_shape takes 128×96 or 64×96 where their rounds
+  // stream B in at least 5% less time (stream_cost: rounds × (BM + BN)): 128×11008 (115 tiles of 128×96
+  // in one round, 224, against 86 of 128×128, 256), 128×10240 (107 against 80), 128×6144 (128 tiles of
+  // 64×96, 160, against 96 of 64×128, 192).
+  for (const auto& [s, bm] : {std::pair{Size{128, 11008, 4096}, 128}, {Size{128, 10240, 8192}, 128},
+                              {Size{100, 11008, 4096}, 128}, {Size{128, 6144, 4096}, 64}, {Size{65, 6144, 4096}, 64}}) {
+    const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
+    EXPECT_TRUE(c.kernel == ch11::Choice::tile_shapes && c.tile_bm == bm && c.tile_bn == 96 && c.splits == 1 && !c.any_shape)
+        << mm::test::size_name(s) << ": " << c.tile_bm << "x" << c.tile_bn << " x" << c.splits;
+  }
+  const mm::GemmProblem p = problem({128, 11008, 4096}, "RCR");
+  EXPECT_EQ(ch11::stream_cost(p, 128, 128, 132), 256.0);
+  EXPECT_EQ(ch11::stream_cost(p, 128, 96, 132), 224.0);
+  EXPECT_EQ(ch11::stream_cost(p, 64, 96, 132), 2 * 160.0);  // 230 tiles: 2 rounds
+  // Where the chosen tile streams as fast: 128×14336 (112 tiles of 128×128; 150 of 128×96 take 2
+  // rounds), 128×8192×8192 (128 of 64×128, one round), 128×28672 and 128×57344 (128×256), split K
+  // (128×4096×4096), M > 128 and M <= 64 (other rules).
+  for (const auto& [s, bm, bn] : {std::tuple{Size{128, 14336, 4096}, 128, 128}, {Size{128, 8192, 8192}, 64, 128},
+                                  {Size{128, 28672, 8192}, 128, 256}, {Size{128, 57344, 8192}, 128, 256},
+                                  {Size{128, 4096, 4096}, 128, 64}, {Size{256, 11008, 4096}, 128, 176},
+                                  {Size{129, 11008, 4096}, 128, 176}}) {
+    const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
+    EXPECT_TRUE(c.tile_bm == bm && c.tile_bn == bn) << mm::test::size_name(s) << ": " << c.tile_bm << "x" << c.tile_bn;
+  }
+  EXPECT_EQ(ch11::choose_stream_tile(problem({64, 11008, 4096}, "RCR"), 128, 128, 132), -1);
+  // Only tile_shapes' kernel on operands where they lie: not RRR (any_shape's path, B MN-major in boxes
+  // of 64 columns), not a misaligned A (staged).
+  EXPECT_EQ(ch11::choose(problem({128, 11008, 4096}, "RRR"), 132).tile_bn, 128);
+  EXPECT_EQ(ch11::choose(problem({128, 6144, 4096}, "RRR"), 132).tile_bn, 128);
+  const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
+  EXPECT_NE(ch11::choose(problem({128, 11008, 4096}, "RCR"), 132, off).tile_bn, 96);
+  // The table and with_stream_tile's tiles.
+  for (int i = 0; i < int(std::size(ch11::kStreamTiles)); ++i) {
+    EXPECT_EQ(ch11::with_stream_tile(i, [](auto cfg) { return int(decltype(cfg)::BM::value); }), ch11::kStreamTiles[i].bm);
+    EXPECT_EQ(ch11::with_stream_tile(i, [](auto cfg) { return int(decltype(cfg)::BN::value); }), ch11::kStreamTiles[i].bn);
   }
 }
 

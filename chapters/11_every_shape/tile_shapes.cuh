@@ -260,7 +260,7 @@ inline constexpr TileDims kStreamTiles[] = {{128, 96}, {64, 96}};
 /// rounds × (bm + bn), the rows of A and B one SM reads per K step of a tile, in each round: the time
 /// if each busy SM streamed at a fixed rate. It does not: at 128×11008×4096 115 tiles of 128×96 move
 /// 68-70% of DRAM's peak, as 86 of 128×128 do (ncu, step 10), so the tiles it prefers gain less than
-/// it says; kept as the rule because they were faster or level (within 1.1%) at three shapes in six rounds.
+/// it says; kept as the rule because they were faster or level (within 1.2%) at three shapes in six rounds.
 inline double stream_cost(const GemmProblem& p, int bm, int bn, int sms) {
   const std::int64_t tiles = launch::ceil_div(p.m, bm) * launch::ceil_div(p.n, bn);
   return double(launch::ceil_div(tiles, sms)) * double(bm + bn);

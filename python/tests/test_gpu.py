@@ -69,19 +69,32 @@ def test_bf16(mnk, layout):
 def one_consumer_shapes():
     """Shapes on chapter 11's one-consumer tiles (every_shape.hpp's wide_decode, mid_decode, one_consumer) on
     this GPU, with the tile each takes: N = 28672 at M = 17 and 64 (64×256), one 128-column tile per SM at M = 48
-    and the model's 128×64 tile at M = 100 with a ragged N (64×128)."""
+    and the model's 128×64 tile at M = 100 with a ragged N (64×128; at N = 6424 the 96-column tile of step 10
+    would need two rounds, so it keeps 64×128)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count if not gpu_and_torch_missing() else 132
     return [((17, 28672, 520), "64x256"), ((64, 28672, 264), "64x256"), ((48, 128 * sms, 264), "64x128"),
-            ((100, 6136, 512), "64x128")]
+            ((100, 6424, 512), "64x128")]
 
 
 @pytest.mark.parametrize("layout", ["RCR", "RRR"])
-@pytest.mark.parametrize("case", range(4), ids=["17x28672x520", "64x28672x264", "48xNx264", "100x6136x512"])
+@pytest.mark.parametrize("case", range(4), ids=["17x28672x520", "64x28672x264", "48xNx264", "100x6424x512"])
 def test_bf16_one_consumer_tiles(case, layout):
     # Both storage orders take the same tile (RRR with B MN-major): the path says so, and C is right.
     (m, n, k), tile = one_consumer_shapes()[case]
     a, b = operands(m, n, k, torch.bfloat16, layout)
     c = gemm_ladder.mm(a, b)
+    assert f"tile_shapes {tile}" in gemm_ladder.last_path(), gemm_ladder.last_path()
+    expect_close(c, a.double(), b.double(), "bf16", f"bf16 {layout} {(m, n, k)}")
+
+
+@pytest.mark.parametrize("layout", ["RCR", "RRR"])
+def test_bf16_stream_tile(layout):
+    # Chapter 11's step 10: at M = 100 and N = 6136 the 64×96 tile fills 128 SMs where 64×128 fills 96, in
+    # RCR; RRR keeps 64×128 (its B MN-major comes in 64-column boxes).
+    m, n, k = 100, 6136, 512
+    a, b = operands(m, n, k, torch.bfloat16, layout)
+    c = gemm_ladder.mm(a, b)
+    tile = "64x96" if layout == "RCR" else "64x128"
     assert f"tile_shapes {tile}" in gemm_ladder.last_path(), gemm_ladder.last_path()
     expect_close(c, a.double(), b.double(), "bf16", f"bf16 {layout} {(m, n, k)}")
 

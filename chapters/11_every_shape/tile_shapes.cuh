@@ -273,10 +273,13 @@ inline constexpr double kStreamGain = 0.05;
 /// faster than the chosen bm×bn tile by stream_cost (the best of them), or -1 when none does.
 inline int choose_stream_tile(const GemmProblem& p, int bm, int bn, int sms) {
   if (p.m <= kSwapMaxM || p.m > kStreamMaxM) return -1;
-  double best = stream_cost(p, bm, bn, sms) * (1.0 - kStreamGain);
+  const double limit = stream_cost(p, bm, bn, sms) * (1.0 - kStreamGain);
   int index = -1;
-  for (int i = 0; i < int(std::size(kStreamTiles)); ++i)
-    if (const double c = stream_cost(p, kStreamTiles[i].bm, kStreamTiles[i].bn, sms); c < best || (index < 0 && c <= best)) best = c, index = i;
+  double best = 0;
+  for (int i = 0; i < int(std::size(kStreamTiles)); ++i) {
+    const double c = stream_cost(p, kStreamTiles[i].bm, kStreamTiles[i].bn, sms);
+    if (c <= limit && (index < 0 || c < best)) best = c, index = i;  // on a tie, the earlier tile
+  }
   return index;
 }
 

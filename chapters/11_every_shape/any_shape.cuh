@@ -31,6 +31,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -54,25 +55,43 @@ __device__ uint4 shifted_chunk(uint4 lo, uint4 hi) {
   return make_uint4(r[0], r[1], r[2], r[3]);
 }
 
-/// One lane's 16-byte chunks j = lane, lane + 32, ... in [begin, end) of a row whose source starts
-/// `Shift` values past the 16-byte chunk `aligned`: chunk j from aligned chunks j and j + 1 (j alone
-/// for Shift 0), four chunks' loads in flight before their stores.
+/// A warp's 16-byte chunks j in [begin, end) of a row whose source starts `Shift` values past the
+/// 16-byte chunk `aligned`: chunk j from aligned chunks j and j + 1 (j alone for Shift 0). A lane has
+/// kBatch chunks in flight (j = base + lane + 32u, the loads predicated, no remainder loop), and takes
+/// chunk j + 1 from its neighbour's registers (a shuffle) instead of loading it again: one load per
+/// chunk, two batches for a row of 4,096 values (step 11).
 template <int Shift>
 __device__ void copy_shifted_chunks(const uint4* __restrict__ aligned, uint4* __restrict__ to, std::int64_t begin,
                                     std::int64_t end, int lane) {
-  constexpr int kUnroll = 4;
-  std::int64_t j = begin + lane;
-  for (; j + 32 * (kUnroll - 1) < end; j += 32 * kUnroll) {
-    uint4 lo[kUnroll], hi[kUnroll];
+  constexpr int kBatch = 8;
+  // For Shift > 0 aligned chunk `end` is read too (chunk end - 1's second half): inside the row, as
+  // copy_rows' `fast` bound guarantees.
+  const std::int64_t last = Shift == 0 ? end : end + 1;
+  for (std::int64_t base = begin; base < end; base += 32 * kBatch) {  // the same for the whole warp
+    // The batch's chunks as 32-bit offsets from its first: fewer registers than kBatch 64-bit indices.
+    const int loads = int(std::min<std::int64_t>(last - base, 32 * kBatch + 1));  // chunks base .. base + loads - 1
+    const int stores = int(std::min<std::int64_t>(end - base, 32 * kBatch));
+    const uint4* from = aligned + base;
+    uint4 lo[kBatch + 1];
     MM_UNROLL
-    for (int u = 0; u < kUnroll; ++u) {
-      lo[u] = __ldg(aligned + j + 32 * u);
-      hi[u] = Shift == 0 ? lo[u] : __ldg(aligned + j + 32 * u + 1);
+    for (int u = 0; u < kBatch; ++u) lo[u] = lane + 32 * u < loads ? __ldg(from + lane + 32 * u) : uint4{};
+    // Lane 31's chunk after the batch's last slot: the next batch's first chunk, loaded by it alone.
+    lo[kBatch] = Shift != 0 && lane == 31 && 32 * kBatch < loads ? __ldg(from + 32 * kBatch) : uint4{};
+    uint4* dest = to + base;
+    MM_UNROLL
+    for (int u = 0; u < kBatch; ++u) {
+      uint4 hi{};
+      if constexpr (Shift != 0) {
+        // Lane l reads lane l + 1's chunk of slot u; lane 31 reads lane 0's of slot u + 1 (lane 0 offers it).
+        const uint4 offer = lane == 0 ? lo[u + 1] : lo[u];
+        const int next = (lane + 1) % 32;
+        hi = make_uint4(__shfl_sync(0xffffffffu, offer.x, next), __shfl_sync(0xffffffffu, offer.y, next),
+                        __shfl_sync(0xffffffffu, offer.z, next), __shfl_sync(0xffffffffu, offer.w, next));
+        if (lane == 31 && u == kBatch - 1) hi = lo[kBatch];
+      }
+      if (lane + 32 * u < stores) dest[lane + 32 * u] = shifted_chunk<Shift>(lo[u], hi);
     }
-    MM_UNROLL
-    for (int u = 0; u < kUnroll; ++u) to[j + 32 * u] = shifted_chunk<Shift>(lo[u], hi[u]);
   }
-  for (; j < end; j += 32) to[j] = shifted_chunk<Shift>(__ldg(aligned + j), Shift == 0 ? uint4{} : __ldg(aligned + j + 1));
 }
 }  // namespace detail
 
@@ -87,7 +106,7 @@ struct RowsCopy {
   MM_HD std::int64_t chunks() const { return (cols + 7) / 8; }
   /// Rows from which a warp copies a whole row.
   static constexpr std::int64_t kWholeRows = 1024;
-  /// Chunks of a piece below kWholeRows rows: 4 per lane of a warp (copy_shifted_chunks' loads in flight).
+  /// Chunks of a piece below kWholeRows rows: 4 per lane of a warp (half of copy_shifted_chunks' batch).
   static constexpr std::int64_t kPieceChunks = 128;
   /// Chunks a warp copies at a time: the whole row where there are rows enough (a warp streams its
   /// row), else kPieceChunks, so that a few long rows (A's, at decode) still keep many warps busy.
@@ -102,8 +121,8 @@ struct RowsCopy {
 /// Copies two matrices (`first`, then `second`: A and B, either may have no rows) into staged rows, in
 /// one launch: a warp a piece of a row at a time (RowsCopy::piece), 16 bytes a lane.
 /// A source row starts anywhere, `o` values past a 16-byte boundary (the same for the whole warp):
-/// each lane reads the two aligned 16-byte chunks of the source that hold its 8 values (the second one
-/// its neighbour's first: an L1 hit) and shifts them by `o`, four chunks' loads in flight; where an
+/// each lane loads one aligned 16-byte chunk of the source, takes the next from its neighbour (a
+/// shuffle), and shifts the two by `o` into its 8 values, eight chunks' loads in flight; where an
 /// aligned chunk would reach outside the row (before its start when o > 0, past its end), it reads a
 /// value at a time, so that nothing outside the matrix is read. The last chunk of a row is padded with
 /// zeros. (A template only so that the header can be included by several files.)
@@ -369,7 +388,9 @@ PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* 
                  : detail::prepare_any_tile<Cfg, GmmaMajor::K>(p, maps, a, b, C, plan.c_strided, max_blocks);
     });
   }
-  const int blocks = 16 * sms, threads = 256;
+  // copy_rows takes 96 registers a thread (its batch of 8 chunks): blocks of 4 warps, 5 of them an SM,
+  // where blocks of 8 fit twice (20 warps an SM against 16).
+  const int blocks = 16 * sms, threads = 128;
   const RowsCopy<bf16> copy_a{A, a_copy, plan.stage_a ? p.m : 0, p.k, p.k, a_pitch};
   const RowsCopy<bf16> copy_b{B, b_copy, plan.stage_b ? b_rows : 0, b_cols, b_cols, b_pitch};
   const std::int64_t pieces = copy_a.pieces() + copy_b.pieces();

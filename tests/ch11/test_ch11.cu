@@ -719,7 +719,7 @@ TEST(ch11_AnyShape, CopyRowsAtEveryOffset) {
   // 5 rows: pieces of 128 chunks; 1030: a warp a row (RowsCopy::piece).
   std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // rows, cols
   for (std::int64_t cols : {1, 7, 8, 9, 15, 16, 17, 23, 24, 40, 1001, 1024, 1025, 4100}) shapes.emplace_back(5, cols);
-  for (std::int64_t cols : {1, 17, 1001}) shapes.emplace_back(1030, cols);
+  for (std::int64_t cols : {1, 17, 1001, 2100}) shapes.emplace_back(1030, cols);  // 2100: two batches of 256 chunks
   for (int shift = 0; shift < 8; ++shift)
     for (const auto& [rows, cols] : shapes) {
       const int shift2 = (shift + 3) % 8;

@@ -11,6 +11,7 @@
  *  | GL_FP8_E4M3_PER_TENSOR       | fp8_per_tensor (12): e4m3 A, B; bf16 C             | RCR      |
  *  | GL_FP8_E4M3_BLOCK_SCALED     | fp8_block_scaled (12): DeepSeek-V3's block scales  | RCR      |
  *  | grouped bf16 (gl_grouped_gemm, gl_grouped_gemm_masked) | grouped_contiguous, grouped_masked (13): every expert of a MoE layer in one launch | RCR |
+ *  | grouped bf16 SwiGLU (gl_grouped_swiglu) | grouped_swiglu (13, step 3): every expert's SiLU(x·W_gateᵀ)·(x·W_upᵀ), the activation in the epilogue | RCR |
  *
  *  The problem is C (M×N) = A (M×K) · B, A and C row-major; B is K×N row-major (GL_RRR) or stored
  *  N×K row-major, C = A·Bᵀ (GL_RCR, the weight layout of nn.Linear). Each chapter kernel's own
@@ -202,6 +203,52 @@ GL_API gl_status gl_grouped_gemm_masked(int64_t experts, int64_t capacity, int64
                                         int64_t tile_rows, void* stream);
 
 /**
+ * @brief Every expert's SwiGLU activation h_g = SiLU(A_g·W_gate,gᵀ) ⊙ (A_g·W_up,gᵀ) of a mixture-of-experts
+ * layer in one launch (chapter 13's grouped_swiglu, step 3): the gate+up grouped GEMM whose epilogue
+ * applies SiLU(gate)·up to the fp32 accumulators, so that H is I columns wide and the 2I gate and up
+ * values are neither rounded to bf16 nor written. bf16 in and out, queued on `stream`.
+ *
+ * **The layout** is gl_grouped_gemm's contiguous one (A and H rows × K and rows × I, each expert from a
+ * multiple of 128 rows, `offsets` and `host_offsets` as there; H's padding rows inside an expert's last
+ * tile may be written, no row past it).
+ *
+ * **The weights, interleaved by 128.** B holds each expert's gate and up weights (I×K each, nn.Linear's
+ * layout) as one (2I)×K block, stacked by expert ((E·2I) × K row-major), in the order the kernel's
+ * 256-column tiles need: rows 256t .. 256t + 127 of expert g's block are W_gate's rows 128t .. 128t + 127,
+ * rows 256t + 128 .. 256t + 255 W_up's same rows. A model that stores [W_gate; W_up] stacked reorders
+ * them once, when it loads them (python/gemm_ladder's interleave_gate_up); column j of H is then
+ * SiLU(gate_j)·up_j with gate_j = A·W_gate[j]ᵀ and up_j = A·W_up[j]ᵀ.
+ *
+ * **The tile.** `tile_rows` 128 or 64 forces one; 0 lets the library choose with gl_grouped_gemm's rule
+ * for the gate+up GEMM (N = 2I), taking 64 where that rule says 16: the fused epilogue has no decode
+ * tile (chapter 13's step 6, grouped_decode, is the plain GEMM only), and 16 is refused (GL_UNSUPPORTED).
+ * gl_last_path() names the one that ran ("grouped_contiguous 64x256 SiLU(gate)·up").
+ *
+ * Refused before the GPU is asked: E < 1, rows, I or K < 1 (GL_INVALID_ARGUMENT); a NULL pointer, one off
+ * its element (GL_INVALID_ARGUMENT); the kernel's rules (GL_UNSUPPORTED with the rule): I % 128 == 0 (a
+ * 256-column tile holds 128 gate and the same 128 up columns), K % 8 == 0, A, B and H 16-byte aligned
+ * (TMA), rows and E·2I below 2^31; tile_rows 16 (GL_UNSUPPORTED) or other than 0, 64, 128
+ * (GL_INVALID_ARGUMENT); a host copy of the offsets that breaks the layout's rules (GL_INVALID_ARGUMENT).
+ * Cached as gl_grouped_gemm's calls are, apart from them.
+ *
+ * @param experts      E, the number of experts (at least 1)
+ * @param rows         rows of A and H: every expert's rows and their padding (at least 1)
+ * @param intermediate I, each expert's SwiGLU width: columns of H, rows of each W_gate and W_up (a multiple of 128)
+ * @param k            the shared dimension, columns of A and of the weights (a multiple of 8)
+ * @param a            A, rows × K row-major bf16, device memory, 16-byte aligned
+ * @param b            B, (E·2I) × K row-major bf16: each expert's gate and up weights interleaved by 128 rows (see above), 16-byte aligned
+ * @param h            H, rows × I row-major bf16, 16-byte aligned
+ * @param offsets      E + 1 int64 in device memory, 8-byte aligned (gl_grouped_gemm's)
+ * @param host_offsets the host's copy of the E + 1 offsets, checked before the launch; or NULL
+ * @param tile_rows    0 (the library chooses), 64 or 128
+ * @param stream       the cudaStream_t to queue the kernel on; NULL: the legacy default stream
+ * @return GL_OK, or why not (gl_last_error() says more)
+ */
+GL_API gl_status gl_grouped_swiglu(int64_t experts, int64_t rows, int64_t intermediate, int64_t k, const void* a,
+                                   const void* b, void* h, const int64_t* offsets, const int64_t* host_offsets,
+                                   int64_t tile_rows, void* stream);
+
+/**
  * @brief Whether this thread's current CUDA device runs the library's kernels: GL_OK, or GL_NO_SM90A
  * (gl_last_error() says why: no GPU, the GPU's architecture, or a build without sm_90a code).
  */
@@ -211,9 +258,9 @@ GL_API gl_status gl_device_status(void);
 GL_API const char* gl_last_error(void);
 
 /**
- * @brief The path the calling thread's last successful gl_gemm or gl_grouped_gemm* ran, as the chapter's
- * kernel adapter names it ("split_k 128x128 x3", "swap_ab 128x16 x8", "tf32_wgmma", "fp8_block_scaled",
- * "grouped_contiguous 64x256"); "" before one.
+ * @brief The path the calling thread's last successful gl_gemm, gl_grouped_gemm* or gl_grouped_swiglu ran, as
+ * the chapter's kernel adapter names it ("split_k 128x128 x3", "swap_ab 128x16 x8", "tf32_wgmma",
+ * "fp8_block_scaled", "grouped_contiguous 64x256", "grouped_contiguous 128x256 SiLU(gate)·up"); "" before one.
  */
 GL_API const char* gl_last_path(void);
 

@@ -9,10 +9,10 @@
 //   3. the device: an sm_90a GPU, and sm_90a code in this build (once per device);
 //   4. the cache: a prepared GEMM for this key, or a new one (the chapter's prepare_*);
 //   5. the launch on the caller's stream, and its error.
-// The grouped calls (gl_grouped_gemm, gl_grouped_gemm_masked: chapter 13) take the same steps in
-// grouped_call: their arguments, chapter 13's rules and TMA's alignment, the host's copy of the layout
-// when given, then the device, the cache (keyed by the layout's device pointer and the tile too) and
-// the launch.
+// The grouped calls (gl_grouped_gemm, gl_grouped_gemm_masked, gl_grouped_swiglu: chapter 13) take the same
+// steps in grouped_call: their arguments, chapter 13's rules and TMA's alignment, the host's copy of the
+// layout when given, then the device, the cache (keyed by the layout's device pointer, the tile and the
+// epilogue too) and the launch.
 // Exceptions stop at this file's boundary: std::invalid_argument (a kernel refusing the problem) is
 // GL_UNSUPPORTED, std::runtime_error (the CUDA runtime) GL_CUDA_ERROR, anything else GL_INTERNAL.
 #include "gemm_ladder.h"
@@ -191,8 +191,9 @@ struct Key {
   std::int64_t m, n, k;
   const void *a, *b, *c, *scale_a, *scale_b;
   void* stream;
-  // Grouped GEMMs (gl_grouped_gemm*): which layout (0 for gl_gemm), E, the masked capacity, the tile's
-  // rows, and the device offsets or counts the kernel reads (m is A's rows).
+  // Grouped GEMMs (gl_grouped_gemm*, gl_grouped_swiglu): which layout and epilogue (0 for gl_gemm; 1
+  // contiguous, 2 masked, 3 contiguous with SiLU(gate)·up), E, the masked capacity, the tile's rows, and the
+  // device offsets or counts the kernel reads (m is A's rows, n the GEMM's N: 2I for SwiGLU).
   int grouped = 0;
   std::int64_t groups = 0, capacity = 0;
   int tile_rows = 0;
@@ -434,7 +435,7 @@ gl_status finish(const Outcome& o, const char* prefix) {
 
 /// The tile a grouped call runs (gemm_ladder.h, gl_grouped_gemm's "The tile"): `forced` when 16, 64 or
 /// 128; else chapter 13's rule (choose_grouped_tile) on the device's SMs, from the host's copy of the
-/// layout when given, else from the buffer.
+/// layout when given, else from the buffer; for SwiGLU (g.swiglu, no decode tile) 64 where it says 16.
 int choose_tile(std::int64_t forced, const gl::detail::Grouped& g, const std::int64_t* host_offsets,
                 const int* host_counts, int device) {
   if (forced != 0) return int(forced);
@@ -451,44 +452,59 @@ int choose_tile(std::int64_t forced, const gl::detail::Grouped& g, const std::in
       rows.push_back(host_offsets ? std::max<std::int64_t>(0, host_offsets[e + 1] - (host_offsets[e] + kAlign - 1) / kAlign * kAlign)
                                   : std::int64_t(host_counts[e]));
   }
-  return mm::ch13::choose_grouped_tile(g.groups, g.n, g.k, g.rows, g.counts != nullptr, rows.empty() ? nullptr : rows.data(), sms);
+  const int tile = mm::ch13::choose_grouped_tile(g.groups, g.n, g.k, g.rows, g.counts != nullptr,
+                                                 rows.empty() ? nullptr : rows.data(), sms);
+  return g.swiglu && tile == mm::ch13::kDecodeTileRows ? 64 : tile;
 }
 
-/// gl_grouped_gemm and gl_grouped_gemm_masked: steps 1 to 5 of gl_gemm for a grouped problem. `rows` is
-/// A's and C's (masked: E·capacity, computed here); exactly one of `offsets` and `counts` is the layout.
+/// gl_grouped_gemm, gl_grouped_gemm_masked and gl_grouped_swiglu: steps 1 to 5 of gl_gemm for a grouped
+/// problem. `rows` is A's and C's (masked: E·capacity, computed here); exactly one of `offsets` and `counts`
+/// is the layout. `swiglu` (contiguous only): C = SiLU(gate)·up, and `n` is C's columns, I (the GEMM's N
+/// is 2I).
 gl_status grouped_call(const char* fn, std::int64_t experts, std::int64_t rows, std::int64_t capacity, std::int64_t n,
                        std::int64_t k, const void* a, const void* b, void* c, const std::int64_t* offsets,
                        const int* counts, const std::int64_t* host_offsets, const int* host_counts,
-                       std::int64_t tile_rows, void* stream) {
+                       std::int64_t tile_rows, void* stream, bool swiglu = false) {
   const bool masked = offsets == nullptr && counts != nullptr;
+  const char* n_name = swiglu ? "I" : "N";
   auto refuse = [&](const Outcome& o) {
     const std::string prefix = std::string(fn) + "(E = " + std::to_string(experts) +
                                (masked ? ", capacity = " + std::to_string(capacity) : ", rows = " + std::to_string(rows)) +
-                               ", N = " + std::to_string(n) + ", K = " + std::to_string(k) + "): ";
+                               ", " + n_name + " = " + std::to_string(n) + ", K = " + std::to_string(k) + "): ";
     return finish(o, prefix.c_str());
   };
   // Step 1: the arguments.
   if (experts < 1) return refuse(fail(GL_INVALID_ARGUMENT, "needs at least one expert"));
   if ((masked ? capacity : rows) < 1 || n < 1 || k < 1)
-    return refuse(fail(GL_INVALID_ARGUMENT, std::string(masked ? "capacity" : "rows") + ", N and K must be at least 1"));
+    return refuse(fail(GL_INVALID_ARGUMENT, std::string(masked ? "capacity" : "rows") + ", " + n_name +
+                                                " and K must be at least 1"));
+  if (swiglu && tile_rows == mm::ch13::kDecodeTileRows)
+    return refuse(fail(GL_UNSUPPORTED, "tile_rows = 16: grouped_swiglu has no decode tile (chapter 13's step 6 is the "
+                                       "plain GEMM only): 0 (the library chooses), 64 or 128"));
   if (tile_rows != 0 && tile_rows != mm::ch13::kDecodeTileRows && tile_rows != 64 && tile_rows != 128)
     return refuse(fail(GL_INVALID_ARGUMENT, "tile_rows = " + std::to_string(tile_rows) +
-                                                ": 0 (the library chooses), 16, 64 or 128"));
+                                                (swiglu ? ": 0 (the library chooses), 64 or 128" : ": 0 (the library chooses), 16, 64 or 128")));
   constexpr std::int64_t kIntMax = INT32_MAX;
-  if (experts > kIntMax || n > kIntMax || k > kIntMax || (masked && capacity > INT64_MAX / experts))
-    return refuse(fail(GL_UNSUPPORTED, "needs E, N, K and the rows below 2^31 (TMA's int coordinates)"));
+  if (experts > kIntMax || n > (swiglu ? kIntMax / 2 : kIntMax) || k > kIntMax || (masked && capacity > INT64_MAX / experts))
+    return refuse(fail(GL_UNSUPPORTED, std::string("needs E, ") + (swiglu ? "2I" : "N") +
+                                           ", K and the rows below 2^31 (TMA's int coordinates)"));
   if (masked) rows = experts * capacity;
   if (Outcome o = check_pointer("A", a, 2); !o.ok()) return refuse(o);
   if (Outcome o = check_pointer("B", b, 2); !o.ok()) return refuse(o);
-  if (Outcome o = check_pointer("C", c, 2); !o.ok()) return refuse(o);
+  const char* c_name = swiglu ? "H" : "C";
+  if (Outcome o = check_pointer(c_name, c, 2); !o.ok()) return refuse(o);
   if (Outcome o = masked ? check_pointer("counts", counts, 4) : check_pointer("offsets", offsets, 8); !o.ok())
     return refuse(fail(o.status, o.why + (masked ? " (the E int32 counts, in device memory)" : " (the E + 1 int64 offsets, in device memory)")));
   gl::detail::Grouped g;
-  g.groups = int(experts), g.n = int(n), g.k = int(k), g.rows = rows;
-  g.offsets = offsets, g.counts = counts, g.capacity = masked ? capacity : 0;
-  // Step 2: the chapter's rules, TMA's alignment, and the host's copy of the layout where given.
+  g.groups = int(experts), g.n = int(swiglu ? 2 * n : n), g.k = int(k), g.rows = rows;
+  g.offsets = offsets, g.counts = counts, g.capacity = masked ? capacity : 0, g.swiglu = swiglu;
+  // Step 2: the chapter's rules, TMA's alignment, and the host's copy of the layout where given. SwiGLU's
+  // own rule first: with it, the chapter's N % 256 == 0 (N = 2I) holds.
+  if (swiglu && n % 128 != 0)
+    return refuse(fail(GL_UNSUPPORTED, "grouped_swiglu: needs I % 128 == 0: each 256-column tile holds 128 gate and the "
+                                       "same 128 up columns (the weights interleaved by 128 rows)"));
   if (std::string why = gl::detail::grouped_rejects(g); !why.empty()) return refuse(fail(GL_UNSUPPORTED, why));
-  if (std::string why = mm::launch::tma_pointer_rejects({{"A", a}, {"B", b}, {"C", c}}); !why.empty())
+  if (std::string why = mm::launch::tma_pointer_rejects({{"A", a}, {"B", b}, {c_name, c}}); !why.empty())
     return refuse(fail(GL_UNSUPPORTED, why));
   if (host_offsets != nullptr || host_counts != nullptr)
     if (std::string why = gl::detail::grouped_layout_rejects(g, host_offsets, host_counts); !why.empty())
@@ -497,8 +513,8 @@ gl_status grouped_call(const char* fn, std::int64_t experts, std::int64_t rows, 
   int device = 0;
   if (Outcome o = check_device(device); !o.ok()) return refuse(o);
   const int tile = choose_tile(tile_rows, g, host_offsets, host_counts, device);
-  Key key{device, GL_BF16, GL_RCR, rows, n, k, a, b, c, nullptr, nullptr, stream};
-  key.grouped = masked ? 2 : 1, key.groups = experts, key.capacity = g.capacity, key.tile_rows = tile;
+  Key key{device, GL_BF16, GL_RCR, rows, g.n, k, a, b, c, nullptr, nullptr, stream};
+  key.grouped = swiglu ? 3 : masked ? 2 : 1, key.groups = experts, key.capacity = g.capacity, key.tile_rows = tile;
   key.layout_data = masked ? static_cast<const void*>(counts) : static_cast<const void*>(offsets);
   using bf16 = __nv_bfloat16;
   auto make = [&] {
@@ -572,6 +588,20 @@ gl_status gl_grouped_gemm_masked(int64_t experts, int64_t capacity, int64_t n, i
                     "gl_grouped_gemm_masked: ");
     return grouped_call("gl_grouped_gemm_masked", experts, 0, capacity, n, k, a, b, c, nullptr, counts, nullptr,
                         host_counts, tile_rows, stream);
+  } catch (...) {
+    t_last_error.clear();
+    return GL_INTERNAL;
+  }
+}
+
+gl_status gl_grouped_swiglu(int64_t experts, int64_t rows, int64_t intermediate, int64_t k, const void* a, const void* b,
+                            void* h, const int64_t* offsets, const int64_t* host_offsets, int64_t tile_rows, void* stream) {
+  try {
+    if (offsets == nullptr)
+      return finish(fail(GL_INVALID_ARGUMENT, "offsets is NULL (the E + 1 int64 offsets, in device memory)"),
+                    "gl_grouped_swiglu: ");
+    return grouped_call("gl_grouped_swiglu", experts, rows, 0, intermediate, k, a, b, h, offsets, nullptr, host_offsets,
+                        nullptr, tile_rows, stream, /*swiglu=*/true);
   } catch (...) {
     t_last_error.clear();
     return GL_INTERNAL;

@@ -42,7 +42,9 @@ std::string fp8_block_scaled_rejects(const mm::GemmProblem& p);
 
 /// A grouped GEMM as the library takes it (chapter 13's GroupedProblem, without its header: that one
 /// holds the kernel and compiles only as CUDA). Contiguous: `offsets` (E + 1, device) set, `counts`
-/// null; masked: `counts` (E, device) and `capacity` set, `offsets` null.
+/// null; masked: `counts` (E, device) and `capacity` set, `offsets` null. `swiglu`: step 3's epilogue
+/// (grouped_swiglu.cuh), C = SiLU(gate)·up of B's gate and up rows interleaved by 128, N / 2 columns
+/// (contiguous only; `n` is the gate+up GEMM's, 2I).
 struct Grouped {
   int groups = 0;
   int n = 0, k = 0;
@@ -50,6 +52,7 @@ struct Grouped {
   const std::int64_t* offsets = nullptr;
   const int* counts = nullptr;
   std::int64_t capacity = 0;
+  bool swiglu = false;
 };
 
 /// Empty when chapter 13's grouped kernel takes `g`; otherwise "grouped_<layout>: <rule>". No GPU needed.
@@ -57,7 +60,8 @@ std::string grouped_rejects(const Grouped& g);
 /// Empty when the host's copy of g's layout (E + 1 offsets or E counts, as g's form says) describes
 /// experts the kernel can walk inside A and C; otherwise "grouped_<layout>: <what is wrong>". No GPU needed.
 std::string grouped_layout_rejects(const Grouped& g, const std::int64_t* host_offsets, const int* host_counts);
-/// Chapter 13's grouped_contiguous (or grouped_masked) with tiles of `tile_rows` (128 or 64) rows.
+/// Chapter 13's grouped_contiguous (or grouped_masked) with tiles of `tile_rows` (128, 64 or 16: step 6's
+/// grouped_decode) rows; with g.swiglu, grouped_swiglu (step 3: 128 or 64 rows, std::invalid_argument for 16).
 mm::PreparedGemm prepare_grouped(const Grouped& g, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c,
                                  int tile_rows);
 

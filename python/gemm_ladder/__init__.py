@@ -5,6 +5,8 @@
     c = gemm_ladder.mm(a, b)                         # a @ b; b row-major (RRR) or weight.t() (RCR)
     c = gemm_ladder.mm_fp8(a8, w8.t(), sa, sb)       # e4m3, per-tensor or DeepSeek-V3 block scales, bf16 C
     c = gemm_ladder.grouped_mm(x, w, offsets)        # every expert's x_g @ w[g].T in one launch (chapter 13)
+    w_i = gemm_ladder.interleave_gate_up(w_gate_up)  # once, at load: [W_gate; W_up] interleaved by 128 rows
+    h = gemm_ladder.grouped_swiglu(x, w_i, offsets)  # every expert's SiLU(x_g @ W_gate.T) * (x_g @ W_up.T), one launch
     gemm_ladder.last_path()                          # "swap_ab 128x16 x8": what ran
 
 A thin layer over the C library libgemm_ladder.so (lib/include/gemm_ladder.h) through ctypes: no compiled
@@ -12,13 +14,13 @@ extension, so it imports straight from a build tree (``PYTHONPATH=python`` from 
 the library found in ``build*/lib`` or at ``$GEMM_LADDER_LIBRARY``; _library.py says where it looks)
 or is installed with ``pip install .``. Importing it needs neither torch, numpy, the library nor a GPU.
 
-- mm, linear, mm_fp8, grouped_mm (_core.py says which strides each operand may have; nothing is copied, bad input
+- mm, linear, mm_fp8, grouped_mm, grouped_swiglu (_core.py says which strides each operand may have; nothing is copied, bad input
   raises TypeError or ValueError before anything runs, a refusal of the library raises its
   GemmLadderError, a ValueError or RuntimeError subclass, with the library's one line).
 - With torch tensors they run on torch's current stream and return a new tensor (or write ``out=``).
   Under torch.compile they become the custom operators ``torch.ops.gemm_ladder.mm``, ``.linear``,
-  ``.mm_fp8`` and ``.grouped_mm`` (registered when torch is importable: _torch_ops.py), so a compiled graph holds them
-  without a break.
+  ``.mm_fp8``, ``.grouped_mm`` and ``.grouped_swiglu`` (registered when torch is importable: _torch_ops.py), so a
+  compiled graph holds them without a break.
 - Prepared GEMMs (tensor maps, split-K workspaces) are cached inside the library per (problem,
   pointers, stream): clear_cache() frees them, cache_stats() counts them.
 """
@@ -34,7 +36,8 @@ from ._library import (CudaError, GemmLadderError, InternalError, InvalidArgumen
                        NoSm90aDeviceError, UnsupportedError, find_library, library)
 
 __all__ = [
-    "mm", "linear", "mm_fp8", "grouped_mm", "grouped_layout", "last_path", "device_status", "clear_cache", "set_cache_capacity", "cache_stats",
+    "mm", "linear", "mm_fp8", "grouped_mm", "grouped_swiglu", "interleave_gate_up", "deinterleave_gate_up",
+    "grouped_layout", "last_path", "device_status", "clear_cache", "set_cache_capacity", "cache_stats",
     "library_path", "GemmLadderError", "InvalidArgumentError", "UnsupportedError", "NoSm90aDeviceError", "CudaError",
     "InternalError", "LibraryNotFoundError",
 ]
@@ -96,6 +99,7 @@ def _eager(name, args, fallback):
 _fast_linear = None
 _fast_mm = None
 _fast_grouped_mm = None
+_fast_grouped_swiglu = None
 
 
 def mm(a, b, *, out=None, stream=None):
@@ -205,6 +209,56 @@ def grouped_mm(a, b, offsets, *, out=None, stream=None, tile_rows=0, zero_fill=T
     return _core.grouped_mm_dlpack(a, b, offsets, out, stream, tile_rows)
 
 
+def grouped_swiglu(a, w_gate_up_interleaved, offsets, *, out=None, stream=None, tile_rows=0, zero_fill=True):
+    """Every expert's SwiGLU activation h_g = SiLU(A_g @ W_gate[g].T) * (A_g @ W_up[g].T) in one launch (chapter
+    13's grouped_swiglu, step 3): the gate+up grouped GEMM whose epilogue applies SiLU(gate)·up to the fp32
+    accumulators, so the 2I-wide gate and up values are never written nor rounded to bf16. bf16 in and out.
+
+    a and offsets as grouped_mm's (the contiguous layout, each expert from a multiple of 128 rows).
+    w_gate_up_interleaved: (E, 2I, K) bf16, contiguous: each expert's W_gate and W_up (I×K each, nn.Linear's
+    layout) with their rows interleaved by 128, the order the kernel's 256-column tiles read: rows 256t ..
+    256t + 127 are W_gate's 128t .., rows 256t + 128 .. 256t + 255 W_up's same rows.
+    ``interleave_gate_up(w_gate_up)`` makes it, once, from stacked [W_gate; W_up] (E, 2I, K). I % 128 == 0,
+    K % 8 == 0.
+
+    The result is (rows, I) bf16: each expert's rows are SiLU(gate)·up; the other rows as grouped_mm's (zero,
+    or with ``zero_fill=False`` what the allocator's memory held; padding rows inside an expert's last tile
+    may hold the activation of a's padding rows). ``out``, ``stream`` and the offsets as in grouped_mm.
+    ``tile_rows`` 0 lets the library choose as grouped_mm does, but 64 where its rule says 16: the fused
+    epilogue has no decode tile (chapter 13's step 6 is the plain GEMM only); 64 or 128 forces one.
+    ``last_path()`` names it ("grouped_contiguous 128x256 SiLU(gate)·up").
+    """
+    w = w_gate_up_interleaved
+    if not _compiling() and out is None and stream is None and _fast_grouped_swiglu is not None:
+        h = _fast_grouped_swiglu(a, w, offsets, tile_rows, zero_fill)
+        if h is not None:
+            return h
+    if all(_core.is_torch_tensor(t) for t in (a, w, offsets)):
+        if _compiling():
+            _functional_only(out=out, stream=stream)
+            return _core._torch.ops.gemm_ladder.grouped_swiglu(a, w, offsets, tile_rows, zero_fill)
+        if out is None and stream is None:
+            return _eager("grouped_swiglu", (a, w, offsets, tile_rows, zero_fill),
+                          lambda: _core.grouped_swiglu_torch(a, w, offsets, None, None, tile_rows, zero_fill))
+        _untracked(a, w, offsets)
+        return _core.grouped_swiglu_torch(a, w, offsets, out, stream, tile_rows, zero_fill)
+    return _core.grouped_swiglu_dlpack(a, w, offsets, out, stream, tile_rows)
+
+
+def interleave_gate_up(w_gate_up):
+    """(..., 2I, K) torch weights stacked [W_gate; W_up] (as a fused gate+up nn.Linear holds them, and as
+    ``gate, up = (x @ w.T).chunk(2, -1)`` reads them) -> grouped_swiglu's order: the rows interleaved by 128
+    (rows 256t .. 256t + 127 are W_gate's 128t .., the next 128 W_up's same rows). A new contiguous tensor on
+    w's device (a copy even where the order does not change, I = 128); TypeError or ValueError (I % 128)
+    otherwise. Done once, when the model loads its weights: it copies all of them."""
+    return _core.interleave_gate_up(w_gate_up)
+
+
+def deinterleave_gate_up(w_interleaved):
+    """interleave_gate_up's inverse: grouped_swiglu's order back to stacked [W_gate; W_up]."""
+    return _core.deinterleave_gate_up(w_interleaved)
+
+
 def grouped_layout(rows_per_expert, alignment=128):
     """(offsets, first, rows) for experts of `rows_per_expert` rows in grouped_mm's contiguous layout:
     the E + 1 offsets (a list; ``torch.tensor(offsets, device="cuda")`` is grouped_mm's ``offsets``),
@@ -260,3 +314,4 @@ def _library_loaded() -> bool:
 if importlib.util.find_spec("torch") is not None:
     from . import _torch_ops  # noqa: E402,F401  (registers torch.ops.gemm_ladder.*)
     _fast_linear, _fast_mm, _fast_grouped_mm = _torch_ops.FAST_LINEAR, _torch_ops.FAST_MM, _torch_ops.FAST_GROUPED_MM
+    _fast_grouped_swiglu = _torch_ops.FAST_GROUPED_SWIGLU

@@ -14,6 +14,8 @@ or a device; ValueError for a shape or a stride), and what is never done: no ope
   contiguous (strides (N·K, K, 1)); ``offsets`` int64 (E + 1,), contiguous. Other strides are refused,
   other dtypes too (an int32 ``offsets`` included: ``.to(torch.int64)``); nothing is copied. Chapter 13's
   rules are checked here, before the library: N % 256 == 0, K % 8 == 0 (ValueError).
+- grouped_swiglu: as grouped_mm, with ``w_gate_up_interleaved`` (E, 2I, K) in b's place (each expert's gate and
+  up weights interleaved by 128 rows: interleave_gate_up) and a result of (rows, I); I % 128 == 0, K % 8 == 0.
 - All on one CUDA device; for torch tensors the kernel runs on torch's current stream of that device
   (or ``stream=``), for other arrays on ``stream=`` (an int handle or an object with ``cuda_stream``),
   by default the legacy default stream. Non-torch arrays must be on the calling thread's current device.
@@ -25,7 +27,7 @@ import sys
 
 from . import _dlpack
 from ._library import (GL_BF16, GL_FP8_E4M3_BLOCK_SCALED, GL_FP8_E4M3_PER_TENSOR, GL_RCR, GL_RRR, GL_TF32,
-                       library)
+                       LibraryNotFoundError, library)
 
 # dtype of A and B -> (gl_dtype, dtype of C)
 MM_DTYPES = {"bfloat16": (GL_BF16, "bfloat16"), "float32": (GL_TF32, "float32")}
@@ -387,37 +389,47 @@ GROUPED_K = 8    # K % 8: TMA reads rows whose pitch is a multiple of 16 bytes
 GROUPED_TILES = (0, 16, 64, 128)
 
 
-def grouped_plan(dtype_a, dtype_b, dtype_offsets, shape_a, strides_a, shape_b, strides_b, shape_offsets,
-                 strides_offsets, tile_rows=0):
-    """(E, rows, N, K) of grouped_mm(a, b, offsets), checked: TypeError (dtypes), ValueError (shapes,
-    strides, chapter 13's rules on N and K, tile_rows) before anything runs."""
+def _grouped_operands(op, w, out, w_shape, dtype_a, dtype_b, dtype_offsets, shape_a, strides_a, shape_b, strides_b,
+                      shape_offsets, strides_offsets):
+    """(E, rows, N, K) of a grouped call `op` (grouped_mm or grouped_swiglu) whose weights are the argument named `w`,
+    of shape `w_shape`, and whose result is `out`: the checks both share, in one order (csrc/torch_ops.cpp's
+    grouped_operands says the same)."""
     if dtype_a != "bfloat16" or dtype_b != "bfloat16":
-        raise TypeError(f"grouped_mm takes bfloat16 a and b (a bf16 grouped GEMM, bf16 C): got {dtype_a} and {dtype_b}")
+        raise TypeError(f"{op} takes bfloat16 a and {w} (a bf16 grouped GEMM, bf16 {out}): got {dtype_a} and {dtype_b}")
     if dtype_offsets != "int64":
-        raise TypeError(f"offsets is {dtype_offsets}: grouped_mm takes int64 offsets (E + 1 of them, offsets[0] = 0; "
+        raise TypeError(f"offsets is {dtype_offsets}: {op} takes int64 offsets (E + 1 of them, offsets[0] = 0; "
                         "call .to(torch.int64))")
     if len(shape_a) != 2 or len(shape_b) != 3:
-        raise ValueError(f"a must be a matrix (rows, K) and b the experts' weights (E, N, K): got shapes {tuple(shape_a)} "
-                         f"and {tuple(shape_b)}")
+        raise ValueError(f"a must be a matrix (rows, K) and {w} the experts' weights {w_shape}: got shapes "
+                         f"{tuple(shape_a)} and {tuple(shape_b)}")
     rows, k = shape_a
     e, n, k2 = shape_b
     if k != k2:
-        raise ValueError(f"shape mismatch: a is {rows}x{k} and b is {e}x{n}x{k2}: a's columns ({k}) must equal the "
+        raise ValueError(f"shape mismatch: a is {rows}x{k} and {w} is {e}x{n}x{k2}: a's columns ({k}) must equal the "
                          f"weights' K ({k2})")
     if e < 1:
-        raise ValueError("b has no experts (E = 0): grouped_mm needs at least one")
+        raise ValueError(f"{w} has no experts (E = 0): {op} needs at least one")
     if tuple(shape_offsets) != (e + 1,):
         raise ValueError(f"offsets has shape {tuple(shape_offsets)}: it must hold E + 1 = {e + 1} int64 (offsets[0] = 0, "
                          "offsets[g + 1] where expert g ends)")
     if e + 1 > 1 and strides_offsets[0] != 1:
-        raise ValueError(f"offsets: stride {tuple(strides_offsets)}: grouped_mm takes contiguous offsets and copies "
+        raise ValueError(f"offsets: stride {tuple(strides_offsets)}: {op} takes contiguous offsets and copies "
                          "nothing; call .contiguous() on it")
     if not _dense(rows, k, strides_a):
-        raise ValueError(f"a: strides {tuple(strides_a)} for a {rows}x{k} matrix: grouped_mm takes a row-major a "
+        raise ValueError(f"a: strides {tuple(strides_a)} for a {rows}x{k} matrix: {op} takes a row-major a "
                          f"(strides ({k}, 1)) and copies nothing; call .contiguous() on it")
     if not ((e == 1 or strides_b[0] == n * k) and _dense(n, k, strides_b[1:])):
-        raise ValueError(f"b: strides {tuple(strides_b)} for {e} weights of {n}x{k}: grouped_mm takes them contiguous "
+        raise ValueError(f"{w}: strides {tuple(strides_b)} for {e} weights of {n}x{k}: {op} takes them contiguous "
                          f"(strides ({n * k}, {k}, 1): nn.Linear weights stacked) and copies nothing; call .contiguous() on it")
+    return e, rows, n, k
+
+
+def grouped_plan(dtype_a, dtype_b, dtype_offsets, shape_a, strides_a, shape_b, strides_b, shape_offsets,
+                 strides_offsets, tile_rows=0):
+    """(E, rows, N, K) of grouped_mm(a, b, offsets), checked: TypeError (dtypes), ValueError (shapes,
+    strides, chapter 13's rules on N and K, tile_rows) before anything runs."""
+    e, rows, n, k = _grouped_operands("grouped_mm", "b", "C", "(E, N, K)", dtype_a, dtype_b, dtype_offsets, shape_a,
+                                      strides_a, shape_b, strides_b, shape_offsets, strides_offsets)
     if n % GROUPED_N != 0:
         raise ValueError(f"N = {n}: grouped_mm needs N % 256 == 0 (chapter 13's 256-column tile must stay inside one "
                          "expert's weight)")
@@ -426,6 +438,27 @@ def grouped_plan(dtype_a, dtype_b, dtype_offsets, shape_a, strides_a, shape_b, s
     if tile_rows not in GROUPED_TILES:
         raise ValueError(f"tile_rows = {tile_rows}: 0 (the library chooses), 16, 64 or 128")
     return e, rows, n, k
+
+
+SWIGLU_BLOCK = 128  # rows of W_gate (then of W_up) in each 256-row block of the interleaved weights
+SWIGLU_TILES = (0, 64, 128)
+
+
+def grouped_swiglu_plan(dtype_a, dtype_b, dtype_offsets, shape_a, strides_a, shape_b, strides_b, shape_offsets,
+                        strides_offsets, tile_rows=0):
+    """(E, rows, I, K) of grouped_swiglu(a, w_gate_up_interleaved, offsets), checked as grouped_plan is, with
+    step 3's rule (I % 128 == 0) and its tiles (0, 64 or 128: no decode tile)."""
+    e, rows, n, k = _grouped_operands("grouped_swiglu", "w_gate_up_interleaved", "H", "(E, 2I, K)", dtype_a, dtype_b,
+                                      dtype_offsets, shape_a, strides_a, shape_b, strides_b, shape_offsets,
+                                      strides_offsets)
+    if n % (2 * SWIGLU_BLOCK) != 0:
+        raise ValueError(f"w_gate_up_interleaved has 2I = {n} rows per expert: grouped_swiglu needs I % 128 == 0 (each "
+                         "256-row block holds 128 rows of W_gate, then the same outputs' 128 rows of W_up)")
+    if k % GROUPED_K != 0:
+        raise ValueError(f"K = {k}: grouped_swiglu needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)")
+    if tile_rows not in SWIGLU_TILES:
+        raise ValueError(f"tile_rows = {tile_rows}: 0 (the library chooses), 64 or 128 (grouped_swiglu has no decode tile)")
+    return e, rows, n // 2, k
 
 
 def _grouped_run(handle, e, rows, n, k, pa, pb, pc, po, tile_rows):
@@ -469,6 +502,81 @@ def grouped_mm_dlpack(a, b, offsets, out=None, stream=None, tile_rows=0):
         raise ValueError("K = 0: the result is zeros, which gemm_ladder does not write into a non-torch array")
     _grouped_run(handle, e, rows, n, k, va.data, vb.data, vc.data, vo.data, tile_rows)
     return out
+
+
+def _swiglu_run(handle, e, rows, i, k, pa, pb, ph, po, tile_rows):
+    lib = library()
+    if lib.grouped_swiglu is None:
+        raise LibraryNotFoundError(f"{lib.path} has no gl_grouped_swiglu: it was built before the call existed; rebuild "
+                                   "it (cmake --build build --target gemm_ladder)")
+    status = lib.grouped_swiglu(e, rows, i, k, pa, pb, ph, po, None, tile_rows, handle)
+    if status:
+        _raise_status(status)
+
+
+def grouped_swiglu_torch(a, w, offsets, out=None, stream=None, tile_rows=0, zero_fill=True):
+    """grouped_swiglu for torch tensors (see gemm_ladder.grouped_swiglu)."""
+    torch = _torch
+    e, rows, i, k = grouped_swiglu_plan(torch_dtype_name(a), torch_dtype_name(w), torch_dtype_name(offsets), a.shape,
+                                        a.stride(), w.shape, w.stride(), offsets.shape, offsets.stride(), tile_rows)
+    device_index = _check_torch_device((a, w, offsets), ("a", "w_gate_up_interleaved", "offsets"))
+    if out is None:
+        out = (torch.zeros if zero_fill else torch.empty)((rows, i), dtype=torch.bfloat16, device=a.device)
+    else:
+        out = _torch_out(torch, out, rows, i, "bfloat16", device_index, a, w)
+    if rows == 0 or i == 0:
+        return out
+    if k == 0:  # SiLU(0)·0
+        return out.zero_()
+    handle = _torch_stream(torch, device_index, stream)
+    _call_on_device(torch, device_index, lambda: _swiglu_run(handle, e, rows, i, k, a.data_ptr(), w.data_ptr(),
+                                                             out.data_ptr(), offsets.data_ptr(), tile_rows))
+    return out
+
+
+def grouped_swiglu_dlpack(a, w, offsets, out=None, stream=None, tile_rows=0):
+    """grouped_swiglu for DLPack arrays (see gemm_ladder.grouped_swiglu): `out` is required (rows × I bf16)."""
+    handle = _stream_handle(stream)
+    va, vw = _cuda_view(a, "a", handle), _cuda_view(w, "w_gate_up_interleaved", handle)
+    vo = _cuda_view(offsets, "offsets", handle)
+    e, rows, i, k = grouped_swiglu_plan(va.dtype, vw.dtype, vo.dtype, va.shape, va.strides, vw.shape, vw.strides,
+                                        vo.shape, vo.strides, tile_rows)
+    _same_device((va, vw, vo), ("a", "w_gate_up_interleaved", "offsets"))
+    vh = _dlpack_out(out, rows, i, "bfloat16", handle, (("a", va), ("w_gate_up_interleaved", vw), ("offsets", vo)))
+    _same_device((va, vh), ("a", "out"))
+    if rows == 0 or i == 0:
+        return out
+    if k == 0:
+        raise ValueError("K = 0: the result is zeros, which gemm_ladder does not write into a non-torch array")
+    _swiglu_run(handle, e, rows, i, k, va.data, vw.data, vh.data, vo.data, tile_rows)
+    return out
+
+
+def _swiglu_blocks(w, name):
+    """(leading shape, 2I, K, 2I / 256) of stacked gate+up weights (..., 2I, K); TypeError or ValueError if not."""
+    if not is_torch_tensor(w):
+        raise TypeError(f"{name} takes a torch tensor (..., 2I, K): got {type(w).__name__}")
+    if w.dim() < 2:
+        raise ValueError(f"{name} takes weights of shape (..., 2I, K): got shape {tuple(w.shape)}")
+    *lead, n, k = w.shape
+    if n % (2 * SWIGLU_BLOCK) != 0:
+        raise ValueError(f"{name}: 2I = {n} rows: grouped_swiglu's order needs I % 128 == 0")
+    return lead, n, k, n // (2 * SWIGLU_BLOCK)
+
+
+def interleave_gate_up(w_gate_up):
+    """(..., 2I, K) weights stacked [W_gate; W_up] -> the same rows interleaved by 128 (a new contiguous tensor):
+    rows 256t .. 256t + 127 are W_gate's 128t .., rows 256t + 128 .. 256t + 255 W_up's same rows."""
+    lead, n, k, blocks = _swiglu_blocks(w_gate_up, "interleave_gate_up")
+    parts = w_gate_up.reshape(*lead, 2, blocks, SWIGLU_BLOCK, k)               # (..., gate|up, t, 128, K)
+    return parts.transpose(-4, -3).clone(memory_format=_torch.contiguous_format).view(*lead, n, k)  # (..., t, gate|up, 128, K)
+
+
+def deinterleave_gate_up(w_interleaved):
+    """interleave_gate_up's inverse: (..., 2I, K) interleaved by 128 -> stacked [W_gate; W_up] (a new contiguous tensor)."""
+    lead, n, k, blocks = _swiglu_blocks(w_interleaved, "deinterleave_gate_up")
+    parts = w_interleaved.reshape(*lead, blocks, 2, SWIGLU_BLOCK, k)           # (..., t, gate|up, 128, K)
+    return parts.transpose(-4, -3).clone(memory_format=_torch.contiguous_format).view(*lead, n, k)  # (..., gate|up, t, 128, K)
 
 
 def grouped_layout(rows_per_expert, alignment=128):

@@ -1,4 +1,5 @@
-"""torch.ops.gemm_ladder.mm, .linear and .grouped_mm as C++ kernels (csrc/torch_ops.cpp), built when torch imports them.
+"""torch.ops.gemm_ladder.mm, .linear, .grouped_mm and .grouped_swiglu as C++ kernels (csrc/torch_ops.cpp), built when
+torch imports them.
 
 A ``torch.library.custom_op`` whose kernel is Python costs 45-70 µs of host time per call (the
 ``custom_op`` rows of plots/data/h200/lib_ops.csv): more than a decode GEMM runs, and the whole gap of a
@@ -10,9 +11,9 @@ ones load torch's cached build. Where that cannot happen (no library yet, no com
 ``GEMM_LADDER_CPP_OPS=0``), _torch_ops.py registers the Python operators instead, with the same schemas,
 checks and messages.
 
-The built library is also a Python module (gemm_ladder_torch_ops) whose linear, mm and grouped_mm are the
-eager calls' fast path: gemm_ladder.linear, .mm and .grouped_mm call them before the operator, with no
-dispatcher between Python and the library (csrc/torch_ops.cpp says which calls they take and why).
+The built library is also a Python module (gemm_ladder_torch_ops) whose linear, mm, grouped_mm and grouped_swiglu
+are the eager calls' fast path: gemm_ladder.linear, .mm, .grouped_mm and .grouped_swiglu call them before the operator,
+with no dispatcher between Python and the library (csrc/torch_ops.cpp says which calls they take and why).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import warnings
 
 
 def load():
-    """The module gemm_ladder_torch_ops when the C++ operators are registered (torch.ops.gemm_ladder.mm, .linear
-    and .grouped_mm; its linear, mm and grouped_mm are the eager fast path), else None."""
+    """The module gemm_ladder_torch_ops when the C++ operators are registered (torch.ops.gemm_ladder.mm, .linear,
+    .grouped_mm and .grouped_swiglu; its functions of the same names are the eager fast path), else None."""
     if os.environ.get("GEMM_LADDER_CPP_OPS", "1") == "0":
         return None
     from ._library import LibraryNotFoundError, find_library

@@ -119,6 +119,11 @@ class _Library:
         lib.gl_gemm.restype = ctypes.c_int
         lib.gl_grouped_gemm.argtypes = [i64, i64, i64, i64, ptr, ptr, ptr, ptr, ptr, i64, ptr]
         lib.gl_grouped_gemm.restype = ctypes.c_int
+        # a library built before gl_grouped_swiglu still serves every other call (grouped_swiglu then says so)
+        self.grouped_swiglu = getattr(lib, "gl_grouped_swiglu", None)
+        if self.grouped_swiglu is not None:
+            self.grouped_swiglu.argtypes = [i64, i64, i64, i64, ptr, ptr, ptr, ptr, ptr, i64, ptr]
+            self.grouped_swiglu.restype = ctypes.c_int
         for name in ("gl_last_error", "gl_last_path"):
             getattr(lib, name).argtypes = []
             getattr(lib, name).restype = ctypes.c_char_p

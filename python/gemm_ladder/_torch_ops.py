@@ -1,6 +1,6 @@
-"""The PyTorch custom operators: torch.ops.gemm_ladder.mm, .linear, .mm_fp8 and .grouped_mm.
+"""The PyTorch custom operators: torch.ops.gemm_ladder.mm, .linear, .mm_fp8, .grouped_mm and .grouped_swiglu.
 
-mm, linear and grouped_mm are C++ kernels where _cpp_ops.py can build them (csrc/torch_ops.cpp: no Python per
+mm, linear, grouped_mm and grouped_swiglu are C++ kernels where _cpp_ops.py can build them (csrc/torch_ops.cpp: no Python per
 call); otherwise, and mm_fp8 always, each is a ``torch.library.custom_op`` (functional: it returns a new
 tensor, mutates nothing) whose implementation is _core's (the library on ``torch.cuda.current_stream()``
 of the inputs' device). Each has a ``register_fake`` that applies the same checks to shapes, dtypes and strides and returns an empty
@@ -48,16 +48,26 @@ def _grouped_mm_fake(a, b, offsets, tile_rows=0, zero_fill=True):
     return _empty_result(a, rows, n, "bfloat16")
 
 
+def _grouped_swiglu_fake(a, w_gate_up_interleaved, offsets, tile_rows=0, zero_fill=True):
+    w = w_gate_up_interleaved
+    _, rows, i, _ = _core.grouped_swiglu_plan(_core.torch_dtype_name(a), _core.torch_dtype_name(w),
+                                              _core.torch_dtype_name(offsets), a.shape, a.stride(), w.shape, w.stride(),
+                                              offsets.shape, offsets.stride(), tile_rows)
+    return _empty_result(a, rows, i, "bfloat16")
+
+
 CPP_MODULE = _cpp_ops.load()  # csrc/torch_ops.cpp built and loaded, or None
-CPP_OPS = CPP_MODULE is not None  # True: torch.ops.gemm_ladder.mm, .linear and .grouped_mm are its kernels
+CPP_OPS = CPP_MODULE is not None  # True: torch.ops.gemm_ladder.mm, .linear, .grouped_mm and .grouped_swiglu are its kernels
 FAST_LINEAR = CPP_MODULE.linear if CPP_OPS else None  # the eager fast path (returns None where it does not apply)
 FAST_MM = CPP_MODULE.mm if CPP_OPS else None
 FAST_GROUPED_MM = CPP_MODULE.grouped_mm if CPP_OPS else None
+FAST_GROUPED_SWIGLU = CPP_MODULE.grouped_swiglu if CPP_OPS else None
 
 if CPP_OPS:
     torch.library.register_fake("gemm_ladder::mm")(_mm_fake)
     torch.library.register_fake("gemm_ladder::linear")(_linear_fake)
     torch.library.register_fake("gemm_ladder::grouped_mm")(_grouped_mm_fake)
+    torch.library.register_fake("gemm_ladder::grouped_swiglu")(_grouped_swiglu_fake)
 else:
     @torch.library.custom_op("gemm_ladder::mm", mutates_args=())
     def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -82,6 +92,17 @@ else:
         return _core.grouped_mm_torch(a, b, offsets, tile_rows=tile_rows, zero_fill=zero_fill)
 
     grouped_mm.register_fake(_grouped_mm_fake)
+
+    @torch.library.custom_op("gemm_ladder::grouped_swiglu", mutates_args=(),
+                             schema="(Tensor a, Tensor w_gate_up_interleaved, Tensor offsets, int tile_rows=0, "
+                                    "bool zero_fill=True) -> Tensor")
+    def grouped_swiglu(a: torch.Tensor, w_gate_up_interleaved: torch.Tensor, offsets: torch.Tensor, tile_rows: int = 0,
+                       zero_fill: bool = True) -> torch.Tensor:
+        """Every expert's SiLU(a_g @ W_gate.T) * (a_g @ W_up.T) in one launch (chapter 13, step 3); see
+        gemm_ladder.grouped_swiglu."""
+        return _core.grouped_swiglu_torch(a, w_gate_up_interleaved, offsets, tile_rows=tile_rows, zero_fill=zero_fill)
+
+    grouped_swiglu.register_fake(_grouped_swiglu_fake)
 
 
 @torch.library.custom_op("gemm_ladder::mm_fp8", mutates_args=())

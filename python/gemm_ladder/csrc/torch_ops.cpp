@@ -1,5 +1,6 @@
-// torch.ops.gemm_ladder.mm, .linear and .grouped_mm as C++ kernels: the dispatcher calls gl_gemm directly, with no
-// Python between a compiled graph (or an eager call of the op) and the library.
+// torch.ops.gemm_ladder.mm, .linear, .grouped_mm and .grouped_swiglu as C++ kernels: the dispatcher calls the library
+// (gl_gemm, gl_grouped_gemm, gl_grouped_swiglu) directly, with no Python between a compiled graph (or an eager call of
+// the op) and the library.
 //
 // Why: a torch.library.custom_op whose kernel is Python costs about 45-70 µs of host time per call
 // (plots/data/h200/lib_ops.csv, variant custom_op), where a decode GEMM runs for 10 µs; a model's decode
@@ -7,16 +8,17 @@
 // 2.41 ms on the Python operator (plots/data/h200/lib_model.csv). Here a call is a few checks on the
 // tensors' sizes and strides, an empty result, and gl_gemm.
 //
-// The checks and their messages are _core.py's (plan, check_shapes, b_layout, linear_rows, grouped_plan), in the
-// same order, so that an operator called directly refuses what the Python one refused with the same
-// line. The fake implementations (for torch.compile's tracing) stay in Python (_torch_ops.py).
+// The checks and their messages are _core.py's (plan, check_shapes, b_layout, linear_rows, grouped_plan,
+// grouped_swiglu_plan), in the same order, so that an operator called directly refuses what the Python one
+// refused with the same line. The fake implementations (for torch.compile's tracing) stay in Python (_torch_ops.py).
 //
 // Built by torch.utils.cpp_extension when the package is imported with torch (_cpp_ops.py): the
 // kernels are registered for CUDA and CPU tensors (a CPU tensor is refused with a TypeError).
 //
-// The same file is also a Python module, gemm_ladder_torch_ops, of three functions: linear(x, weight), mm(a, b) and
-// grouped_mm(a, b, offsets, tile_rows, zero_fill), the eager calls' fast path (gemm_ladder.linear, .mm and
-// .grouped_mm without out= or stream=). An operator called from
+// The same file is also a Python module, gemm_ladder_torch_ops, of four functions: linear(x, weight), mm(a, b),
+// grouped_mm(a, b, offsets, tile_rows, zero_fill) and grouped_swiglu(a, w_gate_up_interleaved, offsets, tile_rows,
+// zero_fill), the eager calls' fast path (gemm_ladder.linear, .mm, .grouped_mm and .grouped_swiglu without out= or
+// stream=). An operator called from
 // Python passes the packet's __call__, the schema's parsing of the arguments into a boxed stack, the
 // Autograd kernel and the unboxing (about 6 µs of host time a call on the H200 machine, against
 // F.linear's own path: profiles/session_2026-11-30s_issue39.txt); these functions take the two tensors
@@ -149,41 +151,57 @@ at::Tensor linear_impl(const at::Tensor& x, const at::Tensor& weight) {
   return mm_impl(rows, weight.t()).view(shape);
 }
 
-/// Every expert's a_g @ b[g]ᵀ (chapter 13's grouped kernel): a (rows, K) in the contiguous layout, b (E, N, K),
-/// offsets (E + 1) int64 on the device; a new (rows, N) C, each expert's rows written, the others zero-filled
-/// first (zero_fill) or left as the allocator gave them.
-at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offsets, int64_t tile_rows,
-                           bool zero_fill) {
-  TORCH_CHECK_TYPE(a.scalar_type() == at::kBFloat16 && b.scalar_type() == at::kBFloat16, text("grouped_mm takes bfloat16 a and b (a bf16 grouped GEMM, bf16 C): got ", dtype_name(a), " and ",
-                   dtype_name(b)));
-  TORCH_CHECK_TYPE(offsets.scalar_type() == at::kLong, text("offsets is ", dtype_name(offsets),
-                   ": grouped_mm takes int64 offsets (E + 1 of them, offsets[0] = 0; call .to(torch.int64))"));
-  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 3, text("a must be a matrix (rows, K) and b the experts' weights (E, N, K): got shapes ",
-                    dims(a), " and ", dims(b)));
+/// The sizes of a grouped call `op` (grouped_mm, grouped_swiglu) whose weights are the argument named `w`, of shape
+/// `w_shape`, and whose result is `out`: the checks both share, in _core.py's order (_grouped_operands) and words.
+struct GroupedSizes {
+  int64_t rows, k, e, n;
+};
+GroupedSizes grouped_operands(const char* op, const char* w, const char* out, const char* w_shape, const at::Tensor& a,
+                              const at::Tensor& b, const at::Tensor& offsets) {
+  TORCH_CHECK_TYPE(a.scalar_type() == at::kBFloat16 && b.scalar_type() == at::kBFloat16, text(op, " takes bfloat16 a and ", w,
+                   " (a bf16 grouped GEMM, bf16 ", out, "): got ", dtype_name(a), " and ", dtype_name(b)));
+  TORCH_CHECK_TYPE(offsets.scalar_type() == at::kLong, text("offsets is ", dtype_name(offsets), ": ", op,
+                   " takes int64 offsets (E + 1 of them, offsets[0] = 0; call .to(torch.int64))"));
+  TORCH_CHECK_VALUE(a.dim() == 2 && b.dim() == 3, text("a must be a matrix (rows, K) and ", w, " the experts' weights ", w_shape,
+                    ": got shapes ", dims(a), " and ", dims(b)));
   const int64_t rows = a.size(0), k = a.size(1), e = b.size(0), n = b.size(1), k2 = b.size(2);
-  TORCH_CHECK_VALUE(k == k2, text("shape mismatch: a is ", rows, "x", k, " and b is ", e, "x", n, "x", k2, ": a's columns (", k,
+  TORCH_CHECK_VALUE(k == k2, text("shape mismatch: a is ", rows, "x", k, " and ", w, " is ", e, "x", n, "x", k2, ": a's columns (", k,
                     ") must equal the weights' K (", k2, ")"));
-  TORCH_CHECK_VALUE(e >= 1, text("b has no experts (E = 0): grouped_mm needs at least one"));
+  TORCH_CHECK_VALUE(e >= 1, text(w, " has no experts (E = 0): ", op, " needs at least one"));
   TORCH_CHECK_VALUE(offsets.dim() == 1 && offsets.size(0) == e + 1, text("offsets has shape ", dims(offsets), ": it must hold E + 1 = ",
                     e + 1, " int64 (offsets[0] = 0, offsets[g + 1] where expert g ends)"));
-  TORCH_CHECK_VALUE(e + 1 == 1 || offsets.stride(0) == 1, text("offsets: stride ", strides(offsets),
-                    ": grouped_mm takes contiguous offsets and copies nothing; call .contiguous() on it"));
-  TORCH_CHECK_VALUE(dense(rows, k, a), text("a: strides ", strides(a), " for a ", rows, "x", k,
-                    " matrix: grouped_mm takes a row-major a (strides (", k, ", 1)) and copies nothing; call .contiguous() on it"));
-  TORCH_CHECK_VALUE((e == 1 || b.stride(0) == n * k) && (n == 1 || b.stride(1) == k) && (k == 1 || b.stride(2) == 1), text("b: strides ",
-                    strides(b), " for ", e, " weights of ", n, "x", k, ": grouped_mm takes them contiguous (strides (", n * k, ", ", k,
+  TORCH_CHECK_VALUE(e + 1 == 1 || offsets.stride(0) == 1, text("offsets: stride ", strides(offsets), ": ", op,
+                    " takes contiguous offsets and copies nothing; call .contiguous() on it"));
+  TORCH_CHECK_VALUE(dense(rows, k, a), text("a: strides ", strides(a), " for a ", rows, "x", k, " matrix: ", op,
+                    " takes a row-major a (strides (", k, ", 1)) and copies nothing; call .contiguous() on it"));
+  TORCH_CHECK_VALUE((e == 1 || b.stride(0) == n * k) && (n == 1 || b.stride(1) == k) && (k == 1 || b.stride(2) == 1), text(w, ": strides ",
+                    strides(b), " for ", e, " weights of ", n, "x", k, ": ", op, " takes them contiguous (strides (", n * k, ", ", k,
                     ", 1): nn.Linear weights stacked) and copies nothing; call .contiguous() on it"));
-  TORCH_CHECK_VALUE(n % 256 == 0, text("N = ", n, ": grouped_mm needs N % 256 == 0 (chapter 13's 256-column tile must stay inside one ",
-                    "expert's weight)"));
-  TORCH_CHECK_VALUE(k % 8 == 0, text("K = ", k, ": grouped_mm needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)"));
-  TORCH_CHECK_VALUE(tile_rows == 0 || tile_rows == 16 || tile_rows == 64 || tile_rows == 128, text("tile_rows = ", tile_rows,
-                    ": 0 (the library chooses), 16, 64 or 128"));
-  const std::pair<const at::Tensor*, const char*> operands[] = {{&a, "a"}, {&b, "b"}, {&offsets, "offsets"}};
+  return {rows, k, e, n};
+}
+
+/// Every operand a CUDA tensor on a's device.
+void check_grouped_devices(const at::Tensor& a, const at::Tensor& b, const char* b_name, const at::Tensor& offsets) {
+  const std::pair<const at::Tensor*, const char*> operands[] = {{&a, "a"}, {&b, b_name}, {&offsets, "offsets"}};
   for (const auto& [t, name] : operands) {
     TORCH_CHECK_TYPE(t->is_cuda(), text(name, " is on ", t->device(), ": gemm_ladder runs on CUDA tensors"));
     TORCH_CHECK_TYPE(t->get_device() == a.get_device(), text(name, " is on cuda:", t->get_device(), " but a is on cuda:",
                      a.get_device(), ": all operands on one device"));
   }
+}
+
+/// Every expert's a_g @ b[g]ᵀ (chapter 13's grouped kernel): a (rows, K) in the contiguous layout, b (E, N, K),
+/// offsets (E + 1) int64 on the device; a new (rows, N) C, each expert's rows written, the others zero-filled
+/// first (zero_fill) or left as the allocator gave them.
+at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offsets, int64_t tile_rows,
+                           bool zero_fill) {
+  const auto [rows, k, e, n] = grouped_operands("grouped_mm", "b", "C", "(E, N, K)", a, b, offsets);
+  TORCH_CHECK_VALUE(n % 256 == 0, text("N = ", n, ": grouped_mm needs N % 256 == 0 (chapter 13's 256-column tile must stay inside one ",
+                    "expert's weight)"));
+  TORCH_CHECK_VALUE(k % 8 == 0, text("K = ", k, ": grouped_mm needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)"));
+  TORCH_CHECK_VALUE(tile_rows == 0 || tile_rows == 16 || tile_rows == 64 || tile_rows == 128, text("tile_rows = ", tile_rows,
+                    ": 0 (the library chooses), 16, 64 or 128"));
+  check_grouped_devices(a, b, "b", offsets);
   at::Tensor c = zero_fill ? at::zeros({rows, n}, a.options()) : at::empty({rows, n}, a.options());
   if (rows == 0 || n == 0) return c;
   if (k == 0) return c.zero_();
@@ -194,6 +212,32 @@ at::Tensor grouped_mm_impl(const at::Tensor& a, const at::Tensor& b, const at::T
   TORCH_CHECK_VALUE(status != GL_INVALID_ARGUMENT && status != GL_UNSUPPORTED, text(gl_last_error()));
   TORCH_CHECK(status == GL_OK, text(gl_status_name(status), ": ", gl_last_error()));
   return c;
+}
+
+/// Every expert's SiLU(a_g @ W_gate[g]ᵀ) · (a_g @ W_up[g]ᵀ) (chapter 13's step 3, grouped_swiglu): a as grouped_mm's,
+/// w (E, 2I, K) each expert's gate and up rows interleaved by 128; a new (rows, I) H, each expert's rows written,
+/// the others zero-filled first (zero_fill) or left as the allocator gave them.
+at::Tensor grouped_swiglu_impl(const at::Tensor& a, const at::Tensor& w, const at::Tensor& offsets, int64_t tile_rows,
+                               bool zero_fill) {
+  const char* w_name = "w_gate_up_interleaved";
+  const auto [rows, k, e, n] = grouped_operands("grouped_swiglu", w_name, "H", "(E, 2I, K)", a, w, offsets);
+  TORCH_CHECK_VALUE(n % 256 == 0, text(w_name, " has 2I = ", n, " rows per expert: grouped_swiglu needs I % 128 == 0 (each ",
+                    "256-row block holds 128 rows of W_gate, then the same outputs' 128 rows of W_up)"));
+  TORCH_CHECK_VALUE(k % 8 == 0, text("K = ", k, ": grouped_swiglu needs K % 8 == 0 (TMA reads rows whose pitch is a multiple of 16 bytes)"));
+  TORCH_CHECK_VALUE(tile_rows == 0 || tile_rows == 64 || tile_rows == 128, text("tile_rows = ", tile_rows,
+                    ": 0 (the library chooses), 64 or 128 (grouped_swiglu has no decode tile)"));
+  check_grouped_devices(a, w, w_name, offsets);
+  const int64_t inter = n / 2;
+  at::Tensor h = zero_fill ? at::zeros({rows, inter}, a.options()) : at::empty({rows, inter}, a.options());
+  if (rows == 0 || inter == 0) return h;
+  if (k == 0) return h.zero_();  // SiLU(0)·0
+  const c10::cuda::CUDAGuard guard(a.device());
+  const gl_status status = gl_grouped_swiglu(e, rows, inter, k, a.data_ptr(), w.data_ptr(), h.data_ptr(),
+                                             offsets.const_data_ptr<int64_t>(), nullptr, tile_rows,
+                                             c10::cuda::getCurrentCUDAStream(a.get_device()).stream());
+  TORCH_CHECK_VALUE(status != GL_INVALID_ARGUMENT && status != GL_UNSUPPORTED, text(gl_last_error()));
+  TORCH_CHECK(status == GL_OK, text(gl_status_name(status), ": ", gl_last_error()));
+  return h;
 }
 
 // ---- The eager fast path (the Python module's functions) ----
@@ -333,6 +377,40 @@ PyObject* py_grouped_mm(PyObject* /*module*/, PyObject* const* args, Py_ssize_t 
   END_HANDLE_TH_ERRORS
 }
 
+/// gemm_ladder_torch_ops.grouped_swiglu(a, w_gate_up_interleaved, offsets, tile_rows, zero_fill): grouped_swiglu_impl's
+/// activation as a new (rows, I) tensor, or None. The plain call only, as grouped_mm: contiguous CUDA bf16 a (rows, K)
+/// and w (E, 2I, K), contiguous int64 offsets (E + 1) on their device, 2I % 256 == 0, K % 8 == 0, no empty size,
+/// tile_rows a Python int of 0, 64 or 128 and zero_fill a bool; anything else (and a refusal of the library) goes
+/// to the checked path.
+PyObject* py_grouped_swiglu(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 5 || !plain_context() || !PyLong_CheckExact(args[3]) || !PyBool_Check(args[4])) Py_RETURN_NONE;
+  const at::Tensor* a = plain_cuda(args[0]);
+  const at::Tensor* w = plain_cuda(args[1]);
+  const at::Tensor* offsets = plain_cuda(args[2]);
+  if (a == nullptr || w == nullptr || offsets == nullptr || a->scalar_type() != at::kBFloat16 ||
+      w->scalar_type() != at::kBFloat16 || offsets->scalar_type() != at::kLong || a->dim() != 2 || w->dim() != 3 ||
+      offsets->dim() != 1 || !no_grad_needed(*a, *w) || w->get_device() != a->get_device() ||
+      offsets->get_device() != a->get_device())
+    Py_RETURN_NONE;
+  int overflow = 0;
+  const long long tile_rows = PyLong_AsLongLongAndOverflow(args[3], &overflow);
+  if (overflow != 0 || (tile_rows != 0 && tile_rows != 64 && tile_rows != 128)) Py_RETURN_NONE;
+  const int64_t rows = a->size(0), k = a->size(1), e = w->size(0), n = w->size(1);
+  if (w->size(2) != k || e < 1 || offsets->size(0) != e + 1 || n % 256 != 0 || k % 8 != 0 || rows == 0 || n == 0 ||
+      k == 0)
+    Py_RETURN_NONE;
+  const c10::Device device = a->device();
+  const c10::cuda::CUDAGuard guard(device);
+  at::Tensor h = at::detail::empty_cuda({rows, n / 2}, at::kBFloat16, device, std::nullopt);
+  if (args[4] == Py_True) h.zero_();
+  const gl_status status = gl_grouped_swiglu(e, rows, n / 2, k, a->data_ptr(), w->data_ptr(), h.data_ptr(),
+                                             offsets->const_data_ptr<int64_t>(), nullptr, tile_rows,
+                                             c10::cuda::getCurrentCUDAStream(device.index()).stream());
+  return wrap_or_none(status == GL_OK ? std::move(h) : at::Tensor());
+  END_HANDLE_TH_ERRORS
+}
+
 /// gemm_ladder_torch_ops._host_loop_us(x, weight, what, reps): the host time of one call, in µs, over `reps` calls
 /// made from C++ (no Python between them), for python/bench_linear_host.py. what: 0 gl_gemm into one C
 /// allocated once, 1 an empty C from torch's allocator and gl_gemm (the fast path's work), 2 at::linear (torch's
@@ -378,6 +456,9 @@ PyMethodDef methods[] = {
     {"grouped_mm", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_grouped_mm)), METH_FASTCALL,
      "grouped_mm(a, b, offsets, tile_rows, zero_fill): every expert's product on the library, or None where the "
      "checked path must run"},
+    {"grouped_swiglu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_grouped_swiglu)), METH_FASTCALL,
+     "grouped_swiglu(a, w_gate_up_interleaved, offsets, tile_rows, zero_fill): every expert's SiLU(gate)·up on the "
+     "library, or None where the checked path must run"},
     {"_context", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_context)), METH_FASTCALL,
      "_context(): whether the fast path sees no mode (python/bench_linear_host.py)"},
     {"_host_loop_us", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_host_loop_us)), METH_FASTCALL,
@@ -396,12 +477,14 @@ TORCH_LIBRARY_FRAGMENT(gemm_ladder, m) {
   m.def("mm(Tensor a, Tensor b) -> Tensor");
   m.def("linear(Tensor x, Tensor weight) -> Tensor");
   m.def("grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0, bool zero_fill=True) -> Tensor");
+  m.def("grouped_swiglu(Tensor a, Tensor w_gate_up_interleaved, Tensor offsets, int tile_rows=0, bool zero_fill=True) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CUDA, m) {
   m.impl("mm", &mm_impl);
   m.impl("linear", &linear_impl);
   m.impl("grouped_mm", &grouped_mm_impl);
+  m.impl("grouped_swiglu", &grouped_swiglu_impl);
 }
 
 // No derivative is implemented: autograd's kernel for custom operators would tie C to the graph and, at a backward,
@@ -411,10 +494,12 @@ TORCH_LIBRARY_IMPL(gemm_ladder, Autograd, m) {
   m.impl("mm", torch::autograd::autogradNotImplementedFallback());
   m.impl("linear", torch::autograd::autogradNotImplementedFallback());
   m.impl("grouped_mm", torch::autograd::autogradNotImplementedFallback());
+  m.impl("grouped_swiglu", torch::autograd::autogradNotImplementedFallback());
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CPU, m) {  // refused with the Python operator's TypeError ("a is on cpu: ...")
   m.impl("mm", &mm_impl);
   m.impl("linear", &linear_impl);
   m.impl("grouped_mm", &grouped_mm_impl);
+  m.impl("grouped_swiglu", &grouped_swiglu_impl);
 }

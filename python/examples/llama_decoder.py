@@ -37,10 +37,16 @@ vocabulary 151936) whose MLP is a mixture of 128 experts of 768, top 8 (QWEN3_30
     PYTHONPATH=python python python/examples/llama_decoder.py --moe --skip-autotune --csv plots/data/h200/lib_model_moe.csv
 
 The router (softmax, top 8, renormalized), the sort of the routed tokens by expert and the weighted sum
-are torch's for every backend; the experts' gate+up and down GEMMs run on gemm_ladder.grouped_mm
-(chapter 13's grouped kernel, the tokens permuted into its layout padded to 128 per expert by one Triton
-kernel, triton_permute) or, for the torch backends, on torch._grouped_mm (torch's own grouped GEMM,
-unpadded rows). Each row then also
+are torch's for every backend; the experts' gate+up and down GEMMs run on gemm_ladder (chapter 13's
+grouped kernels, the tokens permuted into their layout padded to 128 per expert by one Triton kernel,
+triton_permute) or, for the torch backends, on torch._grouped_mm (torch's own grouped GEMM, unpadded
+rows, then F.silu(gate) * up). Ours computes gate+up and the activation in one launch,
+gemm_ladder.grouped_swiglu (chapter 13's step 3: SiLU(gate)·up in the epilogue, on the gate and up weights
+interleaved by 128 rows once when the model is built; torch's backends keep the stacked ones), then the
+down projection on grouped_mm; where the library would take its decode tile for gate+up (one token on the
+H200: fewer 64-row tiles than SMs), which the fused epilogue lacks, grouped_mm and F.silu(gate) * up as
+before. --unfused-swiglu keeps grouped_mm and F.silu(gate) * up everywhere (the A/B); the CSV's moe_swiglu
+says which ran. Each row then also
 has moe_layer_rel_diff: the first MoE layer on a shared input, which the tolerance judges (see
 TOLERANCE_REL: a near-tie in the router makes the logits of two roundings differ by a whole expert).
 
@@ -196,13 +202,16 @@ class MLP(nn.Module):
 # --- The mixture of experts (--moe) -------------------------------------------------------------------
 #
 # The router and the weighted sum stay torch's for every backend; what changes is
-# `experts(xf, flat, order, counts, w_gate_up, w_down, k)`: the tokens xf (n, hidden), each token's k experts
-# flat (n·k,) token-major (slot t·k + j is token t's j-th expert), order (n·k,) the slots sorted by expert
-# (stable) and counts (E,) the slots per expert -> each slot's expert output (n·k, hidden), token-major.
+# `experts(xf, flat, order, counts, w_gate_up, w_down, k, w_gate_up_interleaved)`: the tokens xf (n, hidden), each
+# token's k experts flat (n·k,) token-major (slot t·k + j is token t's j-th expert), order (n·k,) the slots sorted
+# by expert (stable) and counts (E,) the slots per expert -> each slot's expert output (n·k, hidden), token-major.
+# w_gate_up is (E, 2F, hidden), [W_gate; W_up] stacked; w_gate_up_interleaved the same rows in grouped_swiglu's
+# order (gemm_ladder.interleave_gate_up), or None where the model was built without it.
 
-def torch_experts(xf, flat, order, counts, w_gate_up, w_down, k):
+def torch_experts(xf, flat, order, counts, w_gate_up, w_down, k, w_gate_up_interleaved=None):
     """torch's grouped GEMM (torch._grouped_mm: the rows unpadded, int32 ends; CUTLASS on sm_90) on the
-    tokens gathered in expert order, the outputs scattered back to the slots."""
+    tokens gathered in expert order, the outputs scattered back to the slots. The stacked [gate; up] weights:
+    w_gate_up_interleaved (grouped_swiglu's order) is not read."""
     xs = xf[order // k]                                                                  # (n·k, H) sorted
     ends = counts.cumsum(0).to(torch.int32)                                              # (E,)
     gate, up = torch._grouped_mm(xs, w_gate_up.transpose(-2, -1), offs=ends).chunk(2, dim=-1)  # (rows, F) each
@@ -297,20 +306,50 @@ def triton_permute(xf, flat, order, counts, k, rows):
     return a, offsets, place
 
 
-def make_ladder_experts(grouped_mm, permute=None):
-    """The experts on gemm_ladder.grouped_mm (chapter 13's kernel): the tokens permuted into the padded
-    layout (`permute`: triton_permute where Triton is installed and the tensors are on a GPU, else
-    torch_permute), two grouped GEMMs, each slot's output gathered back in one index_select.
-    grouped_mm(a, w, offsets, zero_fill=False)."""
-    def ladder_experts(xf, flat, order, counts, w_gate_up, w_down, k):
+def takes_decode_tile(rows: int, n: int, k: int, sms: int) -> bool:
+    """Whether the library's rule (chapter 13's choose_grouped_tile, no host copy of the layout) takes its 16-row
+    decode tile for a grouped GEMM of `rows` rows of buffer, N and K on `sms` SMs: K >= 1024 and fewer 64-row
+    tiles than SMs (at most rows/64 · N/256 of them). grouped_swiglu has no such tile (it takes 64 rows there)."""
+    return k >= 1024 and -(-rows // 64) * (n // 256) < sms
+
+
+def make_ladder_experts(grouped_mm, permute=None, grouped_swiglu=None, sms=None):
+    """The experts on gemm_ladder (chapter 13's kernels): the tokens permuted into the padded layout
+    (`permute`: triton_permute where Triton is installed and the tensors are on a GPU, else torch_permute),
+    gate+up and SiLU(gate)·up, the down projection on grouped_mm, each slot's output gathered back in one
+    index_select. grouped_mm(a, w, offsets, zero_fill=False).
+
+    With `grouped_swiglu` (grouped_swiglu(a, w_interleaved, offsets, zero_fill=False)), gate+up and the activation
+    are one launch on the model's interleaved weights (w_gate_up_interleaved: ValueError without them), except
+    where the library would run gate+up on its decode tile (takes_decode_tile on `sms` SMs, by default the
+    current GPU's): there, and without `grouped_swiglu`, grouped_mm writes gate and up (2F columns) and
+    F.silu(gate) * up reads them back. The returned function's fused(tokens) says which path a step of that
+    many tokens takes (known from the shapes: a compiled graph holds one)."""
+    if grouped_swiglu is not None and sms is None:
+        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+
+    def fused(tokens: int, experts: int, k: int, n: int, hidden: int) -> bool:
+        rows = padded_rows(tokens * k, experts, tokens)
+        return grouped_swiglu is not None and not takes_decode_tile(rows, n, hidden, sms)
+
+    def ladder_experts(xf, flat, order, counts, w_gate_up, w_down, k, w_gate_up_interleaved=None):
         rows = padded_rows(flat.numel(), w_down.shape[0], xf.shape[0])
         fn = permute or (triton_permute if triton is not None and xf.is_cuda and xf.stride(1) == 1 else torch_permute)
         a, offsets, place = fn(xf, flat, order, counts, k, rows)          # (rows, hidden), (E + 1,), (n·k,)
-        gate, up = grouped(a, w_gate_up, offsets).chunk(2, dim=-1)   # (rows, F) each
-        return grouped(F.silu(gate) * up, w_down, offsets).index_select(0, place)  # (n·k, hidden) token-major
+        if fused(xf.shape[0], w_down.shape[0], k, w_gate_up.shape[1], xf.shape[1]):
+            if w_gate_up_interleaved is None:
+                raise ValueError("the fused experts (grouped_swiglu) read the gate+up weights interleaved by 128: build "
+                                 "the model with Decoder(..., interleave_gate_up=gemm_ladder.interleave_gate_up)")
+            h = grouped_swiglu(a, w_gate_up_interleaved, offsets, zero_fill=False)  # (rows, F)
+        else:
+            gate, up = grouped(a, w_gate_up, offsets).chunk(2, dim=-1)            # (rows, F) each
+            h = F.silu(gate) * up
+        return grouped(h, w_down, offsets).index_select(0, place)                 # (n·k, hidden) token-major
 
     def grouped(a, w, offsets):  # rows outside the experts' tiles are never read back: no memset of them
         return grouped_mm(a, w, offsets, zero_fill=False)
+
+    ladder_experts.fused = fused
     return ladder_experts
 
 
@@ -318,18 +357,22 @@ class MoE(nn.Module):
     """Qwen3-MoE's sparse block: a softmax router over E experts, the top k renormalized, each expert a
     SwiGLU of expert_ffn; the tokens' outputs are their experts' weighted sum."""
 
-    def __init__(self, cfg: Config, device, generator):
+    def __init__(self, cfg: Config, device, generator, interleave_gate_up=None):
         super().__init__()
         self.cfg, E, F_, H = cfg, cfg.experts, cfg.expert_ffn, cfg.hidden
         self.w_router = random_weight(E, H, device, generator)                          # (128, 2048)
         self.w_gate_up = random_weight(2 * F_, H, device, generator, experts=E)          # (128, 1536, 2048)
         self.w_down = random_weight(H, F_, device, generator, experts=E)                # (128, 2048, 768)
+        # grouped_swiglu's order of w_gate_up (interleave_gate_up: gemm_ladder's), made once here, or None; a
+        # buffer, not a parameter: the same weights, counted once
+        interleaved = None if interleave_gate_up is None else interleave_gate_up(self.w_gate_up.detach())
+        self.register_buffer("w_gate_up_interleaved", interleaved, persistent=False)  # (128, 1536, 2048)
 
     def forward(self, x, experts):
-        return moe_forward(self.cfg, x, self.w_router, self.w_gate_up, self.w_down, experts)
+        return moe_forward(self.cfg, x, self.w_router, self.w_gate_up, self.w_down, experts, self.w_gate_up_interleaved)
 
 
-def moe_forward(cfg: Config, x, w_router, w_gate_up, w_down, experts):
+def moe_forward(cfg: Config, x, w_router, w_gate_up, w_down, experts, w_gate_up_interleaved=None):
     """MoE.forward on given weights (a function of tensors, so that a test can export it alone)."""
     B, T, H = x.shape
     k, xf = cfg.experts_per_token, x.reshape(B * T, H)                                # (n, H)
@@ -340,16 +383,16 @@ def moe_forward(cfg: Config, x, w_router, w_gate_up, w_down, experts):
     order = flat.argsort(stable=True)                                                 # (n·k,) sorted by expert
     counts = torch.zeros(cfg.experts, dtype=torch.int64, device=x.device).scatter_add_(
         0, flat, torch.ones_like(flat))                                               # (E,)
-    y = experts(xf, flat, order, counts, w_gate_up, w_down, k)                        # (n·k, H) token-major
+    y = experts(xf, flat, order, counts, w_gate_up, w_down, k, w_gate_up_interleaved)  # (n·k, H) token-major
     y = (y.view(B * T, k, H).float() * weights.unsqueeze(-1)).sum(dim=1)              # (n, H)
     return y.to(x.dtype).view(B, T, H)
 
 class Block(nn.Module):
-    def __init__(self, cfg: Config, device, generator):
+    def __init__(self, cfg: Config, device, generator, interleave_gate_up=None):
         super().__init__()
         self.attn_norm, self.attn = RMSNorm(cfg, device), Attention(cfg, device, generator)
         self.mlp_norm = RMSNorm(cfg, device)
-        self.mlp = MoE(cfg, device, generator) if cfg.experts else MLP(cfg, device, generator)
+        self.mlp = MoE(cfg, device, generator, interleave_gate_up) if cfg.experts else MLP(cfg, device, generator)
 
     def forward(self, x, k_cache, v_cache, pos, cos, sin, linear, experts=torch_experts):
         x = x + self.attn(self.attn_norm(x), k_cache, v_cache, pos, cos, sin, linear)
@@ -361,15 +404,18 @@ class Block(nn.Module):
 class Decoder(nn.Module):
     """tokens (B, T) at positions pos .. pos+T-1 -> the last position's logits (B, vocab); writes
     the tokens' keys and values into the cache. `linear(x, weight)` computes every linear layer and,
-    with cfg.experts, `experts(...)` the experts' GEMMs (torch_experts, or make_ladder_experts')."""
+    with cfg.experts, `experts(...)` the experts' GEMMs (torch_experts, or make_ladder_experts').
+    `interleave_gate_up` (gemm_ladder.interleave_gate_up), with cfg.experts: each MoE layer also keeps its
+    gate+up weights in grouped_swiglu's order, made once here (the fused experts read them)."""
 
-    def __init__(self, cfg: Config, device, seed: int = 0, linear=torch_linear, experts=torch_experts):
+    def __init__(self, cfg: Config, device, seed: int = 0, linear=torch_linear, experts=torch_experts,
+                 interleave_gate_up=None):
         super().__init__()
         g = torch.Generator(device=device).manual_seed(seed)
         self.cfg, self.linear, self.experts = cfg, linear, experts
         self.embed = nn.Parameter(torch.empty(cfg.vocab, cfg.hidden, device=device, dtype=torch.bfloat16)
                                   .normal_(0.0, 1.0, generator=g), requires_grad=False)
-        self.blocks = nn.ModuleList(Block(cfg, device, g) for _ in range(cfg.layers))
+        self.blocks = nn.ModuleList(Block(cfg, device, g, interleave_gate_up) for _ in range(cfg.layers))
         self.norm = RMSNorm(cfg, device)
         self.lm_head = random_weight(cfg.vocab, cfg.hidden, device, g)  # (128256, 4096)
         cos, sin = rope_tables(cfg, device)
@@ -413,13 +459,15 @@ REFERENCE = "torch_eager"
 # rounds: how many rounds timed the row (--reps turns each); steps_per_turn: the steps a turn ran back to back
 # (a turn's time is theirs over this many: 1, a step's own time from an idle GPU; more, throughput);
 # median_ms and min_ms are over all the turns' times, round_min_ms and round_max_ms the fastest and slowest
-# round's median (the spread of the run).
+# round's median (the spread of the run). moe_swiglu (--moe, gemm_ladder's rows): "fused" where gate+up and
+# SiLU(gate)·up ran as one grouped_swiglu, "unfused" where grouped_mm and F.silu(gate) * up did (--unfused-swiglu,
+# or the decode tile's steps).
 CSV_COLUMNS = ["backend", "linear", "compile_mode", "phase", "batch", "tokens", "context", "layers",
                "median_ms", "min_ms", "tokens_per_s", "pct_of_torch_eager", "pct_of_torch_compile",
                "pct_of_torch_reduce_overhead",
                "max_abs_diff", "max_rel_diff", "tolerance_rel", "within_tolerance", "compile_s",
                "gpu", "torch_version", "timestamp", "moe_layer_rel_diff", "rounds", "round_min_ms", "round_max_ms",
-               "steps_per_turn"]
+               "steps_per_turn", "moe_swiglu"]
 
 # bf16 keeps 8 significant bits: one rounding moves a value by up to 2^-8 of it. The logits pass
 # through 4·layers + 1 GEMMs, each rounded to bf16, whose K cuBLAS and every_shape may sum in other
@@ -523,29 +571,34 @@ def load_gemm_ladder():
     return gemm_ladder.linear
 
 
-def load_ladder_experts():
-    """The experts on gemm_ladder.grouped_mm, checked once against torch_experts on 8 experts of 256 and
-    150 tokens routed to 2 each (expert 0 over a 128-row tile, expert 1 without rows); SystemExit with one
-    line if it cannot run (load_gemm_ladder has imported the package)."""
+def load_ladder_experts(fused: bool = True):
+    """The experts on gemm_ladder (make_ladder_experts: grouped_swiglu and grouped_mm, or with fused=False grouped_mm
+    and F.silu(gate) * up), checked once against torch_experts on 8 experts of 256 and 150 tokens routed to 2 each
+    (expert 0 over a 128-row tile, expert 1 without rows), the unfused path too when fused (a decode step may take
+    it); SystemExit with one line if it cannot run (load_gemm_ladder has imported the package)."""
     import gemm_ladder
-    experts = make_ladder_experts(gemm_ladder.grouped_mm)
-    try:
-        g = torch.Generator(device="cuda").manual_seed(7)
-        t = torch.arange(150, device="cuda")
-        chosen = torch.stack([torch.where(t < 130, 0, 2 + t % 6), 2 + (t + 1) % 6], dim=1)  # (150, 2), distinct
-        flat = chosen.flatten()
-        order = flat.argsort(stable=True)
-        counts = torch.bincount(flat, minlength=8)
-        xf = torch.randn(150, 256, device="cuda", dtype=torch.bfloat16, generator=g)
-        w_gate_up = torch.randn(8, 512, 256, device="cuda", dtype=torch.bfloat16, generator=g) / 16
-        w_down = torch.randn(8, 256, 256, device="cuda", dtype=torch.bfloat16, generator=g) / 16
-        ref = torch_experts(xf, flat, order, counts, w_gate_up, w_down, 2).float()
-        err = ((experts(xf, flat, order, counts, w_gate_up, w_down, 2).float() - ref).abs().max() / ref.abs().max()).item()
-    except Exception as e:
-        raise SystemExit(f"llama_decoder: gemm_ladder.grouped_mm cannot run here ({type(e).__name__}: {e})")
-    if not err <= 2.0 ** -5:  # two GEMMs and a SwiGLU rounded to bf16; NaN fails too
-        raise SystemExit(f"llama_decoder: the experts on gemm_ladder.grouped_mm differ from torch's by {err:.3g} of "
-                         "the largest value on 8 experts of 256")
+    experts = make_ladder_experts(gemm_ladder.grouped_mm, grouped_swiglu=gemm_ladder.grouped_swiglu if fused else None)
+    checked = [("grouped_swiglu and grouped_mm", experts)] if fused else []
+    checked.append(("grouped_mm", make_ladder_experts(gemm_ladder.grouped_mm)))
+    for what, fn in checked:
+        try:
+            g = torch.Generator(device="cuda").manual_seed(7)
+            t = torch.arange(150, device="cuda")
+            chosen = torch.stack([torch.where(t < 130, 0, 2 + t % 6), 2 + (t + 1) % 6], dim=1)  # (150, 2), distinct
+            flat = chosen.flatten()
+            order = flat.argsort(stable=True)
+            counts = torch.bincount(flat, minlength=8)
+            xf = torch.randn(150, 256, device="cuda", dtype=torch.bfloat16, generator=g)
+            w_gate_up = torch.randn(8, 512, 256, device="cuda", dtype=torch.bfloat16, generator=g) / 16
+            w_down = torch.randn(8, 256, 256, device="cuda", dtype=torch.bfloat16, generator=g) / 16
+            ref = torch_experts(xf, flat, order, counts, w_gate_up, w_down, 2).float()
+            got = fn(xf, flat, order, counts, w_gate_up, w_down, 2, gemm_ladder.interleave_gate_up(w_gate_up)).float()
+            err = ((got - ref).abs().max() / ref.abs().max()).item()
+        except Exception as e:
+            raise SystemExit(f"llama_decoder: the experts on gemm_ladder ({what}) cannot run here ({type(e).__name__}: {e})")
+        if not err <= 2.0 ** -5:  # two GEMMs and a SwiGLU rounded to bf16; NaN fails too
+            raise SystemExit(f"llama_decoder: the experts on gemm_ladder ({what}) differ from torch's by {err:.3g} of "
+                             "the largest value on 8 experts of 256")
     return experts
 
 
@@ -615,12 +668,16 @@ def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[di
             setattr(torch._dynamo.config, name, max(64, getattr(torch._dynamo.config, name)))
     linears, experts = {"torch": torch_linear}, ({"torch": torch_experts} if cfg.experts else None)
     backends = [b for b in BACKENDS if b.name in args.backends]
+    interleave = None  # gemm_ladder.interleave_gate_up where the fused experts run
     if any(b.linear == "gemm_ladder" for b in backends):
         linears["gemm_ladder"] = load_gemm_ladder()
         if cfg.experts:
-            experts["gemm_ladder"] = load_ladder_experts()
+            experts["gemm_ladder"] = load_ladder_experts(fused=not args.unfused_swiglu)
+            if not args.unfused_swiglu:
+                import gemm_ladder
+                interleave = gemm_ladder.interleave_gate_up
     t0 = time.perf_counter()
-    model = Decoder(cfg, device, seed=args.seed)
+    model = Decoder(cfg, device, seed=args.seed, interleave_gate_up=interleave)
     workloads = [Workload(model, p, args.seed, device) for p in phases_of(args)]
     torch.cuda.synchronize()
     log(f"model: {cfg.layers} layers at hidden {cfg.hidden}, "
@@ -673,6 +730,11 @@ def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[di
                 rounds = times[(backend.name, key)]
                 ms = statistics.median([t for steps in rounds for t in steps])
                 judged = rel_diff if not cfg.experts else layer_diff
+                swiglu = None
+                if cfg.experts and backend.linear == "gemm_ladder":
+                    fused = experts["gemm_ladder"].fused(p.tokens, cfg.experts, cfg.experts_per_token, 2 * cfg.expert_ffn,
+                                                         cfg.hidden)
+                    swiglu = "fused" if fused else "unfused"
                 rows.append(dict(
                     backend=backend.name, linear=backend.linear, compile_mode=backend.compile_mode, phase=p.name,
                     batch=p.batch, tokens=p.tokens, context=p.context, layers=cfg.layers, median_ms=ms,
@@ -682,7 +744,8 @@ def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[di
                     compile_s=None if backend.compile_mode == "eager" else first_s,
                     gpu=gpu, torch_version=version, timestamp=stamp, moe_layer_rel_diff=layer_diff,
                     rounds=len(rounds), round_min_ms=min(statistics.median(s) for s in rounds),
-                    round_max_ms=max(statistics.median(s) for s in rounds), steps_per_turn=args.steps_per_turn))
+                    round_max_ms=max(statistics.median(s) for s in rounds), steps_per_turn=args.steps_per_turn,
+                    moe_swiglu=swiglu))
         add_comparisons(rows)
         log(f"round {r + 1} of {args.rounds}: " + ", ".join(
             f"{x['backend']} {x['phase']} b{x['batch']} {x['median_ms']:.3f} ms" for x in rows))
@@ -756,6 +819,9 @@ def parse_args(argv=None):
     p.add_argument("--moe", action="store_true",
                    help="Qwen3-30B-A3B's layers instead: 128 experts of 768, top 8, hidden 2048, the experts on "
                         "gemm_ladder.grouped_mm against torch._grouped_mm (with --tiny: 8 experts of 256, top 2)")
+    p.add_argument("--unfused-swiglu", action="store_true",
+                   help="with --moe: our experts' gate+up on grouped_mm, then F.silu(gate) * up (the path before "
+                        "grouped_swiglu, for an A/B), instead of grouped_swiglu's one launch")
     p.add_argument("--csv", help="write the rows here (columns: see CSV_COLUMNS in this file)")
     args = p.parse_args(argv)
     known = {b.name for b in BACKENDS}

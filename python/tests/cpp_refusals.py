@@ -14,6 +14,7 @@ a = torch.zeros(256, 64, device="cuda", dtype=torch.bfloat16)
 w = torch.zeros(2, 256, 64, device="cuda", dtype=torch.bfloat16)
 offsets = torch.zeros(3, device="cuda", dtype=torch.int64)
 grouped = torch.ops.gemm_ladder.grouped_mm
+swiglu = torch.ops.gemm_ladder.grouped_swiglu  # w: 2 experts of 2I = 256 rows, I = 128
 CASES = {
     "mm_shapes": lambda: torch.ops.gemm_ladder.mm(a, w[0]),                     # 256x64 @ 256x64
     "int32_offsets": lambda: grouped(a, w, offsets.int()),
@@ -24,6 +25,11 @@ CASES = {
     "tile_rows": lambda: grouped(a, w, offsets, 32),
     "misaligned_a": lambda: grouped(torch.zeros(256 * 64 + 8, device="cuda", dtype=torch.bfloat16)[1:1 + 256 * 64].view(256, 64),
                                     w, offsets),
+    "swiglu_i_rule": lambda: swiglu(a, torch.zeros(2, 384, 64, device="cuda", dtype=torch.bfloat16), offsets),
+    "swiglu_tile_16": lambda: swiglu(a, w, offsets, 16),
+    "swiglu_cpu_w": lambda: swiglu(a, w.cpu(), offsets),
+    "swiglu_misaligned_a": lambda: swiglu(torch.zeros(256 * 64 + 8, device="cuda", dtype=torch.bfloat16)[1:1 + 256 * 64]
+                                          .view(256, 64), w, offsets),
 }
 
 if __name__ == "__main__":

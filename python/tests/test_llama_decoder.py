@@ -7,9 +7,11 @@ query attention against a plain one, the shapes its linear layers see, its CSV r
 checker, its one-line refusal without a GPU); with a GPU and gemm_ladder, our linear against torch's,
 eager and under torch.compile(fullgraph=True), and the script end to end. The same for --moe (the
 Qwen3-30B-A3B-shaped mixture of experts): on a CPU its routing against a float64 loop over tokens, its
-padded layout against gemm_ladder.grouped_layout and a stand-in grouped_mm written from the documented
-rule, and a strict export (no graph break) holding grouped_mm's fake; on a GPU, its experts on our
-kernel against a float64 reference, and the model eager, compiled and end to end.
+padded layout against gemm_ladder.grouped_layout and stand-ins for grouped_mm and grouped_swiglu written from
+the documented rules (the fused experts on the interleaved weights, the unfused path where the library would take
+its decode tile), and a strict export (no graph break) holding the operators' fakes; on a GPU, its experts on our
+kernels (fused and unfused) against a float64 reference, and the model eager, compiled and end to end, with and
+without --unfused-swiglu.
 """
 
 from __future__ import annotations
@@ -318,6 +320,90 @@ def test_moe_model_on_the_padded_layout():
         assert rel_diff(ours, ref) <= ld.TOLERANCE_REL, f"step {i}"
 
 
+def stand_in_grouped_swiglu(a, w, offsets, out=None, zero_fill=True):
+    """grouped_swiglu's documented rule in Python: w (E, 2I, K) each expert's gate and up rows interleaved by 128;
+    expert g's rows of the result are SiLU(a @ W_gate.T) * (a @ W_up.T), the rest zero (or out's)."""
+    from gemm_ladder import _core  # pure Python: needs neither the library nor a GPU
+    E, rows = w.shape[0], a.shape[0]
+    assert offsets.dtype == torch.int64 and offsets.shape == (E + 1,) and offsets[0] == 0
+    assert a.is_contiguous() and w.is_contiguous() and w.shape[1] % 256 == 0
+    stacked = _core.deinterleave_gate_up(w)
+    h = torch.zeros(rows, w.shape[1] // 2, dtype=a.dtype) if out is None else out
+    for g in range(E):
+        start, end = -(-int(offsets[g]) // 128) * 128, int(offsets[g + 1])
+        if end > start:
+            gate, up = (a[start:end].float() @ stacked[g].float().T).chunk(2, dim=-1)
+            h[start:end] = (F.silu(gate) * up).to(a.dtype)
+    return h
+
+
+def test_decode_tile_rule_is_the_librarys():
+    """takes_decode_tile mirrors chapter 13's choose_grouped_tile without a host copy: Qwen3's gate+up (N = 1536,
+    K = 2048) at one token (1024 rows of buffer: 96 tiles of 64×256) on 132 SMs, not at 64 tokens (16384 rows) nor
+    at prefill, nor with K below 1024 (the tiny model)."""
+    gate_up = (2 * 768, 2048)
+    assert ld.takes_decode_tile(ld.padded_rows(8, 128, 1), *gate_up, 132)
+    assert not ld.takes_decode_tile(ld.padded_rows(8, 128, 1), *gate_up, 96)  # as many tiles as SMs: not fewer
+    assert not ld.takes_decode_tile(ld.padded_rows(512, 128, 64), *gate_up, 132)
+    assert not ld.takes_decode_tile(ld.padded_rows(32768, 128, 4096), *gate_up, 132)
+    assert not ld.takes_decode_tile(ld.padded_rows(2, 8, 1), 512, 256, 132)
+    experts = ld.make_ladder_experts(stand_in_grouped_mm, ld.torch_permute, stand_in_grouped_swiglu, sms=132)
+    cfg = ld.QWEN3_30B_A3B
+    at = [experts.fused(t, cfg.experts, cfg.experts_per_token, 2 * cfg.expert_ffn, cfg.hidden) for t in (1, 64, 4096)]
+    assert at == [False, True, True]
+    unfused = ld.make_ladder_experts(stand_in_grouped_mm, ld.torch_permute)
+    assert not unfused.fused(4096, cfg.experts, cfg.experts_per_token, 2 * cfg.expert_ffn, cfg.hidden)
+
+
+def test_interleaved_weights_are_made_once_beside_the_stacked_ones():
+    """Decoder(interleave_gate_up=...) keeps each MoE layer's gate+up weights in grouped_swiglu's order too, as a
+    buffer (not counted as parameters), the stacked ones and every other weight unchanged."""
+    from gemm_ladder import _core
+    cfg = ld.TINY_MOE
+    plain = ld.Decoder(cfg, "cpu", seed=7)
+    model = ld.Decoder(cfg, "cpu", seed=7, interleave_gate_up=_core.interleave_gate_up)
+    assert sum(p.numel() for p in model.parameters()) == sum(p.numel() for p in plain.parameters())
+    for (name, p), (_, q) in zip(model.named_parameters(), plain.named_parameters()):
+        assert torch.equal(p, q), name
+    for block, plain_block in zip(model.blocks, plain.blocks):
+        assert plain_block.mlp.w_gate_up_interleaved is None
+        w = block.mlp.w_gate_up_interleaved
+        assert w.shape == block.mlp.w_gate_up.shape and not w.requires_grad
+        assert torch.equal(_core.deinterleave_gate_up(w), block.mlp.w_gate_up)
+        assert not torch.equal(w, block.mlp.w_gate_up)  # 2F = 512: two blocks of 128 gate and 128 up rows
+
+
+@torch.no_grad()
+def test_moe_model_on_the_fused_swiglu():
+    """The whole model with make_ladder_experts over the stand-ins of grouped_swiglu (the interleaved weights) and
+    grouped_mm gives torch_experts' logits (which read the stacked weights), at prefill and at decode steps; the
+    fused path without interleaved weights is refused with one line."""
+    from gemm_ladder import _core
+    cfg = ld.TINY_MOE
+    model = ld.Decoder(cfg, "cpu", seed=7, interleave_gate_up=_core.interleave_gate_up)
+    tokens = torch.randint(0, cfg.vocab, (4, 37), generator=torch.Generator().manual_seed(4))
+    torch_steps = run_model(model, tokens, 40, 36)
+    calls = []
+
+    def counting_swiglu(*args, **kwargs):
+        calls.append(args[0].shape)
+        return stand_in_grouped_swiglu(*args, **kwargs)
+    model.experts = ld.make_ladder_experts(stand_in_grouped_mm, ld.torch_permute, counting_swiglu, sms=132)
+    for i, (ours, ref) in enumerate(zip(run_model(model, tokens, 40, 36), torch_steps)):
+        assert rel_diff(ours, ref) <= ld.TOLERANCE_REL, f"step {i}"
+    assert len(calls) == 2 * cfg.layers, calls  # every layer of both steps fused (K = 256: never the decode tile)
+    plain = ld.Decoder(cfg, "cpu", seed=7)
+    plain.experts = model.experts
+    with pytest.raises(ValueError, match="the fused experts \\(grouped_swiglu\\) read the gate\\+up weights interleaved"):
+        plain(tokens[:, :4], ld.KVCache(cfg, 4, 8, "cpu"), 0)
+
+
+def test_unfused_swiglu_flag():
+    assert not ld.parse_args(["--moe"]).unfused_swiglu
+    assert ld.parse_args(["--moe", "--unfused-swiglu"]).unfused_swiglu
+    assert ld.CSV_COLUMNS[-1] == "moe_swiglu"
+
+
 def test_moe_traces_with_the_fake_grouped_mm_without_a_graph_break():
     """The MoE layer on fake CUDA tensors, exported strictly (a graph break fails it, as fullgraph=True
     does): the two grouped GEMMs are gemm_ladder's operator, shaped by its fake."""
@@ -412,18 +498,30 @@ def test_script_end_to_end(tmp_path):
 
 # --- GPU: the mixture of experts on grouped_mm ------------------------------------------------------
 
+def ladder_experts(fused):
+    """The script's experts on our kernels: grouped_swiglu and grouped_mm (fused), or grouped_mm and F.silu."""
+    return ld.make_ladder_experts(gemm_ladder.grouped_mm, grouped_swiglu=gemm_ladder.grouped_swiglu if fused else None)
+
+
 @needs_gemm_ladder
 @torch.no_grad()
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
 @pytest.mark.parametrize("cfg,tokens", [(ld.TINY_MOE, 300), (dataclasses.replace(ld.QWEN3_30B_A3B, layers=1), 64),
                                         (dataclasses.replace(ld.QWEN3_30B_A3B, layers=1), 1)])
-def test_moe_layer_on_grouped_mm_matches_float64(cfg, tokens):
-    """One MoE layer with its experts on gemm_ladder.grouped_mm against the float64 loop over tokens,
-    on the same routing: Qwen3-30B-A3B's 128 experts at decode sizes, the tiny one with experts past a
-    128-row tile."""
+def test_moe_layer_on_grouped_mm_matches_float64(cfg, tokens, fused):
+    """One MoE layer with its experts on gemm_ladder (grouped_swiglu then grouped_mm, or grouped_mm, F.silu and
+    grouped_mm) against the float64 loop over tokens, on the same routing: Qwen3-30B-A3B's 128 experts at decode
+    sizes (one token: the fused experts take the unfused path, the library's decode tile), the tiny one with experts
+    past a 128-row tile."""
     g = torch.Generator(device="cuda").manual_seed(8)
-    layer = ld.MoE(cfg, "cuda", g)
+    layer = ld.MoE(cfg, "cuda", g, interleave_gate_up=gemm_ladder.interleave_gate_up if fused else None)
     x = torch.randn(1, tokens, cfg.hidden, device="cuda", generator=g).to(torch.bfloat16)
-    got = layer(x, ld.make_ladder_experts(gemm_ladder.grouped_mm))
+    experts = ladder_experts(fused)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert experts.fused(tokens, cfg.experts, cfg.experts_per_token, 2 * cfg.expert_ffn, cfg.hidden) == (
+        fused and not ld.takes_decode_tile(ld.padded_rows(tokens * cfg.experts_per_token, cfg.experts, tokens),
+                                           2 * cfg.expert_ffn, cfg.hidden, sms))
+    got = layer(x, experts)
     assert rel_diff(got, moe_float64(layer, x)) <= 2 ** -6
 
 
@@ -448,14 +546,16 @@ def test_triton_permute_is_torch_permute(tokens, k, E):
 
 @needs_gemm_ladder
 @torch.no_grad()
-def test_moe_model_eager_and_compiled_match_torch():
-    """The tiny MoE model on our kernels, eager and under torch.compile(fullgraph=True), against torch's."""
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+def test_moe_model_eager_and_compiled_match_torch(fused):
+    """The tiny MoE model on our kernels, eager and under torch.compile(fullgraph=True), against torch's (which
+    reads the stacked gate+up weights; the fused experts their interleaved copy)."""
     cfg = ld.TINY_MOE
-    model = ld.Decoder(cfg, "cuda", seed=9)
+    model = ld.Decoder(cfg, "cuda", seed=9, interleave_gate_up=gemm_ladder.interleave_gate_up if fused else None)
     tokens = torch.randint(0, cfg.vocab, (2, 33), device="cuda", generator=torch.Generator(device="cuda").manual_seed(5))
     torch_steps = run_model(model, tokens, 40, 32)
     kernels = ({"torch": ld.torch_linear, "gemm_ladder": gemm_ladder.linear},
-               {"torch": ld.torch_experts, "gemm_ladder": ld.make_ladder_experts(gemm_ladder.grouped_mm)})
+               {"torch": ld.torch_experts, "gemm_ladder": ladder_experts(fused)})
     eager = ld.make_runner(model, ld.Backend("ours_eager", "gemm_ladder", "eager"), *kernels)
     for i, (ours, ref) in enumerate(zip(run_model(eager, tokens, 40, 32, cfg), torch_steps)):
         assert rel_diff(ours, ref) <= ld.TOLERANCE_REL, f"eager step {i}"
@@ -464,11 +564,13 @@ def test_moe_model_eager_and_compiled_match_torch():
 
 
 @needs_gemm_ladder
-def test_moe_script_end_to_end(tmp_path):
+@pytest.mark.parametrize("flags,ours", [([], "fused"), (["--unfused-swiglu"], "unfused")], ids=["fused", "unfused"])
+def test_moe_script_end_to_end(tmp_path, flags, ours):
     out = tmp_path / "moe.csv"
     env = script_env()
     r = subprocess.run([sys.executable, str(SCRIPT), "--moe", "--tiny", "--backends", "torch_eager,ours_eager",
-                        "--prefill-tokens", "256", "--context", "64", "--reps", "3", "--warmup", "1", "--csv", str(out)],
+                        "--prefill-tokens", "256", "--context", "64", "--reps", "3", "--warmup", "1", "--csv", str(out),
+                        *flags],
                        capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     with open(out, newline="", encoding="utf-8") as f:
@@ -476,3 +578,31 @@ def test_moe_script_end_to_end(tmp_path):
     assert [(x["backend"], x["phase"], x["batch"]) for x in rows] == [
         (b, p, n) for b in ("torch_eager", "ours_eager") for p, n in (("prefill", "1"), ("decode", "1"), ("decode", "64"))]
     assert all(x["within_tolerance"] == "yes" and float(x["tokens_per_s"]) > 0 for x in rows)
+    # the tiny model's K = 256: never the decode tile, so every step of ours is fused unless told not to be
+    assert [x["moe_swiglu"] for x in rows] == [""] * 3 + [ours] * 3
+
+
+def test_moe_traces_with_the_fake_grouped_swiglu_without_a_graph_break():
+    """The MoE layer with the fused experts on fake CUDA tensors, exported strictly: grouped_swiglu on the
+    interleaved weights, then grouped_mm for the down projection, no F.silu between them."""
+    gemm_ladder = pytest.importorskip("gemm_ladder", reason="gemm_ladder is not importable")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    experts = ld.make_ladder_experts(gemm_ladder.grouped_mm, ld.torch_permute, gemm_ladder.grouped_swiglu, sms=132)
+
+    class Layer(torch.nn.Module):
+        def forward(self, x, w_router, w_gate_up, w_down, w_gate_up_interleaved):
+            return ld.moe_forward(ld.TINY_MOE, x, w_router, w_gate_up, w_down, experts, w_gate_up_interleaved)
+
+    cfg = ld.TINY_MOE
+    with FakeTensorMode():
+        bf16 = dict(device="cuda", dtype=torch.bfloat16)
+        w_gate_up = torch.empty(cfg.experts, 2 * cfg.expert_ffn, cfg.hidden, **bf16)
+        args = (torch.empty(2, 5, cfg.hidden, **bf16), torch.empty(cfg.experts, cfg.hidden, **bf16), w_gate_up,
+                torch.empty(cfg.experts, cfg.hidden, cfg.expert_ffn, **bf16), torch.empty_like(w_gate_up))
+        exported = torch.export.export(Layer(), args, strict=True)
+    targets = [str(n.target) for n in exported.graph.nodes if n.op == "call_function"]
+    assert targets.count("gemm_ladder.grouped_swiglu.default") == 1, targets
+    assert targets.count("gemm_ladder.grouped_mm.default") == 1, targets
+    assert not any("silu" in t for t in targets), targets
+    out = [n for n in exported.graph.nodes if n.op == "output"][0].args[0][0].meta["val"]
+    assert tuple(out.shape) == (2, 5, cfg.hidden) and out.dtype == torch.bfloat16

@@ -323,8 +323,8 @@ def make_ladder_experts(grouped_mm, permute=None, grouped_swiglu=None, sms=None)
     are one launch on the model's interleaved weights (w_gate_up_interleaved: ValueError without them), except
     where the library would run gate+up on its decode tile (takes_decode_tile on `sms` SMs, by default the
     current GPU's): there, and without `grouped_swiglu`, grouped_mm writes gate and up (2F columns) and
-    F.silu(gate) * up reads them back. The returned function's fused(tokens) says which path a step of that
-    many tokens takes (known from the shapes: a compiled graph holds one)."""
+    F.silu(gate) * up reads them back (ladder_experts). The returned function's fused(tokens, experts, k, n,
+    hidden) says which path a step of that many tokens takes (known from the shapes: a compiled graph holds one)."""
     if grouped_swiglu is not None and sms is None:
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
 
@@ -332,25 +332,30 @@ def make_ladder_experts(grouped_mm, permute=None, grouped_swiglu=None, sms=None)
         rows = padded_rows(tokens * k, experts, tokens)
         return grouped_swiglu is not None and not takes_decode_tile(rows, n, hidden, sms)
 
-    def ladder_experts(xf, flat, order, counts, w_gate_up, w_down, k, w_gate_up_interleaved=None):
+    def ladder_experts(xf, flat, order, counts, w_gate_up, w_down, k):
         rows = padded_rows(flat.numel(), w_down.shape[0], xf.shape[0])
         fn = permute or (triton_permute if triton is not None and xf.is_cuda and xf.stride(1) == 1 else torch_permute)
         a, offsets, place = fn(xf, flat, order, counts, k, rows)          # (rows, hidden), (E + 1,), (n·k,)
-        if fused(xf.shape[0], w_down.shape[0], k, w_gate_up.shape[1], xf.shape[1]):
-            if w_gate_up_interleaved is None:
-                raise ValueError("the fused experts (grouped_swiglu) read the gate+up weights interleaved by 128: build "
-                                 "the model with Decoder(..., interleave_gate_up=gemm_ladder.interleave_gate_up)")
-            h = grouped_swiglu(a, w_gate_up_interleaved, offsets, zero_fill=False)  # (rows, F)
-        else:
-            gate, up = grouped(a, w_gate_up, offsets).chunk(2, dim=-1)            # (rows, F) each
-            h = F.silu(gate) * up
+        gate, up = grouped(a, w_gate_up, offsets).chunk(2, dim=-1)   # (rows, F) each
+        return grouped(F.silu(gate) * up, w_down, offsets).index_select(0, place)  # (n·k, hidden) token-major
+
+    def experts(xf, flat, order, counts, w_gate_up, w_down, k, w_gate_up_interleaved=None):
+        if not fused(xf.shape[0], w_down.shape[0], k, w_gate_up.shape[1], xf.shape[1]):
+            return ladder_experts(xf, flat, order, counts, w_gate_up, w_down, k)
+        if w_gate_up_interleaved is None:
+            raise ValueError("the fused experts (grouped_swiglu) read the gate+up weights interleaved by 128: build "
+                             "the model with Decoder(..., interleave_gate_up=gemm_ladder.interleave_gate_up)")
+        rows = padded_rows(flat.numel(), w_down.shape[0], xf.shape[0])
+        fn = permute or (triton_permute if triton is not None and xf.is_cuda and xf.stride(1) == 1 else torch_permute)
+        a, offsets, place = fn(xf, flat, order, counts, k, rows)                  # (rows, hidden), (E + 1,), (n·k,)
+        h = grouped_swiglu(a, w_gate_up_interleaved, offsets, zero_fill=False)    # (rows, F): SiLU(gate)·up
         return grouped(h, w_down, offsets).index_select(0, place)                 # (n·k, hidden) token-major
 
     def grouped(a, w, offsets):  # rows outside the experts' tiles are never read back: no memset of them
         return grouped_mm(a, w, offsets, zero_fill=False)
 
-    ladder_experts.fused = fused
-    return ladder_experts
+    experts.fused = fused
+    return experts
 
 
 class MoE(nn.Module):

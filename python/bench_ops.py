@@ -44,6 +44,10 @@ one torch.mm per expert, as a model without a grouped kernel runs it:
                    knows: the .tolist() of the counts a real loop needs is not timed)
   torch_grouped_mm torch._grouped_mm(x, w.transpose(1, 2), offs): torch's own grouped GEMM on the unpadded
                    rows (int32 ends), where this torch has it
+  swiglu_out       gemm_ladder.grouped_swiglu(x, w_interleaved, offsets, out=h): the same GEMM with SiLU(gate)·up
+                   in its epilogue (chapter 13's step 3), h of N / 2 = 768 columns
+  mm_silu_out      grouped_out, then torch.mul(F.silu(gate), up, out=h) on its two halves: the unfused way
+                   (eager: a SiLU and a multiply kernel over every row of the buffer, padding included)
 
 with the columns above (M: the routed rows; chapter_us empty: chapter 13 routes differently).
 """
@@ -185,11 +189,20 @@ def grouped_rows(args, flush):
     slices = [(xc[starts[e]:starts[e + 1]], w[e].t()) for e in range(experts) if counts[e]]
     wt = w.transpose(1, 2)
     ends = torch.tensor(starts[1:], device="cuda", dtype=torch.int32)
+    w_interleaved = gemm_ladder.interleave_gate_up(w)  # grouped_swiglu's order of the same weights
+    h = torch.empty(rows_padded, n // 2, device="cuda", dtype=torch.bfloat16)
+
+    def mm_silu_out():
+        gemm_ladder.grouped_mm(x, w, offsets, out=c)
+        gate, up = c.chunk(2, dim=-1)
+        torch.mul(torch.nn.functional.silu(gate), up, out=h)
     variants = {
         "grouped_out": lambda: gemm_ladder.grouped_mm(x, w, offsets, out=c),
         "grouped": lambda: gemm_ladder.grouped_mm(x, w, offsets),
         "custom_op": lambda: torch.ops.gemm_ladder.grouped_mm(x, w, offsets),
         "torch_loop": lambda: [torch.mm(a, b) for a, b in slices],
+        "swiglu_out": lambda: gemm_ladder.grouped_swiglu(x, w_interleaved, offsets, out=h),
+        "mm_silu_out": mm_silu_out,
     }
     if hasattr(torch, "_grouped_mm"):
         try:
@@ -204,11 +217,16 @@ def grouped_rows(args, flush):
         for _ in range(3):
             fn()
     torch.cuda.synchronize()
+    gemm_ladder.grouped_swiglu(x, w_interleaved, offsets, out=h)
+    swiglu_path = gemm_ladder.last_path()
     gemm_ladder.grouped_mm(x, w, offsets, out=c)
     path = gemm_ladder.last_path()
-    for e in range(experts):  # every expert's rows against torch.mm's
-        ref = torch.mm(xc[starts[e]:starts[e + 1]], w[e].t())
-        torch.testing.assert_close(c[first[e]:first[e] + counts[e]].float(), ref.float(), rtol=2e-2, atol=2e-2)
+    for e in range(experts):  # every expert's rows against torch.mm's (and SiLU(gate)·up of them)
+        ref = torch.mm(xc[starts[e]:starts[e + 1]], w[e].t()).float()
+        torch.testing.assert_close(c[first[e]:first[e] + counts[e]].float(), ref, rtol=2e-2, atol=2e-2)
+        gate, up = ref.chunk(2, dim=-1)
+        torch.testing.assert_close(h[first[e]:first[e] + counts[e]].float(), torch.nn.functional.silu(gate) * up,
+                                   rtol=2e-2, atol=2e-2)
     rows = []
     # a loop launches a kernel per expert: few enough calls that the launch queue never fills
     host_reps = lambda variant: max(2, args.host_reps // 64) if variant == "torch_loop" else args.host_reps  # noqa: E731
@@ -220,7 +238,8 @@ def grouped_rows(args, flush):
             "variant": variant, "kernel_us": round(kernel_us, 3), "op_us": round(op_us, 3),
             "op_vs_kernel_pct": round((op_us / kernel_us - 1) * 100, 2) if kernel_us > 0 else "",
             "host_us": round(host_us, 3), "flushed_us": round(flushed, 3), "chapter_us": "", "op_vs_chapter_pct": "",
-            "path": ("torch " + ";".join(names)[:200]) if torch_variant else path,
+            "path": (("torch " + ";".join(names)[:200]) if torch_variant else swiglu_path if variant == "swiglu_out"
+                     else path + " + torch's silu and mul" if variant == "mm_silu_out" else path),
             "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
         })
     return rows

@@ -398,6 +398,59 @@ def test_moe_model_on_the_fused_swiglu():
         plain(tokens[:, :4], ld.KVCache(cfg, 4, 8, "cpu"), 0)
 
 
+def _stand_in_ops():
+    """stand_in_grouped_mm and stand_in_grouped_swiglu as torch custom operators (CPU kernels and fakes, in a test
+    namespace), so that dynamo traces them as it traces gemm_ladder's: each an opaque call of known shape."""
+    if not hasattr(torch.ops.llama_decoder_test, "grouped_swiglu"):
+        @torch.library.custom_op("llama_decoder_test::grouped_mm", mutates_args=())
+        def grouped_mm(a: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor, zero_fill: bool = True) -> torch.Tensor:
+            return stand_in_grouped_mm(a, w, offsets)
+
+        @grouped_mm.register_fake
+        def _(a, w, offsets, zero_fill=True):
+            return a.new_empty(a.shape[0], w.shape[1])
+
+        @torch.library.custom_op("llama_decoder_test::grouped_swiglu", mutates_args=())
+        def grouped_swiglu(a: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor, zero_fill: bool = True) -> torch.Tensor:
+            return stand_in_grouped_swiglu(a, w, offsets)
+
+        @grouped_swiglu.register_fake
+        def _(a, w, offsets, zero_fill=True):
+            return a.new_empty(a.shape[0], w.shape[1] // 2)
+    ops = torch.ops.llama_decoder_test
+    return (lambda a, w, offsets, zero_fill=True: ops.grouped_mm(a, w, offsets, zero_fill),
+            lambda a, w, offsets, zero_fill=True: ops.grouped_swiglu(a, w, offsets, zero_fill))
+
+
+@torch.no_grad()
+def test_fused_moe_model_compiles_in_one_graph(monkeypatch):
+    """make_runner's torch.compile(fullgraph=True) of the whole MoE model with the fused experts (the stand-ins as
+    custom operators; dynamo's trace run by its eager backend, since inductor would need a GPU or a long CPU build):
+    no graph break through the interleaved buffer and the fused/unfused choice, and torch's logits, at prefill and
+    at a decode step."""
+    from gemm_ladder import _core
+    cfg = ld.TINY_MOE
+    model = ld.Decoder(cfg, "cpu", seed=7, interleave_gate_up=_core.interleave_gate_up)
+    tokens = torch.randint(0, cfg.vocab, (2, 33), generator=torch.Generator().manual_seed(4))
+    torch_steps = run_model(model, tokens, 40, 32)
+    grouped_mm, grouped_swiglu = _stand_in_ops()
+    traced = []
+
+    def counting_swiglu(*args, **kwargs):  # runs while dynamo traces: once per layer and graph
+        traced.append(args[0].shape)
+        return grouped_swiglu(*args, **kwargs)
+    compile_ = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda m, **kw: compile_(m, **dict(kw, mode=None, backend="eager")))
+    runner = ld.make_runner(model, ld.Backend("ours_compile", "gemm_ladder", "default"),
+                            {"torch": ld.torch_linear, "gemm_ladder": ld.torch_linear},
+                            {"torch": ld.torch_experts,
+                             "gemm_ladder": ld.make_ladder_experts(grouped_mm, ld.torch_permute, counting_swiglu, sms=132)})
+    cache = ld.KVCache(cfg, 2, 40, "cpu")
+    assert rel_diff(runner(tokens[:, :32], cache, 0), torch_steps[0]) <= ld.TOLERANCE_REL
+    assert rel_diff(runner(tokens[:, 32:], cache, 32), torch_steps[1]) <= ld.TOLERANCE_REL
+    assert len(traced) == 2 * cfg.layers, traced  # traced once per layer in each of the two graphs, then replayed
+
+
 def test_unfused_swiglu_flag():
     assert not ld.parse_args(["--moe"]).unfused_swiglu
     assert ld.parse_args(["--moe", "--unfused-swiglu"]).unfused_swiglu

@@ -823,7 +823,8 @@ def parse_args(argv=None):
     p.add_argument("--tiny", action="store_true", help="hidden 256, 2 layers, vocabulary 1024: a smoke run")
     p.add_argument("--moe", action="store_true",
                    help="Qwen3-30B-A3B's layers instead: 128 experts of 768, top 8, hidden 2048, the experts on "
-                        "gemm_ladder.grouped_mm against torch._grouped_mm (with --tiny: 8 experts of 256, top 2)")
+                        "gemm_ladder.grouped_swiglu and grouped_mm against torch._grouped_mm (with --tiny: 8 experts "
+                        "of 256, top 2)")
     p.add_argument("--unfused-swiglu", action="store_true",
                    help="with --moe: our experts' gate+up on grouped_mm, then F.silu(gate) * up (the path before "
                         "grouped_swiglu, for an A/B), instead of grouped_swiglu's one launch")

@@ -350,3 +350,39 @@ def test_grouped_swiglu_cpu_tensors_are_refused():
         gemm_ladder.grouped_swiglu(a, w, offsets)
     with pytest.raises(TypeError, match="a is on cpu: gemm_ladder runs on CUDA tensors"):
         torch.ops.gemm_ladder.grouped_swiglu(a, w, offsets)
+
+
+@needs_torch
+@pytest.mark.parametrize("op", ["grouped_mm", "grouped_swiglu"])
+def test_operator_refuses_as_the_python_checks_do(op):
+    """The operator's own checks (csrc/torch_ops.cpp where it is built, else the Python custom_op's) run before
+    its device check, so CPU tensors reach them here: each refusal is _core's, same type, same line."""
+    import torch
+
+    plan = _core.grouped_plan if op == "grouped_mm" else _core.grouped_swiglu_plan
+    bf16 = dict(dtype=torch.bfloat16)
+    good = dict(a=torch.zeros(256, 64, **bf16), w=torch.zeros(2, 512, 64, **bf16), offsets=torch.zeros(3, dtype=torch.int64))
+    cases = [dict(w=torch.zeros(2, 512, 64)), dict(offsets=torch.zeros(3, dtype=torch.int32)),
+             dict(w=torch.zeros(512, 64, **bf16)), dict(w=torch.zeros(2, 512, 72, **bf16)),
+             dict(w=torch.zeros(0, 512, 64, **bf16), offsets=torch.zeros(1, dtype=torch.int64)),
+             dict(offsets=torch.zeros(2, dtype=torch.int64)), dict(offsets=torch.zeros(6, dtype=torch.int64)[::2]),
+             dict(a=torch.zeros(64, 256, **bf16).t()), dict(w=torch.zeros(2, 64, 512, **bf16).transpose(1, 2)),
+             dict(w=torch.zeros(2, 384, 64, **bf16)),
+             dict(a=torch.zeros(256, 60, **bf16), w=torch.zeros(2, 512, 60, **bf16)), dict(tile_rows=16),
+             dict(tile_rows=32)]
+    refused = 0
+    for case in cases:
+        args = {**good, "tile_rows": 0, **case}
+        a, w, offsets = args["a"], args["w"], args["offsets"]
+        try:
+            plan(_core.torch_dtype_name(a), _core.torch_dtype_name(w), _core.torch_dtype_name(offsets), a.shape,
+                 a.stride(), w.shape, w.stride(), offsets.shape, offsets.stride(), args["tile_rows"])
+        except (TypeError, ValueError) as e:
+            want = e
+        else:
+            continue  # (16 is grouped_mm's decode tile: taken, then refused for the CPU)
+        refused += 1
+        with pytest.raises(type(want)) as got:
+            getattr(torch.ops.gemm_ladder, op)(a, w, offsets, args["tile_rows"])
+        assert str(got.value).strip().splitlines()[0] == str(want), case
+    assert refused >= 12

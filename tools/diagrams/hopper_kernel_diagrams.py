@@ -26,6 +26,10 @@ asks the library itself) or from a schematic model where it says so:
                                    (PersistentGroupTileScheduler), each tile one unit of time
   hopper_fp8_promotion.svg         chapter 12, block-scaled fp8: one K block's wgmma, wait and promotion for
                                    one math warpgroup, then two (schematic)
+  hopper_copy_rows.svg             chapter 11, step 11: the staging copy of a row that starts 3 values past a
+                                   16-byte boundary, one aligned chunk loaded a lane, the next chunk taken from
+                                   the neighbour's registers (schematic: a warp of 4 lanes, a model of
+                                   copy_shifted_chunks checked value for value before it is drawn)
   hopper_swiglu.svg                chapter 13, step 3: the gate and up weights stacked by tile, one thread's
                                    accumulators paired (value i with value i + 64: the CLayout of a 64×256
                                    tile) and the half-width tile SiLU(gate)·up stores
@@ -1152,6 +1156,111 @@ def draw_swiglu(F: Facts) -> Svg:
     return s
 
 
+COPY_LANES, COPY_SHIFT, COPY_COLS = 4, 3, 45  # the picture's warp, the row's offset, its values
+
+
+def copy_rows_model(lanes: int, shift: int, cols: int):
+    """chapter 11's copy_rows for one row (any_shape.cuh), as a model for the picture: the row's values 0 ..
+    cols - 1 start `shift` values past aligned chunk 0's start. Output chunk j (values 8j .. 8j + 7) is aligned
+    chunks j and j + 1 shifted by `shift`; chunks 1 .. fast - 1 go by the lanes (lane l: chunk 1 + l, its
+    `lo`, and its neighbour's as `hi`; the last lane loads the chunk after the batch itself), chunk 0 and
+    those from `fast` on value by value. Returns (fast, chunks, {lane: (lo chunk, hi chunk, hi from)}), after
+    checking that every output value is the row's value it should be."""
+    chunks = (cols + 7) // 8
+    fast = max(1, (cols + shift - 16) // 8 + 1) if shift else cols // 8
+    memory = {8 * a + i: 8 * a + i - shift for a in range(chunks + 2) for i in range(8)}  # aligned position -> value
+    lanes_used = {}
+    for lane in range(lanes):
+        j = 1 + lane
+        if j >= fast:
+            break
+        hi_from = "lane %d" % (lane + 1) if lane + 1 < lanes and j + 1 < fast + 1 else "its own load"
+        lanes_used[lane] = (j, j + 1, hi_from)
+        words = [memory[8 * j + i] for i in range(8)] + [memory[8 * (j + 1) + i] for i in range(8)]
+        got = words[shift:shift + 8]
+        if got != list(range(8 * j, 8 * j + 8)) or not all(0 <= v < cols for v in words[shift:shift + 8]):
+            raise BadFacts(f"copy_rows model: chunk {j} holds {got}")
+    if fast - 1 != len(lanes_used):
+        raise BadFacts("copy_rows model: the picture's lanes do not cover the row's fast chunks")
+    return fast, chunks, lanes_used
+
+
+def draw_copy_rows() -> Svg:
+    """Chapter 11, step 11: a row 3 values past a 16-byte boundary copied into a 16-byte-aligned staged row, one
+    aligned chunk loaded a lane and the next taken from the neighbour (schematic: 4 lanes, 45 values)."""
+    lanes, shift, cols = COPY_LANES, COPY_SHIFT, COPY_COLS
+    fast, chunks, used = copy_rows_model(lanes, shift, cols)
+    width = 880
+    s = Svg("hopper_copy_rows", width, 2000)
+    s.text(20, 24, "Step 11: the staging copy, one load a chunk", 14, weight="bold")
+    y = s.para(20, 44, f"A row of {cols} bf16 values that starts {shift} values past a 16-byte boundary (K or N not a "
+               "multiple of 8) is copied into a staged row that starts on one, so that TMA can read it. Each lane "
+               "loads one aligned 16-byte chunk (8 values) and takes the next chunk from its neighbour's registers "
+               "(__shfl_sync); the two, shifted by the row's offset, are the lane's 8 values of the staged row. "
+               f"A warp of {lanes} lanes here (32 on the GPU, 8 chunks each in flight).", 11,
+               width=width - 40, gap=1.35)
+    cw = 13.0                    # one value
+    x0 = 40
+    # Memory: aligned chunks 0 .. chunks + 1.
+    y += 16
+    s.text(20, y, "the source row in memory, in aligned 16-byte chunks", 12, weight="bold")
+    top = y + 20
+    for a in range(chunks + 1):
+        for i in range(8):
+            v = 8 * a + i - shift
+            inside = 0 <= v < cols
+            fill = ("#cfe2f3" if (a - 1) in range(lanes) and a < fast + 1 and a >= 1 and a <= len(used) + 1
+                    else "#eeeeee") if inside else "white"
+            s.rect(x0 + (8 * a + i) * cw, top, cw, 18, fill=fill, stroke=GREY, sw=0.5)
+        s.rect(x0 + 8 * a * cw, top, 8 * cw, 18, stroke=DARK, sw=1.2)
+        s.text(x0 + (8 * a + 4) * cw, top - 5, f"chunk {a}", 9, anchor="middle", fill=GREY)
+    s.text(x0 + shift * cw, top + 32, f"the row starts {shift} values in", 9, fill=GREY)
+    # The lanes.
+    ly = top + 64
+    s.text(20, ly - 8, "the lanes: lo (their own load) and hi (the next chunk)", 12, weight="bold")
+    ly += 8
+    for lane, (lo, hi, hi_from) in sorted(used.items()):
+        cx = x0 + (8 * lo + 4) * cw
+        s.line(cx, top + 19, cx, ly - 1, stroke=BLUE, sw=1.2, arrow="end")
+        s.rect(x0 + 8 * lo * cw + 6, ly, 8 * cw - 12, 40, fill="#fce5cd", stroke=DARK, sw=0.8)
+        s.text(cx, ly + 14, f"lane {lane}", 10, anchor="middle", weight="bold")
+        s.text(cx, ly + 27, f"lo = chunk {lo}", 9, anchor="middle")
+        s.text(cx, ly + 38, f"hi = chunk {hi}", 9, anchor="middle")
+        if hi_from.startswith("lane"):
+            nx = x0 + (8 * (lo + 1) + 4) * cw
+            s.line(nx - 4 * cw + 10, ly + 52, cx + 4 * cw - 14, ly + 52, stroke=ORANGE, sw=1.2, arrow="end")
+        else:
+            nx = x0 + (8 * hi + 4) * cw
+            s.line(nx, top + 19, cx + 4 * cw - 10, ly + 20, stroke=ORANGE, sw=1.2, dash="3,2", arrow="end")
+    s.text(x0 + (8 * 2 + 4) * cw, ly + 66, "orange: the neighbour's lo, by __shfl_sync", 9, anchor="middle",
+           fill=ORANGE)
+    # The staged row.
+    oy = ly + 100
+    s.text(20, oy - 8, "the staged row (from a 16-byte boundary; drawn under the source values each chunk holds)", 12,
+           weight="bold")
+    oy += 8
+    for j in range(chunks):
+        by_lane = 1 <= j < fast
+        for i in range(8):
+            v = 8 * j + i
+            fill = ("#d9ead3" if by_lane else "#eeeeee") if v < cols else "white"
+            s.rect(x0 + (8 * j + shift + i) * cw, oy, cw, 18, fill=fill, stroke=GREY, sw=0.5)
+        s.rect(x0 + (8 * j + shift) * cw, oy, 8 * cw, 18, stroke=DARK, sw=1.2)
+        label = f"lane {j - 1}" if by_lane else "by values"
+        s.text(x0 + (8 * j + shift + 4) * cw, oy + 32, label, 9, anchor="middle", fill=GREEN if by_lane else GREY)
+    y = oy + 56
+    y = s.para(20, y, f"Chunks 1 to {fast - 1} (green) go by the lanes: lo's last {8 - shift} values and hi's first "
+               f"{shift}. Chunk 0 would need the {shift} values before the row, and the last chunk the values past "
+               "its end: those are read a value at a time (grey), so that nothing outside the matrix is read; the "
+               "last chunk's padding is zeros. Before step 11 each lane loaded both of its chunks itself, four at "
+               "a time, and the lanes past the last group of four went on one chunk at a time.", 11,
+               width=width - 40, gap=1.4)
+    s.text(20, y + 4, "a model of chapters/11_every_shape/any_shape.cuh's copy_rows, checked value for value before it "
+                      "is drawn", 10, fill=GREY)
+    s.height = int(y + 16)
+    return s
+
+
 PICTURES = {
     "hopper_schedules": draw_schedules,
     "hopper_pingpong": lambda F: draw_pingpong(),
@@ -1161,6 +1270,7 @@ PICTURES = {
     "hopper_grouped": draw_grouped,
     "hopper_swiglu": draw_swiglu,
     "hopper_fp8_promotion": lambda F: draw_fp8_promotion(),
+    "hopper_copy_rows": lambda F: draw_copy_rows(),
 }
 
 

@@ -128,7 +128,11 @@ class GemmAdapter {
     if constexpr (kClusterSize > 1) {
       (void)launch_in_clusters(kernel(), grid_, dim3(Kernel::kThreads), kSmemBytes, stream, kClusterSize, params_);
     } else {
+#if defined(__CUDACC__)
       kernel()<<<grid_, Kernel::kThreads, kSmemBytes, stream>>>(params_);
+#else
+      static_assert(sizeof(Kernel) == 0, "a kernel launched from a file a C++ compiler compiles: compile it with nvcc");
+#endif
     }
   }
 

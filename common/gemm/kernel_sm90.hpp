@@ -136,6 +136,7 @@ struct GemmKernelCooperative {
   static_assert(kSharedStorageBytes <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
   using Params = KernelParams<Mainloop, Epilogue, Scheduler>;  ///< the kernel's parameters
 
+#if defined(__CUDACC__)  // a C++ compiler sees the kernel's types, not its device code
   /// The kernel, in every thread of a block: `smem` is its dynamic shared memory (1024-byte aligned).
   __device__ void operator()(const Params& params, std::uint8_t* smem) const {
     SharedStorage& shared = *reinterpret_cast<SharedStorage*>(smem);
@@ -201,6 +202,7 @@ struct GemmKernelCooperative {
     // No block leaves while a peer may still multicast into it or release its stages.
     if constexpr (kClusterSize > 1) cluster_sync();
   }
+#endif
 };
 
 /// The ping-pong kernel (see the file comment): two consumer warpgroups, consumer c on the block's
@@ -228,6 +230,7 @@ struct GemmKernelPingpong {
   static_assert(kSharedStorageBytes <= 227 * 1024, "sm_90 gives a block at most 227 KB of shared memory");
   using Params = KernelParams<Mainloop, Epilogue, Scheduler>;  ///< the kernel's parameters
 
+#if defined(__CUDACC__)  // a C++ compiler sees the kernel's types, not its device code
   /// The kernel, in every thread of a block: `smem` is its dynamic shared memory (1024-byte aligned).
   __device__ void operator()(const Params& params, std::uint8_t* smem) const {
     using BM = typename Cfg::BM;
@@ -297,8 +300,10 @@ struct GemmKernelPingpong {
     }
     watchdog_trap_if_gave_up(pipeline.watchdog(), params.watchdog.record);
   }
+#endif
 };
 
+#if defined(__CUDACC__)
 /// The entry point of a composed kernel: its dynamic shared memory, 1024-byte aligned (gemm/smem.hpp),
 /// and the functor. wgmma and setmaxnreg need sm_90a: any other device pass compiles a stub which the
 /// adapter never launches.
@@ -311,5 +316,12 @@ __global__ void __launch_bounds__(Kernel::kThreads, 1) gemm_device_kernel(const 
     Kernel{}(params, smem_raw);
   }
 }
+#else
+/// A C++ compiler (a chapter's kernel-free main, chapters/CMakeLists.txt) sees the entry point declared, never
+/// defined: naming it compiles, launching it from such a file does not (GemmAdapter::run) and linking a
+/// pointer to it fails.
+template <class Kernel>
+void gemm_device_kernel(const typename Kernel::Params params);
+#endif
 
 }  // namespace mm

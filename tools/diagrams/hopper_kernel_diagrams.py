@@ -1209,8 +1209,7 @@ def draw_copy_rows() -> Svg:
         for i in range(8):
             v = 8 * a + i - shift
             inside = 0 <= v < cols
-            fill = ("#cfe2f3" if (a - 1) in range(lanes) and a < fast + 1 and a >= 1 and a <= len(used) + 1
-                    else "#eeeeee") if inside else "white"
+            fill = ("#cfe2f3" if 1 <= a <= len(used) else "#eeeeee") if inside else "white"  # blue: a lane's lo
             s.rect(x0 + (8 * a + i) * cw, top, cw, 18, fill=fill, stroke=GREY, sw=0.5)
         s.rect(x0 + 8 * a * cw, top, 8 * cw, 18, stroke=DARK, sw=1.2)
         s.text(x0 + (8 * a + 4) * cw, top - 5, f"chunk {a}", 9, anchor="middle", fill=GREY)

@@ -12,6 +12,7 @@
  *  | GL_FP8_E4M3_BLOCK_SCALED     | fp8_block_scaled (12): DeepSeek-V3's block scales  | RCR      |
  *  | grouped bf16 (gl_grouped_gemm, gl_grouped_gemm_masked) | grouped_contiguous, grouped_masked (13): every expert of a MoE layer in one launch | RCR |
  *  | grouped bf16 SwiGLU (gl_grouped_swiglu) | grouped_swiglu (13, step 3): every expert's SiLU(x·W_gateᵀ)·(x·W_upᵀ), the activation in the epilogue | RCR |
+ *  | bf16 rows, int64 routing (gl_moe_permute) | moe_permute (the library's own, no GEMM): a MoE layer's routed tokens copied into the grouped calls' contiguous layout, with its offsets | row-major |
  *
  *  The problem is C (M×N) = A (M×K) · B, A and C row-major; B is K×N row-major (GL_RRR) or stored
  *  N×K row-major, C = A·Bᵀ (GL_RCR, the weight layout of nn.Linear). Each chapter kernel's own
@@ -249,6 +250,56 @@ GL_API gl_status gl_grouped_swiglu(int64_t experts, int64_t rows, int64_t interm
                                    int64_t tile_rows, void* stream);
 
 /**
+ * @brief The routed tokens of a mixture-of-experts layer copied into gl_grouped_gemm's contiguous layout, with the
+ * layout's offsets and each slot's row, in one launch queued on `stream` (the library's own kernel, not a
+ * chapter's: lib/src/moe_permute.cu). What a model runs before gl_grouped_swiglu / gl_grouped_gemm.
+ *
+ * **The routing** (all int64, device memory): each of `tokens` tokens picked `k` experts. `flat` (tokens·k) holds
+ * them token-major: slot t·k + j is token t's j-th expert, 0 .. E - 1. `order` (tokens·k) is the slots sorted by
+ * expert (a stable argsort of `flat`), `counts` (E) the slots of each expert (they sum to tokens·k).
+ *
+ * **What is written.** Expert g's rows start at a multiple of 128: after the rows of the experts before it, each
+ * padded to a multiple of 128 with pad[g'] = (128 - counts[g'] % 128) % 128 rows. Sorted row i (slot s = order[i],
+ * its expert g = flat[s]) goes to row dest = i + pad[0] + .. + pad[g - 1] of A; then
+ *   - A[dest] = x[s / k] (the token's row, `hidden` bf16);
+ *   - place[s] = dest (where slot s's row is: a model gathers each slot's expert output back from there);
+ *   - offsets[0] = 0 and offsets[g + 1] = counts[0] + .. + counts[g] + pad[0] + .. + pad[g - 1], expert g's end:
+ *     gl_grouped_gemm's `offsets`.
+ * A's other rows (the padding, and any past the last expert's) are not written. The kernel reads the counts on
+ * the device: nothing waits for the GPU, and a CUDA graph may capture the call. The routing's values are not
+ * checked (the router wrote them); whatever they hold, nothing is written outside A, offsets and place: a slot of
+ * `order` outside 0 .. tokens·k - 1 is skipped, an expert outside 0 .. E - 1 taken as 0 or E, a row whose place
+ * falls outside A's `rows` not copied. Such values give wrong rows, never a stray write.
+ *
+ * The rows are copied 16 bytes at a time where x, A, `hidden` and `ldx` allow it (gl_last_path():
+ * "moe_permute 16-byte"), else one bf16 at a time ("moe_permute 2-byte").
+ *
+ * Refused before the GPU is asked: tokens or hidden below 0, k or E below 1, `rows` below tokens·k, `ldx` below
+ * `hidden` (with more than one token) (GL_INVALID_ARGUMENT); E above 4096 or tokens·k from 2^31 (GL_UNSUPPORTED);
+ * a NULL pointer, or one off its element (GL_INVALID_ARGUMENT), for every array of at least one element (an
+ * array of none is not read and may be NULL). GL_NO_SM90A as for the GEMMs.
+ *
+ * @param tokens  rows of x (0: only the offsets are written)
+ * @param hidden  columns of x and A
+ * @param k       experts each token picked (the router's top-k, at least 1)
+ * @param experts E, the number of experts (1 to 4096)
+ * @param rows    rows of A: at least tokens·k, and enough for the padding (at most 127 an expert)
+ * @param x       the tokens, tokens × hidden bf16, row pitch `ldx`, device memory, 2-byte aligned
+ * @param ldx     x's row pitch in elements (at least `hidden` when tokens > 1)
+ * @param flat    tokens·k int64: each slot's expert, token-major
+ * @param order   tokens·k int64: the slots sorted by expert
+ * @param counts  E int64: the slots of each expert
+ * @param a       A, rows × hidden row-major bf16 (dense), device memory, 2-byte aligned: written
+ * @param offsets E + 1 int64: written (gl_grouped_gemm's offsets)
+ * @param place   tokens·k int64: written, each slot's row in A
+ * @param stream  the cudaStream_t to queue the kernel on; NULL: the legacy default stream
+ * @return GL_OK, or why not (gl_last_error() says more)
+ */
+GL_API gl_status gl_moe_permute(int64_t tokens, int64_t hidden, int64_t k, int64_t experts, int64_t rows, const void* x,
+                                int64_t ldx, const int64_t* flat, const int64_t* order, const int64_t* counts, void* a,
+                                int64_t* offsets, int64_t* place, void* stream);
+
+/**
  * @brief Whether this thread's current CUDA device runs the library's kernels: GL_OK, or GL_NO_SM90A
  * (gl_last_error() says why: no GPU, the GPU's architecture, or a build without sm_90a code).
  */
@@ -258,9 +309,10 @@ GL_API gl_status gl_device_status(void);
 GL_API const char* gl_last_error(void);
 
 /**
- * @brief The path the calling thread's last successful gl_gemm, gl_grouped_gemm* or gl_grouped_swiglu ran, as
- * the chapter's kernel adapter names it ("split_k 128x128 x3", "swap_ab 128x16 x8", "tf32_wgmma",
- * "fp8_block_scaled", "grouped_contiguous 64x256", "grouped_contiguous 128x256 SiLU(gate)·up"); "" before one.
+ * @brief The path the calling thread's last successful gl_gemm, gl_grouped_gemm*, gl_grouped_swiglu or gl_moe_permute
+ * ran, as the chapter's kernel adapter names it ("split_k 128x128 x3", "swap_ab 128x16 x8", "tf32_wgmma",
+ * "fp8_block_scaled", "grouped_contiguous 64x256", "grouped_contiguous 128x256 SiLU(gate)·up", "moe_permute 16-byte");
+ * "" before one.
  */
 GL_API const char* gl_last_path(void);
 

@@ -13,6 +13,8 @@
 // steps in grouped_call: their arguments, chapter 13's rules and TMA's alignment, the host's copy of the
 // layout when given, then the device, the cache (keyed by the layout's device pointer, the tile and the
 // epilogue too) and the launch.
+// gl_moe_permute (the MoE permute into chapter 13's layout, moe_permute.cu) takes steps 1, 3 and 5: its arguments,
+// the device, the launch; it prepares nothing.
 // Exceptions stop at this file's boundary: std::invalid_argument (a kernel refusing the problem) is
 // GL_UNSUPPORTED, std::runtime_error (the CUDA runtime) GL_CUDA_ERROR, anything else GL_INTERNAL.
 #include "gemm_ladder.h"
@@ -39,6 +41,7 @@
 #include "gemm/problem.hpp"
 #include "gemm/watchdog.hpp"  // watchdog_seconds_valid
 #include "13_grouped_moe/grouped_rule.hpp"  // choose_grouped_tile, kDecodeTileRows
+#include "moe_permute.hpp"
 #include "prepare.hpp"
 
 #ifndef GEMM_LADDER_SM90A
@@ -524,6 +527,41 @@ gl_status grouped_call(const char* fn, std::int64_t experts, std::int64_t rows, 
   return finish({}, "");
 }
 
+/// gl_moe_permute's step 1: the sizes, then each pointer that reaches at least one element (a pointer to none is
+/// not read and may be NULL, as an empty tensor's is).
+Outcome check_permute(const gl::detail::MoePermute& p) {
+  using gl::detail::kPermuteMaxExperts;
+  if (p.tokens < 0 || p.hidden < 0)
+    return fail(GL_INVALID_ARGUMENT, "tokens and hidden must be at least 0");
+  if (p.k < 1) return fail(GL_INVALID_ARGUMENT, "k (each token's experts) must be at least 1");
+  if (p.experts < 1) return fail(GL_INVALID_ARGUMENT, "needs at least one expert");
+  if (p.experts > kPermuteMaxExperts)
+    return fail(GL_UNSUPPORTED, "E above " + std::to_string(kPermuteMaxExperts) +
+                                    ": each block keeps the padding before every expert in shared memory");
+  if (p.tokens > INT32_MAX / p.k)
+    return fail(GL_UNSUPPORTED, "tokens·k = " + std::to_string(p.tokens) + "·" + std::to_string(p.k) +
+                                    ": the routed rows must be below 2^31");
+  const std::int64_t routed = p.tokens * p.k;
+  if (p.rows < routed)
+    return fail(GL_INVALID_ARGUMENT, "rows = " + std::to_string(p.rows) + " is below the tokens·k = " +
+                                         std::to_string(routed) + " routed rows: A holds every one of them");
+  if (p.tokens > 1 && p.ldx < p.hidden)
+    return fail(GL_INVALID_ARGUMENT, "ldx = " + std::to_string(p.ldx) + " is below hidden = " + std::to_string(p.hidden) +
+                                         ": x's rows would overlap");
+  if (p.tokens > 0 && p.hidden > 0)
+    if (Outcome o = check_pointer("x", p.x, 2); !o.ok()) return o;
+  if (routed > 0) {
+    if (Outcome o = check_pointer("flat", p.flat, 8); !o.ok()) return o;
+    if (Outcome o = check_pointer("order", p.order, 8); !o.ok()) return o;
+    if (Outcome o = check_pointer("place", p.place, 8); !o.ok()) return o;
+  }
+  if (Outcome o = check_pointer("counts", p.counts, 8); !o.ok()) return o;
+  if (Outcome o = check_pointer("offsets", p.offsets, 8); !o.ok()) return o;
+  if (p.rows > 0 && p.hidden > 0)
+    if (Outcome o = check_pointer("A", p.a, 2); !o.ok()) return o;
+  return {};
+}
+
 }  // namespace
 
 extern "C" {
@@ -602,6 +640,33 @@ gl_status gl_grouped_swiglu(int64_t experts, int64_t rows, int64_t intermediate,
                     "gl_grouped_swiglu: ");
     return grouped_call("gl_grouped_swiglu", experts, rows, 0, intermediate, k, a, b, h, offsets, nullptr, host_offsets,
                         nullptr, tile_rows, stream, /*swiglu=*/true);
+  } catch (...) {
+    t_last_error.clear();
+    return GL_INTERNAL;
+  }
+}
+
+gl_status gl_moe_permute(int64_t tokens, int64_t hidden, int64_t k, int64_t experts, int64_t rows, const void* x,
+                         int64_t ldx, const int64_t* flat, const int64_t* order, const int64_t* counts, void* a,
+                         int64_t* offsets, int64_t* place, void* stream) {
+  try {
+    gl::detail::MoePermute p;
+    p.tokens = tokens, p.hidden = hidden, p.k = k, p.experts = experts, p.rows = rows;
+    p.x = x, p.ldx = ldx, p.flat = flat, p.order = order, p.counts = counts;
+    p.a = a, p.offsets = offsets, p.place = place;
+    auto refuse = [&](const Outcome& o) {
+      const std::string prefix = "gl_moe_permute(tokens = " + std::to_string(tokens) + ", hidden = " + std::to_string(hidden) +
+                                 ", k = " + std::to_string(k) + ", E = " + std::to_string(experts) + ", rows = " +
+                                 std::to_string(rows) + "): ";
+      return finish(o, prefix.c_str());
+    };
+    if (Outcome o = check_permute(p); !o.ok()) return refuse(o);
+    int device = 0;
+    if (Outcome o = check_device(device); !o.ok()) return refuse(o);
+    if (cudaError_t e = gl::detail::launch_moe_permute(p, static_cast<cudaStream_t>(stream)); e != cudaSuccess)
+      return refuse(fail(GL_CUDA_ERROR, std::string("the launch failed: ") + cudaGetErrorString(e)));
+    t_last_path = gl::detail::moe_permute_vectorized(p) ? "moe_permute 16-byte" : "moe_permute 2-byte";
+    return finish({}, "");
   } catch (...) {
     t_last_error.clear();
     return GL_INTERNAL;

@@ -4,7 +4,9 @@
 // a CUDA graph (GPU, sm_90a). The grouped calls (chapter 13): their refusals (CPU), and every expert of
 // odd layouts against the fp64 reference, both layouts, both tiles, C's rows outside every expert's
 // tiles untouched (GPU); the same for gl_grouped_swiglu (step 3's SiLU(gate)·up epilogue) against the
-// fp64 SwiGLU of the interleaved gate and up weights. Every test name starts with "lib".
+// fp64 SwiGLU of the interleaved gate and up weights. gl_moe_permute (the MoE permute into chapter 13's layout): its
+// refusals (CPU), and random routings copied bit for bit against a host reference, A's other rows untouched (GPU).
+// Every test name starts with "lib".
 #include <gtest/gtest.h>
 
 #include <cuda_bf16.h>
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <ostream>
 #include <cstdint>
+#include <numeric>
 #include <random>
 #include <string>
 #include <thread>
@@ -831,5 +834,190 @@ TEST_P(LibGroupedSwiglu, MatchesFp64) {
 
 INSTANTIATE_TEST_SUITE_P(lib, LibGroupedSwiglu, ::testing::ValuesIn(swiglu_cases()),
                          [](const ::testing::TestParamInfo<SwigluCase>& info) { return std::string(info.param.name); });
+
+// ---- gl_moe_permute: refusals (CPU) ----
+
+struct PermuteCall {
+  std::int64_t tokens = 4, hidden = 64, k = 2, experts = 8, rows = 1024;
+  const void* x = fake();
+  std::int64_t ldx = 64;
+  const std::int64_t* flat = static_cast<const std::int64_t*>(fake(0x100));
+  const std::int64_t* order = static_cast<const std::int64_t*>(fake(0x200));
+  const std::int64_t* counts = static_cast<const std::int64_t*>(fake(0x300));
+  void* a = fake(0x1000);
+  std::int64_t* offsets = static_cast<std::int64_t*>(fake(0x400));
+  std::int64_t* place = static_cast<std::int64_t*>(fake(0x500));
+  gl_status run() const {
+    return gl_moe_permute(tokens, hidden, k, experts, rows, x, ldx, flat, order, counts, a, offsets, place, nullptr);
+  }
+};
+
+void expect_permute_refused(const PermuteCall& call, gl_status status, const std::string& words) {
+  const gl_status got = call.run();
+  const std::string why = gl_last_error();
+  EXPECT_EQ(got, status) << gl_status_name(got) << ": " << why;
+  EXPECT_NE(why.find(words), std::string::npos) << "message: " << why;
+  EXPECT_EQ(why.find("gl_moe_permute(tokens = "), 0u) << "names the call: " << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
+}
+
+TEST(lib, PermuteRefusesSizes) {
+  PermuteCall c;
+  c.tokens = -1;
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "tokens and hidden must be at least 0");
+  c = PermuteCall{};
+  c.hidden = -8;
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "tokens and hidden must be at least 0");
+  c = PermuteCall{};
+  c.k = 0;
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "k (each token's experts) must be at least 1");
+  c = PermuteCall{};
+  c.experts = 0;
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "needs at least one expert");
+  c = PermuteCall{};
+  c.experts = 4097;
+  expect_permute_refused(c, GL_UNSUPPORTED, "E above 4096");
+  c = PermuteCall{};
+  c.tokens = std::int64_t(1) << 30, c.k = 2;
+  expect_permute_refused(c, GL_UNSUPPORTED, "the routed rows must be below 2^31");
+  c = PermuteCall{};
+  c.rows = 7;  // 4 tokens · 2 = 8 routed rows
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "rows = 7 is below the tokens·k = 8 routed rows");
+  c = PermuteCall{};
+  c.ldx = 63;
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "ldx = 63 is below hidden = 64");
+}
+
+TEST(lib, PermuteRefusesPointers) {
+  PermuteCall c;
+  c.x = nullptr;
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "x is NULL");
+  c = PermuteCall{};
+  c.order = static_cast<const std::int64_t*>(fake(0x204));
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "order starts 4 bytes past a 8-byte boundary");
+  c = PermuteCall{};
+  c.flat = nullptr;
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "flat is NULL");
+  c = PermuteCall{};
+  c.place = nullptr;
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "place is NULL");
+  c = PermuteCall{};
+  c.counts = nullptr;
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "counts is NULL");
+  c = PermuteCall{};
+  c.offsets = static_cast<std::int64_t*>(fake(0x401));
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "offsets starts 1 bytes past a 8-byte boundary");
+  c = PermuteCall{};
+  c.a = fake(1);
+  expect_permute_refused(c, GL_INVALID_ARGUMENT, "A starts 1 bytes past a 2-byte boundary");
+}
+
+// Without an sm_90a GPU a permute that passes every check is refused with the device's reason; with no token, x,
+// flat, order and place reach no element and may be NULL (the checks pass them on to the device's).
+TEST(lib, PermuteWithoutAGpuSaysWhy) {
+  if (mm::device_info().present) GTEST_SKIP() << "a GPU is present: LibMoePermute below launches the permute";
+  PermuteCall c;
+  expect_permute_refused(c, GL_NO_SM90A, "no CUDA GPU");
+  c.tokens = 0, c.x = nullptr, c.flat = nullptr, c.order = nullptr, c.place = nullptr;
+  expect_permute_refused(c, GL_NO_SM90A, "no CUDA GPU");
+}
+
+// ---- GPU: gl_moe_permute against a host reference ----
+
+struct PermuteCase {
+  const char* name;
+  std::int64_t tokens, hidden, ldx, k, experts;
+  const char* path;
+};
+
+void PrintTo(const PermuteCase& c, std::ostream* os) { *os << c.name; }
+
+class LibMoePermute : public ::testing::TestWithParam<PermuteCase> {};
+
+TEST_P(LibMoePermute, MatchesTheHostReference) {
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const PermuteCase& tc = GetParam();
+  const std::int64_t routed = tc.tokens * tc.k, experts = tc.experts;
+  // A random routing: each token's k distinct experts, token-major; the slots sorted by expert (stable); the counts.
+  std::mt19937 rng(unsigned(tc.tokens * 131 + experts));
+  std::vector<std::int64_t> flat, all(static_cast<std::size_t>(experts));
+  std::iota(all.begin(), all.end(), 0);
+  for (std::int64_t t = 0; t < tc.tokens; ++t) {
+    std::shuffle(all.begin(), all.end(), rng);
+    flat.insert(flat.end(), all.begin(), all.begin() + tc.k);
+  }
+  std::vector<std::int64_t> order(static_cast<std::size_t>(routed)), counts(static_cast<std::size_t>(experts), 0);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t l, std::int64_t r) { return flat[l] < flat[r]; });
+  for (std::int64_t e : flat) ++counts[std::size_t(e)];
+  // The reference: each expert's first row (the padded layout), offsets, each slot's place.
+  std::vector<std::int64_t> first(static_cast<std::size_t>(experts)), offsets{0}, place(static_cast<std::size_t>(routed));
+  for (std::int64_t e = 0; e < experts; ++e) {
+    first[e] = (offsets.back() + 127) / 128 * 128;
+    offsets.push_back(first[e] + counts[e]);
+  }
+  std::vector<std::int64_t> seen(static_cast<std::size_t>(experts), 0);
+  for (std::int64_t i = 0; i < routed; ++i) {
+    const std::int64_t s = order[i], e = flat[s];
+    place[s] = first[e] + seen[e]++;
+  }
+  const std::int64_t rows = std::max<std::int64_t>((offsets.back() + 127) / 128 * 128, 128) + 64;  // 64 rows no expert owns
+  std::vector<std::uint16_t> x(static_cast<std::size_t>(std::max<std::int64_t>(tc.tokens * tc.ldx, 1)));
+  for (auto& v : x) v = std::uint16_t(rng());  // any bits: the rows are copied, never computed with
+  mm::DeviceBuffer<std::uint16_t> d_x(x.size()), d_a(std::size_t(rows * tc.hidden));
+  mm::DeviceBuffer<std::int64_t> d_flat(std::max<std::size_t>(flat.size(), 1)), d_order(std::max<std::size_t>(order.size(), 1));
+  mm::DeviceBuffer<std::int64_t> d_counts(counts.size()), d_offsets(offsets.size()), d_place(std::max<std::size_t>(place.size(), 1));
+  MM_CUDA_CHECK(cudaMemcpy(d_x.data(), x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+  if (routed > 0) {
+    MM_CUDA_CHECK(cudaMemcpy(d_flat.data(), flat.data(), flat.size() * 8, cudaMemcpyHostToDevice));
+    MM_CUDA_CHECK(cudaMemcpy(d_order.data(), order.data(), order.size() * 8, cudaMemcpyHostToDevice));
+  }
+  MM_CUDA_CHECK(cudaMemcpy(d_counts.data(), counts.data(), counts.size() * 8, cudaMemcpyHostToDevice));
+  // Poisoned outputs: A's unwritten rows must stay 0xFFFF, every offset and place must be written.
+  MM_CUDA_CHECK(cudaMemset(d_a.data(), 0xFF, std::size_t(rows * tc.hidden) * 2));
+  MM_CUDA_CHECK(cudaMemset(d_offsets.data(), 0xAB, offsets.size() * 8));
+  MM_CUDA_CHECK(cudaMemset(d_place.data(), 0xAB, d_place.size() * 8));
+  cudaStream_t stream = nullptr;
+  MM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const gl_status status = gl_moe_permute(tc.tokens, tc.hidden, tc.k, experts, rows, d_x.data(), tc.ldx, d_flat.data(),
+                                          d_order.data(), d_counts.data(), d_a.data(), d_offsets.data(), d_place.data(),
+                                          stream);
+  ASSERT_EQ(status, GL_OK) << gl_status_name(status) << ": " << gl_last_error();
+  EXPECT_EQ(std::string(gl_last_path()), tc.path);
+  MM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  MM_CUDA_CHECK(cudaStreamDestroy(stream));
+  std::vector<std::int64_t> got_offsets(offsets.size()), got_place(d_place.size());
+  std::vector<std::uint16_t> got_a(std::size_t(rows * tc.hidden));
+  MM_CUDA_CHECK(cudaMemcpy(got_offsets.data(), d_offsets.data(), offsets.size() * 8, cudaMemcpyDeviceToHost));
+  MM_CUDA_CHECK(cudaMemcpy(got_place.data(), d_place.data(), got_place.size() * 8, cudaMemcpyDeviceToHost));
+  MM_CUDA_CHECK(cudaMemcpy(got_a.data(), d_a.data(), got_a.size() * 2, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(got_offsets, offsets);
+  got_place.resize(place.size());
+  EXPECT_EQ(got_place, place);
+  std::vector<bool> placed(static_cast<std::size_t>(rows), false);
+  for (std::int64_t s = 0; s < routed; ++s) {
+    placed[std::size_t(place[s])] = true;
+    for (std::int64_t j = 0; j < tc.hidden; ++j)
+      ASSERT_EQ(got_a[std::size_t(place[s] * tc.hidden + j)], x[std::size_t((s / tc.k) * tc.ldx + j)])
+          << "slot " << s << " (token " << s / tc.k << ") at row " << place[s] << ", column " << j;
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    if (placed[std::size_t(r)]) continue;
+    for (std::int64_t j = 0; j < tc.hidden; ++j)
+      ASSERT_EQ(got_a[std::size_t(r * tc.hidden + j)], 0xFFFF) << "row " << r << " holds no slot but was written";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    lib, LibMoePermute,
+    ::testing::Values(PermuteCase{"one_token_e8_k2", 1, 256, 256, 2, 8, "moe_permute 16-byte"},
+                      PermuteCase{"decode_e128_k8", 64, 2048, 2048, 8, 128, "moe_permute 16-byte"},
+                      PermuteCase{"odd_tokens_e8_k2", 300, 264, 264, 2, 8, "moe_permute 16-byte"},
+                      PermuteCase{"pitch_e128_k8", 37, 136, 200, 8, 128, "moe_permute 16-byte"},  // x a slice of wider rows
+                      PermuteCase{"odd_hidden_e8_k2", 33, 100, 100, 2, 8, "moe_permute 2-byte"},   // hidden % 8 != 0
+                      PermuteCase{"odd_pitch_e5_k3", 20, 64, 67, 3, 5, "moe_permute 2-byte"},     // ldx % 8 != 0
+                      PermuteCase{"many_experts_e1000_k4", 50, 64, 64, 4, 1000, "moe_permute 16-byte"},
+                      PermuteCase{"no_token_e8_k2", 0, 64, 64, 2, 8, "moe_permute 16-byte"}),
+    [](const ::testing::TestParamInfo<PermuteCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

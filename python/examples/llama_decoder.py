@@ -38,9 +38,10 @@ vocabulary 151936) whose MLP is a mixture of 128 experts of 768, top 8 (QWEN3_30
 
 The router (softmax, top 8, renormalized), the sort of the routed tokens by expert and the weighted sum
 are torch's for every backend; the experts' gate+up and down GEMMs run on gemm_ladder (chapter 13's
-grouped kernels, the tokens permuted into their layout padded to 128 per expert by one Triton kernel,
-triton_permute) or, for the torch backends, on torch._grouped_mm (torch's own grouped GEMM, unpadded
-rows, then F.silu(gate) * up). Ours computes gate+up and the activation in one launch,
+grouped kernels, the tokens permuted into their layout padded to 128 per expert by one kernel: the library's,
+gemm_ladder.moe_permute, a C++ operator with an eager fast path; --triton-permute takes the Triton kernel it
+replaced, triton_permute, for an A/B; the CSV's moe_permute says which ran) or, for the torch backends, on
+torch._grouped_mm (torch's own grouped GEMM, unpadded rows, then F.silu(gate) * up). Ours computes gate+up and the activation in one launch,
 gemm_ladder.grouped_swiglu (chapter 13's step 3: SiLU(gate)·up in the epilogue, on the gate and up weights
 interleaved by 128 rows once when the model is built; torch's backends keep the stacked ones), then the
 down projection on grouped_mm; where the library would take its decode tile for gate+up (one token on the
@@ -306,6 +307,23 @@ def triton_permute(xf, flat, order, counts, k, rows):
     return a, offsets, place
 
 
+def choose_permute(xf, moe_permute=None):
+    """The permute a step runs where make_ladder_experts was given none: `moe_permute` (gemm_ladder.moe_permute: the
+    library's kernel behind a C++ operator, whose eager call skips the dispatcher; the Triton launch cost ~50 µs of
+    host time a call in eager mode) where given and xf is on a GPU; else triton_permute where Triton is installed, xf
+    is on a GPU and its rows are dense; else torch_permute."""
+    if moe_permute is not None and xf.is_cuda:
+        return moe_permute
+    if triton is not None and xf.is_cuda and xf.stride(1) == 1:
+        return triton_permute
+    return torch_permute
+
+
+def permute_name(fn) -> str:
+    """The CSV's moe_permute: "gemm_ladder", "triton" or "torch" for the permute a step runs."""
+    return {triton_permute if triton is not None else None: "triton", torch_permute: "torch"}.get(fn, "gemm_ladder")
+
+
 def takes_decode_tile(rows: int, n: int, k: int, sms: int) -> bool:
     """Whether the library's rule (chapter 13's choose_grouped_tile, no host copy of the layout) takes its 16-row
     decode tile for a grouped GEMM of `rows` rows of buffer, N and K on `sms` SMs: K >= 1024 and fewer 64-row
@@ -313,9 +331,10 @@ def takes_decode_tile(rows: int, n: int, k: int, sms: int) -> bool:
     return k >= 1024 and -(-rows // 64) * (n // 256) < sms
 
 
-def make_ladder_experts(grouped_mm, permute=None, grouped_swiglu=None, sms=None):
+def make_ladder_experts(grouped_mm, permute=None, grouped_swiglu=None, sms=None, moe_permute=None):
     """The experts on gemm_ladder (chapter 13's kernels): the tokens permuted into the padded layout
-    (`permute`: triton_permute where Triton is installed and the tensors are on a GPU, else torch_permute),
+    (`permute`, or where None choose_permute's: `moe_permute` (gemm_ladder.moe_permute) on a GPU where given, else
+    triton_permute where Triton is installed and the tensors are on a GPU, else torch_permute),
     gate+up and SiLU(gate)·up, the down projection on grouped_mm, each slot's output gathered back in one
     index_select. grouped_mm(a, w, offsets, zero_fill=False).
 
@@ -324,7 +343,8 @@ def make_ladder_experts(grouped_mm, permute=None, grouped_swiglu=None, sms=None)
     where the library would run gate+up on its decode tile (takes_decode_tile on `sms` SMs, by default the
     current GPU's): there, and without `grouped_swiglu`, grouped_mm writes gate and up (2F columns) and
     F.silu(gate) * up reads them back (ladder_experts). The returned function's fused(tokens, experts, k, n,
-    hidden) says which path a step of that many tokens takes (known from the shapes: a compiled graph holds one)."""
+    hidden) says which path a step of that many tokens takes (known from the shapes: a compiled graph holds one), its
+    permute_of(xf) which permute a step on xf runs."""
     if grouped_swiglu is not None and sms is None:
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
 
@@ -334,7 +354,7 @@ def make_ladder_experts(grouped_mm, permute=None, grouped_swiglu=None, sms=None)
 
     def ladder_experts(xf, flat, order, counts, w_gate_up, w_down, k):
         rows = padded_rows(flat.numel(), w_down.shape[0], xf.shape[0])
-        fn = permute or (triton_permute if triton is not None and xf.is_cuda and xf.stride(1) == 1 else torch_permute)
+        fn = permute_of(xf)
         a, offsets, place = fn(xf, flat, order, counts, k, rows)          # (rows, hidden), (E + 1,), (n·k,)
         gate, up = grouped(a, w_gate_up, offsets).chunk(2, dim=-1)   # (rows, F) each
         return grouped(F.silu(gate) * up, w_down, offsets).index_select(0, place)  # (n·k, hidden) token-major
@@ -346,7 +366,7 @@ def make_ladder_experts(grouped_mm, permute=None, grouped_swiglu=None, sms=None)
             raise ValueError("the fused experts (grouped_swiglu) read the gate+up weights interleaved by 128: build "
                              "the model with Decoder(..., interleave_gate_up=gemm_ladder.interleave_gate_up)")
         rows = padded_rows(flat.numel(), w_down.shape[0], xf.shape[0])
-        fn = permute or (triton_permute if triton is not None and xf.is_cuda and xf.stride(1) == 1 else torch_permute)
+        fn = permute_of(xf)
         a, offsets, place = fn(xf, flat, order, counts, k, rows)                  # (rows, hidden), (E + 1,), (n·k,)
         h = grouped_swiglu(a, w_gate_up_interleaved, offsets, zero_fill=False)    # (rows, F): SiLU(gate)·up
         return grouped(h, w_down, offsets).index_select(0, place)                 # (n·k, hidden) token-major
@@ -354,7 +374,11 @@ def make_ladder_experts(grouped_mm, permute=None, grouped_swiglu=None, sms=None)
     def grouped(a, w, offsets):  # rows outside the experts' tiles are never read back: no memset of them
         return grouped_mm(a, w, offsets, zero_fill=False)
 
+    def permute_of(xf):
+        return permute or choose_permute(xf, moe_permute)
+
     experts.fused = fused
+    experts.permute_of = permute_of
     return experts
 
 
@@ -466,13 +490,14 @@ REFERENCE = "torch_eager"
 # median_ms and min_ms are over all the turns' times, round_min_ms and round_max_ms the fastest and slowest
 # round's median (the spread of the run). moe_swiglu (--moe, gemm_ladder's rows): "fused" where gate+up and
 # SiLU(gate)·up ran as one grouped_swiglu, "unfused" where grouped_mm and F.silu(gate) * up did (--unfused-swiglu,
-# or the decode tile's steps).
+# or the decode tile's steps). moe_permute (--moe, gemm_ladder's rows): the permute that ran, "gemm_ladder"
+# (gemm_ladder.moe_permute), "triton" (--triton-permute: triton_permute) or "torch" (torch_permute).
 CSV_COLUMNS = ["backend", "linear", "compile_mode", "phase", "batch", "tokens", "context", "layers",
                "median_ms", "min_ms", "tokens_per_s", "pct_of_torch_eager", "pct_of_torch_compile",
                "pct_of_torch_reduce_overhead",
                "max_abs_diff", "max_rel_diff", "tolerance_rel", "within_tolerance", "compile_s",
                "gpu", "torch_version", "timestamp", "moe_layer_rel_diff", "rounds", "round_min_ms", "round_max_ms",
-               "steps_per_turn", "moe_swiglu"]
+               "steps_per_turn", "moe_swiglu", "moe_permute"]
 
 # bf16 keeps 8 significant bits: one rounding moves a value by up to 2^-8 of it. The logits pass
 # through 4·layers + 1 GEMMs, each rounded to bf16, whose K cuBLAS and every_shape may sum in other
@@ -576,15 +601,18 @@ def load_gemm_ladder():
     return gemm_ladder.linear
 
 
-def load_ladder_experts(fused: bool = True):
+def load_ladder_experts(fused: bool = True, use_triton_permute: bool = False):
     """The experts on gemm_ladder (make_ladder_experts: grouped_swiglu and grouped_mm, or with fused=False grouped_mm
-    and F.silu(gate) * up), checked once against torch_experts on 8 experts of 256 and 150 tokens routed to 2 each
+    and F.silu(gate) * up; the permute gemm_ladder.moe_permute, or with use_triton_permute (or a package without it)
+    choose_permute's other choices: the Triton kernel where installed), checked once against torch_experts on 8 experts of 256 and 150 tokens routed to 2 each
     (expert 0 over a 128-row tile, expert 1 without rows), the unfused path too when fused (a decode step may take
     it); SystemExit with one line if it cannot run (load_gemm_ladder has imported the package)."""
     import gemm_ladder
-    experts = make_ladder_experts(gemm_ladder.grouped_mm, grouped_swiglu=gemm_ladder.grouped_swiglu if fused else None)
+    permute = None if use_triton_permute else getattr(gemm_ladder, "moe_permute", None)
+    experts = make_ladder_experts(gemm_ladder.grouped_mm, grouped_swiglu=gemm_ladder.grouped_swiglu if fused else None,
+                                  moe_permute=permute)
     checked = [("grouped_swiglu and grouped_mm", experts)] if fused else []
-    checked.append(("grouped_mm", make_ladder_experts(gemm_ladder.grouped_mm)))
+    checked.append(("grouped_mm", make_ladder_experts(gemm_ladder.grouped_mm, moe_permute=permute)))
     for what, fn in checked:
         try:
             g = torch.Generator(device="cuda").manual_seed(7)
@@ -677,7 +705,8 @@ def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[di
     if any(b.linear == "gemm_ladder" for b in backends):
         linears["gemm_ladder"] = load_gemm_ladder()
         if cfg.experts:
-            experts["gemm_ladder"] = load_ladder_experts(fused=not args.unfused_swiglu)
+            experts["gemm_ladder"] = load_ladder_experts(fused=not args.unfused_swiglu,
+                                                         use_triton_permute=args.triton_permute)
             if not args.unfused_swiglu:
                 import gemm_ladder
                 interleave = gemm_ladder.interleave_gate_up
@@ -735,8 +764,9 @@ def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[di
                 rounds = times[(backend.name, key)]
                 ms = statistics.median([t for steps in rounds for t in steps])
                 judged = rel_diff if not cfg.experts else layer_diff
-                swiglu = None
+                swiglu = permute = None
                 if cfg.experts and backend.linear == "gemm_ladder":
+                    permute = permute_name(experts["gemm_ladder"].permute_of(w.tokens))  # a CUDA tensor, as xf is
                     fused = experts["gemm_ladder"].fused(p.tokens, cfg.experts, cfg.experts_per_token, 2 * cfg.expert_ffn,
                                                          cfg.hidden)
                     swiglu = "fused" if fused else "unfused"
@@ -750,7 +780,7 @@ def measure(args, cfg: Config, device, after_round=lambda rows: None) -> list[di
                     gpu=gpu, torch_version=version, timestamp=stamp, moe_layer_rel_diff=layer_diff,
                     rounds=len(rounds), round_min_ms=min(statistics.median(s) for s in rounds),
                     round_max_ms=max(statistics.median(s) for s in rounds), steps_per_turn=args.steps_per_turn,
-                    moe_swiglu=swiglu))
+                    moe_swiglu=swiglu, moe_permute=permute))
         add_comparisons(rows)
         log(f"round {r + 1} of {args.rounds}: " + ", ".join(
             f"{x['backend']} {x['phase']} b{x['batch']} {x['median_ms']:.3f} ms" for x in rows))
@@ -828,6 +858,9 @@ def parse_args(argv=None):
     p.add_argument("--unfused-swiglu", action="store_true",
                    help="with --moe: our experts' gate+up on grouped_mm, then F.silu(gate) * up (the path before "
                         "grouped_swiglu, for an A/B), instead of grouped_swiglu's one launch")
+    p.add_argument("--triton-permute", action="store_true",
+                   help="with --moe: our experts permute the tokens with the Triton kernel (triton_permute, the path "
+                        "before gemm_ladder.moe_permute, for an A/B) instead of the library's")
     p.add_argument("--csv", help="write the rows here (columns: see CSV_COLUMNS in this file)")
     args = p.parse_args(argv)
     known = {b.name for b in BACKENDS}

@@ -7,6 +7,7 @@
     c = gemm_ladder.grouped_mm(x, w, offsets)        # every expert's x_g @ w[g].T in one launch (chapter 13)
     w_i = gemm_ladder.interleave_gate_up(w_gate_up)  # once, at load: [W_gate; W_up] interleaved by 128 rows
     h = gemm_ladder.grouped_swiglu(x, w_i, offsets)  # every expert's SiLU(x_g @ W_gate.T) * (x_g @ W_up.T), one launch
+    a, offsets, place = gemm_ladder.moe_permute(xf, flat, order, counts, k, rows)  # routed tokens into that layout
     gemm_ladder.last_path()                          # "swap_ab 128x16 x8": what ran
 
 A thin layer over the C library libgemm_ladder.so (lib/include/gemm_ladder.h) through ctypes: no compiled
@@ -14,6 +15,7 @@ extension, so it imports straight from a build tree (``PYTHONPATH=python`` from 
 the library found in ``build*/lib`` or at ``$GEMM_LADDER_LIBRARY``; _library.py says where it looks)
 or is installed with ``pip install .``. Importing it needs neither torch, numpy, the library nor a GPU.
 
+- moe_permute (the routed tokens into grouped_mm's layout, with its offsets: torch tensors only).
 - mm, linear, mm_fp8, grouped_mm, grouped_swiglu (_core.py says which strides each operand may have; nothing is copied, bad input
   raises TypeError or ValueError before anything runs, a refusal of the library raises its
   GemmLadderError, a ValueError or RuntimeError subclass, with the library's one line).
@@ -36,7 +38,7 @@ from ._library import (CudaError, GemmLadderError, InternalError, InvalidArgumen
                        NoSm90aDeviceError, UnsupportedError, find_library, library)
 
 __all__ = [
-    "mm", "linear", "mm_fp8", "grouped_mm", "grouped_swiglu", "interleave_gate_up", "deinterleave_gate_up",
+    "mm", "linear", "mm_fp8", "grouped_mm", "grouped_swiglu", "moe_permute", "interleave_gate_up", "deinterleave_gate_up",
     "grouped_layout", "last_path", "device_status", "clear_cache", "set_cache_capacity", "cache_stats",
     "library_path", "GemmLadderError", "InvalidArgumentError", "UnsupportedError", "NoSm90aDeviceError", "CudaError",
     "InternalError", "LibraryNotFoundError",
@@ -100,6 +102,7 @@ _fast_linear = None
 _fast_mm = None
 _fast_grouped_mm = None
 _fast_grouped_swiglu = None
+_fast_moe_permute = None
 
 
 def mm(a, b, *, out=None, stream=None):
@@ -245,6 +248,39 @@ def grouped_swiglu(a, w_gate_up_interleaved, offsets, *, out=None, stream=None, 
     return _core.grouped_swiglu_dlpack(a, w, offsets, out, stream, tile_rows)
 
 
+def moe_permute(xf, flat, order, counts, k, rows):
+    """A mixture-of-experts layer's routed tokens copied into grouped_mm's contiguous layout, in one launch (the
+    library's gl_moe_permute): returns (a, offsets, place), new tensors on xf's device.
+
+    xf: (tokens, hidden) bf16, rows of contiguous elements (any row pitch). flat: (tokens·k,) int64, each token's k
+    experts token-major (slot t·k + j is token t's j-th expert: ``topk(...).indices.flatten()``). order: (tokens·k,)
+    int64, the slots sorted by expert (``flat.argsort(stable=True)``). counts: (E,) int64, the slots per expert.
+    k: experts per token. rows: a's rows, at least tokens·k plus the padding (up to 127 an expert that gets rows;
+    a model takes a bound known from the shapes, so that nothing waits for the GPU).
+
+    a (rows, hidden): expert g's rows start on a multiple of 128, after the rows and padding of the experts before
+    it; sorted row i (slot order[i]) sits at row i + (the padding before its expert) and holds xf[order[i] // k].
+    Padding rows and rows past the last expert's are left as allocated (grouped_mm's zero_fill=False never reads
+    them back). offsets (E + 1,): grouped_mm's (offsets[g + 1] = where expert g ends). place (tokens·k,): slot s's
+    row in a, so that ``y.index_select(0, place)`` takes each slot's expert output back token-major.
+
+    Checked before any launch: TypeError for a dtype or a device, ValueError for a shape, a stride, k < 1, E
+    outside 1 .. 4096 or rows below tokens·k. The routing's values are the router's and not checked (gemm_ladder.h,
+    gl_moe_permute: wrong values give wrong rows, never a write outside the results). Runs on torch's current
+    stream; under torch.compile it is the operator ``torch.ops.gemm_ladder.moe_permute``. Torch tensors only.
+    """
+    if not _compiling() and _fast_moe_permute is not None:
+        result = _fast_moe_permute(xf, flat, order, counts, k, rows)
+        if result is not None:
+            return result
+    if not all(_core.is_torch_tensor(t) for t in (xf, flat, order, counts)):
+        raise TypeError("moe_permute takes torch tensors (xf, flat, order and counts)")
+    if _compiling():
+        return _core._torch.ops.gemm_ladder.moe_permute(xf, flat, order, counts, k, rows)
+    return _eager("moe_permute", (xf, flat, order, counts, k, rows),
+                  lambda: _core.moe_permute_torch(xf, flat, order, counts, k, rows))
+
+
 def interleave_gate_up(w_gate_up):
     """(..., 2I, K) torch weights stacked [W_gate; W_up] (as a fused gate+up nn.Linear holds them, and as
     ``gate, up = (x @ w.T).chunk(2, -1)`` reads them) -> grouped_swiglu's order: the rows interleaved by 128
@@ -315,3 +351,4 @@ if importlib.util.find_spec("torch") is not None:
     from . import _torch_ops  # noqa: E402,F401  (registers torch.ops.gemm_ladder.*)
     _fast_linear, _fast_mm, _fast_grouped_mm = _torch_ops.FAST_LINEAR, _torch_ops.FAST_MM, _torch_ops.FAST_GROUPED_MM
     _fast_grouped_swiglu = _torch_ops.FAST_GROUPED_SWIGLU
+    _fast_moe_permute = _torch_ops.FAST_MOE_PERMUTE

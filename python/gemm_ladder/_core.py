@@ -16,6 +16,9 @@ or a device; ValueError for a shape or a stride), and what is never done: no ope
   rules are checked here, before the library: N % 256 == 0, K % 8 == 0 (ValueError).
 - grouped_swiglu: as grouped_mm, with ``w_gate_up_interleaved`` (E, 2I, K) in b's place (each expert's gate and
   up weights interleaved by 128 rows: interleave_gate_up) and a result of (rows, I); I % 128 == 0, K % 8 == 0.
+- moe_permute: ``xf`` (tokens, hidden) bf16 whose rows are contiguous (strides (P, 1), any pitch P >= hidden);
+  ``flat`` and ``order`` (tokens·k,), ``counts`` (E,), int64 and contiguous; E from 1 to 4096, rows >= tokens·k.
+  Torch tensors only.
 - All on one CUDA device; for torch tensors the kernel runs on torch's current stream of that device
   (or ``stream=``), for other arrays on ``stream=`` (an int handle or an object with ``cuda_stream``),
   by default the legacy default stream. Non-torch arrays must be on the calling thread's current device.
@@ -593,3 +596,85 @@ def grouped_layout(rows_per_expert, alignment=128):
         first.append(start)
         offsets.append(start + r)
     return offsets, first, max(_ceil_div(offsets[-1], alignment) * alignment, alignment)
+
+
+# ---- moe_permute (the routed tokens into grouped_mm's contiguous layout: the library's gl_moe_permute) ----
+
+PERMUTE_MAX_EXPERTS = 4096  # gl_moe_permute's limit (the padding before each expert in a block's shared memory)
+
+
+def moe_permute_plan(dtype_x, dtype_flat, dtype_order, dtype_counts, shape_x, strides_x, shape_flat, strides_flat,
+                     shape_order, strides_order, shape_counts, strides_counts, k, rows):
+    """(tokens, hidden, E, routed, ldx) of moe_permute(xf, flat, order, counts, k, rows), checked: TypeError (dtypes),
+    ValueError (shapes, strides, k, rows, E) before anything runs (csrc/torch_ops.cpp's moe_permute_impl says the
+    same, in the same order)."""
+    if dtype_x != "bfloat16":
+        raise TypeError(f"moe_permute takes bfloat16 xf (the tokens' rows): got {dtype_x}")
+    for name, dtype in (("flat", dtype_flat), ("order", dtype_order), ("counts", dtype_counts)):
+        if dtype != "int64":
+            raise TypeError(f"{name} is {dtype}: moe_permute takes int64 flat, order and counts (call .to(torch.int64))")
+    if len(shape_x) != 2:
+        raise ValueError(f"xf must be a matrix (tokens, hidden): got shape {tuple(shape_x)}")
+    tokens, hidden = shape_x
+    if k < 1:
+        raise ValueError(f"k = {k}: each token picks at least one expert")
+    routed = tokens * k
+    if tuple(shape_flat) != (routed,):
+        raise ValueError(f"flat has shape {tuple(shape_flat)}: it must hold tokens·k = {routed} experts (token t's j-th "
+                         "at t·k + j)")
+    if tuple(shape_order) != (routed,):
+        raise ValueError(f"order has shape {tuple(shape_order)}: it must hold the tokens·k = {routed} slots sorted by "
+                         "expert")
+    if len(shape_counts) != 1 or shape_counts[0] < 1:
+        raise ValueError(f"counts has shape {tuple(shape_counts)}: it must hold E >= 1 counts (one per expert)")
+    experts = shape_counts[0]
+    if experts > PERMUTE_MAX_EXPERTS:
+        raise ValueError(f"E = {experts}: moe_permute takes at most {PERMUTE_MAX_EXPERTS} experts")
+    if rows < routed:
+        raise ValueError(f"rows = {rows} is below the tokens·k = {routed} routed rows: a holds every one of them")
+    if (hidden > 1 and strides_x[1] != 1) or (tokens > 1 and strides_x[0] < hidden):
+        raise ValueError(f"xf: strides {tuple(strides_x)} for a {tokens}x{hidden} matrix: moe_permute takes rows of "
+                         f"contiguous elements (strides (P, 1), P >= {hidden}) and copies nothing; call .contiguous() on it")
+    for name, n, strides in (("flat", routed, strides_flat), ("order", routed, strides_order),
+                             ("counts", experts, strides_counts)):
+        if n > 1 and strides[0] != 1:
+            raise ValueError(f"{name}: stride {tuple(strides)}: moe_permute takes contiguous {name} and copies nothing; "
+                             "call .contiguous() on it")
+    ldx = strides_x[0] if tokens > 1 else hidden
+    return tokens, hidden, experts, routed, ldx
+
+
+def moe_permute_device(xf, flat, order, counts) -> int:
+    """The CUDA device all four are on; TypeError otherwise (after moe_permute_plan's checks, as the C++ operator)."""
+    index = None
+    for t, name in ((xf, "xf"), (flat, "flat"), (order, "order"), (counts, "counts")):
+        if not t.is_cuda:
+            raise TypeError(f"{name} is on {t.device}: gemm_ladder runs on CUDA tensors")
+        if index is None:
+            index = t.get_device()
+        elif t.get_device() != index:
+            raise TypeError(f"{name} is on cuda:{t.get_device()} but xf is on cuda:{index}: all operands on one device")
+    return index
+
+
+def moe_permute_torch(xf, flat, order, counts, k, rows, stream=None):
+    """moe_permute for torch tensors through ctypes (see gemm_ladder.moe_permute): (a, offsets, place)."""
+    torch = _torch
+    tokens, hidden, experts, routed, ldx = moe_permute_plan(
+        torch_dtype_name(xf), torch_dtype_name(flat), torch_dtype_name(order), torch_dtype_name(counts), xf.shape,
+        xf.stride(), flat.shape, flat.stride(), order.shape, order.stride(), counts.shape, counts.stride(), k, rows)
+    device_index = moe_permute_device(xf, flat, order, counts)
+    a = torch.empty((rows, hidden), dtype=torch.bfloat16, device=xf.device)
+    offsets = torch.empty(experts + 1, dtype=torch.int64, device=xf.device)
+    place = torch.empty(routed, dtype=torch.int64, device=xf.device)
+    lib = library()
+    if lib.moe_permute is None:
+        raise LibraryNotFoundError(f"{lib.path} has no gl_moe_permute: it was built before the call existed; rebuild it "
+                                   "(cmake --build build --target gemm_ladder)")
+    handle = _torch_stream(torch, device_index, stream)
+    status = _call_on_device(torch, device_index, lambda: lib.moe_permute(
+        tokens, hidden, k, experts, rows, xf.data_ptr(), ldx, flat.data_ptr(), order.data_ptr(), counts.data_ptr(),
+        a.data_ptr(), offsets.data_ptr(), place.data_ptr(), handle))
+    if status:
+        _raise_status(status)
+    return a, offsets, place

@@ -1,4 +1,4 @@
-"""torch.ops.gemm_ladder.mm, .linear, .grouped_mm and .grouped_swiglu as C++ kernels (csrc/torch_ops.cpp), built when
+"""torch.ops.gemm_ladder.mm, .linear, .grouped_mm, .grouped_swiglu and .moe_permute as C++ kernels (csrc/torch_ops.cpp), built when
 torch imports them.
 
 A ``torch.library.custom_op`` whose kernel is Python costs 45-70 µs of host time per call (the
@@ -11,8 +11,8 @@ ones load torch's cached build. Where that cannot happen (no library yet, no com
 ``GEMM_LADDER_CPP_OPS=0``), _torch_ops.py registers the Python operators instead, with the same schemas,
 checks and messages.
 
-The built library is also a Python module (gemm_ladder_torch_ops) whose linear, mm, grouped_mm and grouped_swiglu
-are the eager calls' fast path: gemm_ladder.linear, .mm, .grouped_mm and .grouped_swiglu call them before the operator,
+The built library is also a Python module (gemm_ladder_torch_ops) whose linear, mm, grouped_mm, grouped_swiglu and
+moe_permute are the eager calls' fast path: gemm_ladder.linear, .mm, .grouped_mm, .grouped_swiglu and .moe_permute call them before the operator,
 with no dispatcher between Python and the library (csrc/torch_ops.cpp says which calls they take and why).
 """
 
@@ -25,7 +25,7 @@ import warnings
 
 def load():
     """The module gemm_ladder_torch_ops when the C++ operators are registered (torch.ops.gemm_ladder.mm, .linear,
-    .grouped_mm and .grouped_swiglu; its functions of the same names are the eager fast path), else None."""
+    .grouped_mm, .grouped_swiglu and .moe_permute; its functions of the same names are the eager fast path), else None."""
     if os.environ.get("GEMM_LADDER_CPP_OPS", "1") == "0":
         return None
     from ._library import LibraryNotFoundError, find_library

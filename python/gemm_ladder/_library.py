@@ -124,6 +124,11 @@ class _Library:
         if self.grouped_swiglu is not None:
             self.grouped_swiglu.argtypes = [i64, i64, i64, i64, ptr, ptr, ptr, ptr, ptr, i64, ptr]
             self.grouped_swiglu.restype = ctypes.c_int
+        # likewise for gl_moe_permute (moe_permute then says so)
+        self.moe_permute = getattr(lib, "gl_moe_permute", None)
+        if self.moe_permute is not None:
+            self.moe_permute.argtypes = [i64, i64, i64, i64, i64, ptr, i64, ptr, ptr, ptr, ptr, ptr, ptr, ptr]
+            self.moe_permute.restype = ctypes.c_int
         for name in ("gl_last_error", "gl_last_path"):
             getattr(lib, name).argtypes = []
             getattr(lib, name).restype = ctypes.c_char_p

@@ -1,6 +1,6 @@
-"""The PyTorch custom operators: torch.ops.gemm_ladder.mm, .linear, .mm_fp8, .grouped_mm and .grouped_swiglu.
+"""The PyTorch custom operators: torch.ops.gemm_ladder.mm, .linear, .mm_fp8, .grouped_mm, .grouped_swiglu and .moe_permute.
 
-mm, linear, grouped_mm and grouped_swiglu are C++ kernels where _cpp_ops.py can build them (csrc/torch_ops.cpp: no Python per
+mm, linear, grouped_mm, grouped_swiglu and moe_permute are C++ kernels where _cpp_ops.py can build them (csrc/torch_ops.cpp: no Python per
 call); otherwise, and mm_fp8 always, each is a ``torch.library.custom_op`` (functional: it returns a new
 tensor, mutates nothing) whose implementation is _core's (the library on ``torch.cuda.current_stream()``
 of the inputs' device). Each has a ``register_fake`` that applies the same checks to shapes, dtypes and strides and returns an empty
@@ -56,18 +56,28 @@ def _grouped_swiglu_fake(a, w_gate_up_interleaved, offsets, tile_rows=0, zero_fi
     return _empty_result(a, rows, i, "bfloat16")
 
 
+def _moe_permute_fake(xf, flat, order, counts, k, rows):
+    tokens, hidden, experts, routed, _ = _core.moe_permute_plan(
+        _core.torch_dtype_name(xf), _core.torch_dtype_name(flat), _core.torch_dtype_name(order),
+        _core.torch_dtype_name(counts), xf.shape, xf.stride(), flat.shape, flat.stride(), order.shape, order.stride(),
+        counts.shape, counts.stride(), k, rows)
+    return (xf.new_empty((rows, hidden)), counts.new_empty((experts + 1,)), counts.new_empty((routed,)))
+
+
 CPP_MODULE = _cpp_ops.load()  # csrc/torch_ops.cpp built and loaded, or None
 CPP_OPS = CPP_MODULE is not None  # True: torch.ops.gemm_ladder.mm, .linear, .grouped_mm and .grouped_swiglu are its kernels
 FAST_LINEAR = CPP_MODULE.linear if CPP_OPS else None  # the eager fast path (returns None where it does not apply)
 FAST_MM = CPP_MODULE.mm if CPP_OPS else None
 FAST_GROUPED_MM = CPP_MODULE.grouped_mm if CPP_OPS else None
 FAST_GROUPED_SWIGLU = CPP_MODULE.grouped_swiglu if CPP_OPS else None
+FAST_MOE_PERMUTE = getattr(CPP_MODULE, "moe_permute", None) if CPP_OPS else None
 
 if CPP_OPS:
     torch.library.register_fake("gemm_ladder::mm")(_mm_fake)
     torch.library.register_fake("gemm_ladder::linear")(_linear_fake)
     torch.library.register_fake("gemm_ladder::grouped_mm")(_grouped_mm_fake)
     torch.library.register_fake("gemm_ladder::grouped_swiglu")(_grouped_swiglu_fake)
+    torch.library.register_fake("gemm_ladder::moe_permute")(_moe_permute_fake)
 else:
     @torch.library.custom_op("gemm_ladder::mm", mutates_args=())
     def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -103,6 +113,17 @@ else:
         return _core.grouped_swiglu_torch(a, w_gate_up_interleaved, offsets, tile_rows=tile_rows, zero_fill=zero_fill)
 
     grouped_swiglu.register_fake(_grouped_swiglu_fake)
+
+    @torch.library.custom_op("gemm_ladder::moe_permute", mutates_args=(),
+                             schema="(Tensor xf, Tensor flat, Tensor order, Tensor counts, int k, int rows) -> "
+                                    "(Tensor, Tensor, Tensor)")
+    def moe_permute(xf: torch.Tensor, flat: torch.Tensor, order: torch.Tensor, counts: torch.Tensor, k: int,
+                    rows: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The routed tokens into grouped_mm's contiguous layout, its offsets, each slot's row; see
+        gemm_ladder.moe_permute."""
+        return _core.moe_permute_torch(xf, flat, order, counts, k, rows)
+
+    moe_permute.register_fake(_moe_permute_fake)
 
 
 @torch.library.custom_op("gemm_ladder::mm_fp8", mutates_args=())

@@ -1,5 +1,5 @@
-// torch.ops.gemm_ladder.mm, .linear, .grouped_mm and .grouped_swiglu as C++ kernels: the dispatcher calls the library
-// (gl_gemm, gl_grouped_gemm, gl_grouped_swiglu) directly, with no Python between a compiled graph (or an eager call of
+// torch.ops.gemm_ladder.mm, .linear, .grouped_mm, .grouped_swiglu and .moe_permute as C++ kernels: the dispatcher calls
+// the library (gl_gemm, gl_grouped_gemm, gl_grouped_swiglu, gl_moe_permute) directly, with no Python between a compiled graph (or an eager call of
 // the op) and the library.
 //
 // Why: a torch.library.custom_op whose kernel is Python costs about 45-70 µs of host time per call
@@ -15,10 +15,10 @@
 // Built by torch.utils.cpp_extension when the package is imported with torch (_cpp_ops.py): the
 // kernels are registered for CUDA and CPU tensors (a CPU tensor is refused with a TypeError).
 //
-// The same file is also a Python module, gemm_ladder_torch_ops, of four functions: linear(x, weight), mm(a, b),
-// grouped_mm(a, b, offsets, tile_rows, zero_fill) and grouped_swiglu(a, w_gate_up_interleaved, offsets, tile_rows,
-// zero_fill), the eager calls' fast path (gemm_ladder.linear, .mm, .grouped_mm and .grouped_swiglu without out= or
-// stream=). An operator called from
+// The same file is also a Python module, gemm_ladder_torch_ops, of five functions: linear(x, weight), mm(a, b),
+// grouped_mm(a, b, offsets, tile_rows, zero_fill), grouped_swiglu(a, w_gate_up_interleaved, offsets, tile_rows,
+// zero_fill) and moe_permute(xf, flat, order, counts, k, rows), the eager calls' fast path (gemm_ladder.linear, .mm,
+// .grouped_mm, .grouped_swiglu and .moe_permute without out= or stream=). An operator called from
 // Python passes the packet's __call__, the schema's parsing of the arguments into a boxed stack, the
 // Autograd kernel and the unboxing (about 6 µs of host time a call on the H200 machine, against
 // F.linear's own path: profiles/session_2026-11-30s_issue39.txt); these functions take the two tensors
@@ -45,6 +45,7 @@
 
 #include <chrono>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "gemm_ladder.h"
@@ -240,6 +241,58 @@ at::Tensor grouped_swiglu_impl(const at::Tensor& a, const at::Tensor& w, const a
   return h;
 }
 
+/// The routed tokens into grouped_mm's contiguous layout (the library's gl_moe_permute): xf (tokens, hidden) bf16
+/// rows, flat and order (tokens·k) and counts (E) int64 on the device -> (a (rows, hidden), offsets (E + 1), place
+/// (tokens·k)), new tensors. The checks are _core.moe_permute_plan's, in its order and words; then the devices.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> moe_permute_impl(const at::Tensor& xf, const at::Tensor& flat,
+                                                                const at::Tensor& order, const at::Tensor& counts,
+                                                                int64_t k, int64_t rows) {
+  TORCH_CHECK_TYPE(xf.scalar_type() == at::kBFloat16, text("moe_permute takes bfloat16 xf (the tokens' rows): got ", dtype_name(xf)));
+  const std::pair<const at::Tensor*, const char*> routing[] = {{&flat, "flat"}, {&order, "order"}, {&counts, "counts"}};
+  for (const auto& [t, name] : routing)
+    TORCH_CHECK_TYPE(t->scalar_type() == at::kLong, text(name, " is ", dtype_name(*t),
+                     ": moe_permute takes int64 flat, order and counts (call .to(torch.int64))"));
+  TORCH_CHECK_VALUE(xf.dim() == 2, text("xf must be a matrix (tokens, hidden): got shape ", dims(xf)));
+  const int64_t tokens = xf.size(0), hidden = xf.size(1);
+  TORCH_CHECK_VALUE(k >= 1, text("k = ", k, ": each token picks at least one expert"));
+  const int64_t routed = tokens * k;
+  TORCH_CHECK_VALUE(flat.dim() == 1 && flat.size(0) == routed, text("flat has shape ", dims(flat), ": it must hold tokens·k = ",
+                    routed, " experts (token t's j-th at t·k + j)"));
+  TORCH_CHECK_VALUE(order.dim() == 1 && order.size(0) == routed, text("order has shape ", dims(order),
+                    ": it must hold the tokens·k = ", routed, " slots sorted by expert"));
+  TORCH_CHECK_VALUE(counts.dim() == 1 && counts.size(0) >= 1, text("counts has shape ", dims(counts),
+                    ": it must hold E >= 1 counts (one per expert)"));
+  const int64_t experts = counts.size(0);
+  TORCH_CHECK_VALUE(experts <= 4096, text("E = ", experts, ": moe_permute takes at most 4096 experts"));
+  TORCH_CHECK_VALUE(rows >= routed, text("rows = ", rows, " is below the tokens·k = ", routed,
+                    " routed rows: a holds every one of them"));
+  TORCH_CHECK_VALUE((hidden <= 1 || xf.stride(1) == 1) && (tokens <= 1 || xf.stride(0) >= hidden), text("xf: strides ",
+                    strides(xf), " for a ", tokens, "x", hidden, " matrix: moe_permute takes rows of contiguous elements ",
+                    "(strides (P, 1), P >= ", hidden, ") and copies nothing; call .contiguous() on it"));
+  const std::tuple<const at::Tensor*, const char*, int64_t> lengths[] = {{&flat, "flat", routed}, {&order, "order", routed},
+                                                                        {&counts, "counts", experts}};
+  for (const auto& [t, name, n] : lengths)
+    TORCH_CHECK_VALUE(n <= 1 || t->stride(0) == 1, text(name, ": stride ", strides(*t), ": moe_permute takes contiguous ",
+                      name, " and copies nothing; call .contiguous() on it"));
+  const std::pair<const at::Tensor*, const char*> operands[] = {{&xf, "xf"}, {&flat, "flat"}, {&order, "order"}, {&counts, "counts"}};
+  for (const auto& [t, name] : operands) {
+    TORCH_CHECK_TYPE(t->is_cuda(), text(name, " is on ", t->device(), ": gemm_ladder runs on CUDA tensors"));
+    TORCH_CHECK_TYPE(t->get_device() == xf.get_device(), text(name, " is on cuda:", t->get_device(), " but xf is on cuda:",
+                     xf.get_device(), ": all operands on one device"));
+  }
+  const c10::cuda::CUDAGuard guard(xf.device());
+  at::Tensor a = at::empty({rows, hidden}, xf.options());
+  at::Tensor offsets = at::empty({experts + 1}, counts.options());
+  at::Tensor place = at::empty({routed}, counts.options());
+  const gl_status status = gl_moe_permute(tokens, hidden, k, experts, rows, xf.data_ptr(), tokens > 1 ? xf.stride(0) : hidden,
+                                          flat.const_data_ptr<int64_t>(), order.const_data_ptr<int64_t>(),
+                                          counts.const_data_ptr<int64_t>(), a.data_ptr(), offsets.mutable_data_ptr<int64_t>(),
+                                          place.mutable_data_ptr<int64_t>(), c10::cuda::getCurrentCUDAStream(xf.get_device()).stream());
+  TORCH_CHECK_VALUE(status != GL_INVALID_ARGUMENT && status != GL_UNSUPPORTED, text(gl_last_error()));
+  TORCH_CHECK(status == GL_OK, text(gl_status_name(status), ": ", gl_last_error()));
+  return {a, offsets, place};
+}
+
 // ---- The eager fast path (the Python module's functions) ----
 
 /// The tensor behind `obj` when the fast path may take it: a torch.Tensor or nn.Parameter (no subclass:
@@ -411,6 +464,50 @@ PyObject* py_grouped_swiglu(PyObject* /*module*/, PyObject* const* args, Py_ssiz
   END_HANDLE_TH_ERRORS
 }
 
+/// gemm_ladder_torch_ops.moe_permute(xf, flat, order, counts, k, rows): moe_permute_impl's (a, offsets, place) as a
+/// tuple, or None. The plain call only: contiguous CUDA bf16 xf (tokens, hidden) and int64 flat, order (tokens·k) and
+/// counts (E, 1 to 4096) on its device, k and rows Python ints with k >= 1 and rows >= tokens·k; anything else (and a
+/// refusal of the library) goes to the checked path. The routing carries no gradient; xf may (the result is not tied
+/// to it through here): then the operator runs.
+PyObject* py_moe_permute(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  if (nargs != 6 || !plain_context() || !PyLong_CheckExact(args[4]) || !PyLong_CheckExact(args[5])) Py_RETURN_NONE;
+  const at::Tensor* xf = plain_cuda(args[0]);
+  const at::Tensor* flat = plain_cuda(args[1]);
+  const at::Tensor* order = plain_cuda(args[2]);
+  const at::Tensor* counts = plain_cuda(args[3]);
+  if (xf == nullptr || flat == nullptr || order == nullptr || counts == nullptr || xf->scalar_type() != at::kBFloat16 ||
+      flat->scalar_type() != at::kLong || order->scalar_type() != at::kLong || counts->scalar_type() != at::kLong ||
+      xf->dim() != 2 || flat->dim() != 1 || order->dim() != 1 || counts->dim() != 1 || !no_grad_needed(*xf, *xf))
+    Py_RETURN_NONE;
+  const int device = xf->get_device();
+  if (flat->get_device() != device || order->get_device() != device || counts->get_device() != device) Py_RETURN_NONE;
+  int overflow_k = 0, overflow_rows = 0;
+  const long long k = PyLong_AsLongLongAndOverflow(args[4], &overflow_k);
+  const long long rows = PyLong_AsLongLongAndOverflow(args[5], &overflow_rows);
+  const int64_t tokens = xf->size(0), hidden = xf->size(1), experts = counts->size(0);
+  if (overflow_k != 0 || overflow_rows != 0 || k < 1 || k > (int64_t(1) << 31) || tokens * k != flat->size(0) ||
+      order->size(0) != flat->size(0) || experts < 1 || experts > 4096 || rows < flat->size(0))
+    Py_RETURN_NONE;
+  const c10::Device where = xf->device();
+  const c10::cuda::CUDAGuard guard(where);
+  at::Tensor a = at::detail::empty_cuda({rows, hidden}, at::kBFloat16, where, std::nullopt);
+  at::Tensor offsets = at::detail::empty_cuda({experts + 1}, at::kLong, where, std::nullopt);
+  at::Tensor place = at::detail::empty_cuda({flat->size(0)}, at::kLong, where, std::nullopt);
+  const gl_status status = gl_moe_permute(tokens, hidden, k, experts, rows, xf->data_ptr(), hidden,
+                                          flat->const_data_ptr<int64_t>(), order->const_data_ptr<int64_t>(),
+                                          counts->const_data_ptr<int64_t>(), a.data_ptr(), offsets.mutable_data_ptr<int64_t>(),
+                                          place.mutable_data_ptr<int64_t>(), c10::cuda::getCurrentCUDAStream(device).stream());
+  if (status != GL_OK) Py_RETURN_NONE;
+  PyObject* result = PyTuple_New(3);
+  if (result == nullptr) return nullptr;
+  PyTuple_SET_ITEM(result, 0, THPVariable_Wrap(std::move(a)));
+  PyTuple_SET_ITEM(result, 1, THPVariable_Wrap(std::move(offsets)));
+  PyTuple_SET_ITEM(result, 2, THPVariable_Wrap(std::move(place)));
+  return result;
+  END_HANDLE_TH_ERRORS
+}
+
 /// gemm_ladder_torch_ops._host_loop_us(x, weight, what, reps): the host time of one call, in µs, over `reps` calls
 /// made from C++ (no Python between them), for python/bench_linear_host.py. what: 0 gl_gemm into one C
 /// allocated once, 1 an empty C from torch's allocator and gl_gemm (the fast path's work), 2 at::linear (torch's
@@ -459,6 +556,9 @@ PyMethodDef methods[] = {
     {"grouped_swiglu", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_grouped_swiglu)), METH_FASTCALL,
      "grouped_swiglu(a, w_gate_up_interleaved, offsets, tile_rows, zero_fill): every expert's SiLU(gate)·up on the "
      "library, or None where the checked path must run"},
+    {"moe_permute", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_moe_permute)), METH_FASTCALL,
+     "moe_permute(xf, flat, order, counts, k, rows): the routed tokens in the grouped layout on the library, or None "
+     "where the checked path must run"},
     {"_context", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_context)), METH_FASTCALL,
      "_context(): whether the fast path sees no mode (python/bench_linear_host.py)"},
     {"_host_loop_us", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&py_host_loop_us)), METH_FASTCALL,
@@ -478,6 +578,7 @@ TORCH_LIBRARY_FRAGMENT(gemm_ladder, m) {
   m.def("linear(Tensor x, Tensor weight) -> Tensor");
   m.def("grouped_mm(Tensor a, Tensor b, Tensor offsets, int tile_rows=0, bool zero_fill=True) -> Tensor");
   m.def("grouped_swiglu(Tensor a, Tensor w_gate_up_interleaved, Tensor offsets, int tile_rows=0, bool zero_fill=True) -> Tensor");
+  m.def("moe_permute(Tensor xf, Tensor flat, Tensor order, Tensor counts, int k, int rows) -> (Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CUDA, m) {
@@ -485,6 +586,7 @@ TORCH_LIBRARY_IMPL(gemm_ladder, CUDA, m) {
   m.impl("linear", &linear_impl);
   m.impl("grouped_mm", &grouped_mm_impl);
   m.impl("grouped_swiglu", &grouped_swiglu_impl);
+  m.impl("moe_permute", &moe_permute_impl);
 }
 
 // No derivative is implemented: autograd's kernel for custom operators would tie C to the graph and, at a backward,
@@ -495,6 +597,7 @@ TORCH_LIBRARY_IMPL(gemm_ladder, Autograd, m) {
   m.impl("linear", torch::autograd::autogradNotImplementedFallback());
   m.impl("grouped_mm", torch::autograd::autogradNotImplementedFallback());
   m.impl("grouped_swiglu", torch::autograd::autogradNotImplementedFallback());
+  m.impl("moe_permute", torch::autograd::autogradNotImplementedFallback());
 }
 
 TORCH_LIBRARY_IMPL(gemm_ladder, CPU, m) {  // refused with the Python operator's TypeError ("a is on cpu: ...")
@@ -502,4 +605,5 @@ TORCH_LIBRARY_IMPL(gemm_ladder, CPU, m) {  // refused with the Python operator's
   m.impl("linear", &linear_impl);
   m.impl("grouped_mm", &grouped_mm_impl);
   m.impl("grouped_swiglu", &grouped_swiglu_impl);
+  m.impl("moe_permute", &moe_permute_impl);
 }

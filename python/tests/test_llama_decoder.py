@@ -454,7 +454,27 @@ def test_fused_moe_model_compiles_in_one_graph(monkeypatch):
 def test_unfused_swiglu_flag():
     assert not ld.parse_args(["--moe"]).unfused_swiglu
     assert ld.parse_args(["--moe", "--unfused-swiglu"]).unfused_swiglu
-    assert ld.CSV_COLUMNS[-1] == "moe_swiglu"
+    assert ld.CSV_COLUMNS[-2] == "moe_swiglu"
+
+
+def test_triton_permute_flag_and_the_permute_chosen():
+    """--triton-permute (the A/B of the permute): the flag, the CSV's moe_permute column, and choose_permute's order:
+    gemm_ladder.moe_permute where given and on a GPU, else Triton on a GPU, else torch's ops (this CPU tensor)."""
+    assert not ld.parse_args(["--moe"]).triton_permute
+    assert ld.parse_args(["--moe", "--triton-permute"]).triton_permute
+    assert ld.CSV_COLUMNS[-1] == "moe_permute"
+
+    def library_permute(*args):
+        raise AssertionError("not on a CPU tensor")
+    xf = torch.zeros(3, 64, dtype=torch.bfloat16)
+    assert ld.choose_permute(xf, library_permute) is ld.torch_permute
+    assert ld.choose_permute(xf) is ld.torch_permute
+    experts = ld.make_ladder_experts(lambda *a, **kw: None, moe_permute=library_permute)
+    assert experts.permute_of(xf) is ld.torch_permute
+    assert ld.make_ladder_experts(lambda *a, **kw: None, ld.torch_permute).permute_of(xf) is ld.torch_permute
+    assert [ld.permute_name(f) for f in (ld.torch_permute, library_permute)] == ["torch", "gemm_ladder"]
+    if ld.triton is not None:
+        assert ld.permute_name(ld.triton_permute) == "triton"
 
 
 def test_moe_traces_with_the_fake_grouped_mm_without_a_graph_break():
@@ -595,6 +615,10 @@ def test_triton_permute_is_torch_permute(tokens, k, E):
     a_ref, offsets_ref, place_ref = ld.torch_permute(xf, flat, order, counts, k, rows)
     assert torch.equal(offsets, offsets_ref) and torch.equal(place, place_ref)
     assert torch.equal(a[place], a_ref[place_ref])
+    # the library's kernel, which the model runs unless --triton-permute: the same three results
+    a_lib, offsets_lib, place_lib = gemm_ladder.moe_permute(xf, flat, order, counts, k, rows)
+    assert torch.equal(offsets_lib, offsets) and torch.equal(place_lib, place)
+    assert torch.equal(a_lib[place_lib], a[place])
 
 
 @needs_gemm_ladder
@@ -617,7 +641,10 @@ def test_moe_model_eager_and_compiled_match_torch(fused):
 
 
 @needs_gemm_ladder
-@pytest.mark.parametrize("flags,ours", [([], "fused"), (["--unfused-swiglu"], "unfused")], ids=["fused", "unfused"])
+@pytest.mark.parametrize("flags,ours", [([], "fused"), (["--unfused-swiglu"], "unfused"),
+                                         pytest.param(["--triton-permute"], "fused", marks=pytest.mark.skipif(
+                                             ld.triton is None, reason="Triton is not installed"))],
+                         ids=["fused", "unfused", "triton_permute"])
 def test_moe_script_end_to_end(tmp_path, flags, ours):
     out = tmp_path / "moe.csv"
     env = script_env()
@@ -633,6 +660,8 @@ def test_moe_script_end_to_end(tmp_path, flags, ours):
     assert all(x["within_tolerance"] == "yes" and float(x["tokens_per_s"]) > 0 for x in rows)
     # the tiny model's K = 256: never the decode tile, so every step of ours is fused unless told not to be
     assert [x["moe_swiglu"] for x in rows] == [""] * 3 + [ours] * 3
+    permute = "triton" if "--triton-permute" in flags else "gemm_ladder"
+    assert [x["moe_permute"] for x in rows] == [""] * 3 + [permute] * 3
 
 
 def test_moe_traces_with_the_fake_grouped_swiglu_without_a_graph_break():
@@ -657,5 +686,31 @@ def test_moe_traces_with_the_fake_grouped_swiglu_without_a_graph_break():
     assert targets.count("gemm_ladder.grouped_swiglu.default") == 1, targets
     assert targets.count("gemm_ladder.grouped_mm.default") == 1, targets
     assert not any("silu" in t for t in targets), targets
+    out = [n for n in exported.graph.nodes if n.op == "output"][0].args[0][0].meta["val"]
+    assert tuple(out.shape) == (2, 5, cfg.hidden) and out.dtype == torch.bfloat16
+
+
+def test_moe_traces_with_the_fake_moe_permute_without_a_graph_break():
+    """The MoE layer as the script builds it (load_ladder_experts: gemm_ladder.moe_permute on CUDA tensors) on fake
+    CUDA tensors, exported strictly: the permute is the library's one operator, no Triton kernel, no torch_permute."""
+    gemm_ladder = pytest.importorskip("gemm_ladder", reason="gemm_ladder is not importable")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    experts = ld.make_ladder_experts(gemm_ladder.grouped_mm, grouped_swiglu=gemm_ladder.grouped_swiglu, sms=132,
+                                     moe_permute=gemm_ladder.moe_permute)
+
+    class Layer(torch.nn.Module):
+        def forward(self, x, w_router, w_gate_up, w_down, w_gate_up_interleaved):
+            return ld.moe_forward(ld.TINY_MOE, x, w_router, w_gate_up, w_down, experts, w_gate_up_interleaved)
+
+    cfg = ld.TINY_MOE
+    with FakeTensorMode():
+        bf16 = dict(device="cuda", dtype=torch.bfloat16)
+        w_gate_up = torch.empty(cfg.experts, 2 * cfg.expert_ffn, cfg.hidden, **bf16)
+        args = (torch.empty(2, 5, cfg.hidden, **bf16), torch.empty(cfg.experts, cfg.hidden, **bf16), w_gate_up,
+                torch.empty(cfg.experts, cfg.hidden, cfg.expert_ffn, **bf16), torch.empty_like(w_gate_up))
+        exported = torch.export.export(Layer(), args, strict=True)
+    targets = [str(n.target) for n in exported.graph.nodes if n.op == "call_function"]
+    assert targets.count("gemm_ladder.moe_permute.default") == 1, targets
+    assert not any("triton" in t or "index_put" in t for t in targets), targets  # torch_permute scatters by index_put
     out = [n for n in exported.graph.nodes if n.op == "output"][0].args[0][0].meta["val"]
     assert tuple(out.shape) == (2, 5, cfg.hidden) and out.dtype == torch.bfloat16

@@ -3,8 +3,6 @@ a stride, k, E or rows, each in one line), the library's own refusals through ct
 importable, the operator's fake (what torch.compile traces: the three results' shapes, dtypes and strides) on fake
 CUDA tensors, a strict export holding the operator, and the operator's own checks refusing what _core refuses."""
 
-import ctypes
-
 import pytest
 
 import gemm_ladder

@@ -101,6 +101,17 @@ struct Tile128x96Cfg : Tile128x256Cfg {
 };
 struct Tile64x96Cfg : KernelConfig<64, 96, 64, 10> {};
 
+/// 64×32 and 64×48 with one consumer warpgroup (step 12, issue 36): decode at 33-64 rows where swap_ab
+/// would split K to fill the GPU (N = 4096: 64 tiles of 64 rows of N in 2 slices): 128 tiles of 64×32
+/// fill one round with K whole, no partial sums (cuBLAS runs 64×32 there). wgmma's n32 and n48; the
+/// epilogue stores the tile as step 9's narrower piece alone (32 or 48 columns: no whole 64-column
+/// piece). A stage holds 12 KB (14 KB), of which 4 KB (6 KB) are B, the bytes that come from DRAM: as
+/// many stages as fit beside the C buffers, 17 (221 KB) and 14 (213 KB; a fifteenth would fill the 227
+/// KB to the byte), to keep B's bytes in flight. RCR only: RRR's MN-major B comes in 64-column boxes of
+/// the 128-byte swizzle. Appendix steps tile_64x32, tile_64x48 (and tile_64x32_1x2) force them.
+struct Tile64x32Cfg : KernelConfig<64, 32, 64, 17> {};
+struct Tile64x48Cfg : KernelConfig<64, 48, 64, 14> {};
+
 /// 64×256 with one consumer warpgroup, for every_shape's widest decode layers (M <= 64, N so wide that
 /// its 256-column tiles alone nearly fill the GPU): one tile per SM streaming its 256 rows of B, and
 /// not the 64 rows of zeros a 128-row tile would multiply; 5 stages of 40 KB.
@@ -288,6 +299,17 @@ template <class F>
 decltype(auto) with_stream_tile(int index, F&& f) {
   if (index == 0) return f(Tile128x96Cfg{});
   return f(Tile64x96Cfg{});
+}
+
+/// Step 12's tiles for decode (33 <= M <= 64, K whole), in the order of preference on a tie: 64×32,
+/// 64×48 (one consumer each).
+inline constexpr TileDims kDecodeTiles[] = {{64, 32}, {64, 48}};
+
+/// Calls `f(Cfg{})` with the configuration of kDecodeTiles[index].
+template <class F>
+decltype(auto) with_decode_tile(int index, F&& f) {
+  if (index == 0) return f(Tile64x32Cfg{});
+  return f(Tile64x48Cfg{});
 }
 
 /// The main loop's and the epilogue's arguments of every kernel of the chapter that multiplies A by Bᵀ

@@ -200,6 +200,24 @@ TEST(ch11_Gemm, StreamTilesMatchFp64) {
   }
 }
 
+TEST(ch11_Gemm, DecodeTilesForcedMatchFp64) {
+  // Step 12's tiles forced (appendix steps tile_64x32, tile_64x48, and tile_64x32_1x2 with A multicast
+  // in clusters of 2 along N: the epilogue's narrower piece is the whole tile) at odd decode sizes: M
+  // from 33 to 64, N ending inside the last tile (4104 = 128·32 + 8, 4088 = 127·32 + 24, 4440 = 92·48 +
+  // 24 = 138·32 + 24; 1000 and 264 inside both widths), K = 8 to 1040 (shorter than one K step, not a
+  // multiple of 64, the 17- and 14-stage rings wrapping several times). C starts poisoned (check_gemm_kernel).
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  int forced = 0;
+  for (const auto& k : kSteps) {
+    if (k.name != "tile_64x32" && k.name != "tile_64x48" && k.name != "tile_64x32_1x2") continue;
+    for (const Size& s : {Size{33, 4104, 8}, Size{64, 4088, 72}, Size{41, 1000, 136}, Size{64, 264, 1040}, Size{57, 4440, 520}}) {
+      expect_matches_fp64(k, problem(s, "RCR"), 31);
+      ++forced;
+    }
+  }
+  if (forced == 0) GTEST_SKIP() << "the forced tiles are appendix steps: configure with -DMM_APPENDIX_STEPS=ON";
+}
+
 TEST(ch11_Gemm, AlignedRowsMatchFp64) {
   // every_shape's copy into 128-byte-aligned rows (K % 16 != 0, a big problem): K = 1000 and 3000 (rows
   // 16 bytes into a sector), M not a multiple of the tile; the choice is checked, so that the test

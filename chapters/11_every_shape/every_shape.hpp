@@ -7,7 +7,9 @@
 //   M = 33-64        tile_shapes' 64×128 tile with one consumer (Tile64x128Cfg), when N's 128-column
 //                    tiles make 64 or more and one round (mid_decode)
 //   M <= 64          swap_ab: the small side in wgmma's N, K split until the units fill the GPU
-//                    (choose_swap_splits)
+//                    (choose_swap_splits); at 33-64 rows, RCR, a 64×32 or 64×48 tile with one
+//                    consumer and K whole instead where its one round saves swap_ab's partial sums
+//                    (decode_stream_tile, step 12)
 //   K % 16 != 0, big A and B first copied into rows on 128-byte boundaries, then tile_shapes
 //                    (copies_to_aligned_rows; aligned_rows.cuh, the one kernel this step adds)
 //   otherwise        the tile of choose_tile_shape (waves × work / efficiency); split_k when the tiles
@@ -101,6 +103,48 @@ inline Choice swap_choice(const GemmProblem& p, int sms) {
   });
 }
 
+/// modeled_swap_time of `p` in one bm×bn tile of C per unit, K whole (an unswapped tile: no partial
+/// sums): the bytes of B at the rate its rounds' units draw, and a fixed cost a round.
+inline double modeled_tile_stream_time(const GemmProblem& p, int bm, int bn, int sms) {
+  const std::int64_t tiles = launch::ceil_div(p.m, std::int64_t(bm)) * launch::ceil_div(p.n, std::int64_t(bn));
+  return modeled_swap_time(p, bn, tiles, 1, sms);
+}
+
+/// The index into kDecodeTiles of the tile whose one round streams `p` (33 <= M <= 64) at least
+/// kStreamGain faster than swap_ab's choice `swap` (its tile and K slices) by modeled_swap_time, the
+/// model swap_ab's slices come from; or -1 when none does. What the model charges swap_ab and not the
+/// unsplit tile: each slice's partial sums, written and read again (8 bytes for each of its N × 64
+/// values), and the rounds. At 64×4096×4096: swap_ab's 64 tiles of 64 rows of N in 2 slices 49.7 MB
+/// (33.6 of B, 4.2 of partial sums, 12 a round), 128 tiles of 64×32 45.6 MB: 8.4% less. Among the
+/// tiles, the least modeled time, and on a tie (both one round of at least kStreamingUnits units) the
+/// least stream_cost, the rows of A and B an SM reads per K step: 64×32 (96) over 64×48 (112) at N = 4096.
+inline int choose_decode_tile(const GemmProblem& p, const Choice& swap, int sms) {
+  const std::int64_t swap_tiles = launch::ceil_div(p.n, std::int64_t(swap.tile_bm)) * launch::ceil_div(p.m, std::int64_t(swap.tile_bn));
+  const double limit = modeled_swap_time(p, swap.tile_bn, swap_tiles, swap.splits, sms) * (1.0 - kStreamGain);
+  int index = -1;
+  double best_time = 0, best_cost = 0;
+  for (int i = 0; i < int(std::size(kDecodeTiles)); ++i) {
+    const TileDims t = kDecodeTiles[i];
+    const double time = modeled_tile_stream_time(p, t.bm, t.bn, sms), cost = stream_cost(p, t.bm, t.bn, sms);
+    if (time > limit) continue;
+    if (index < 0 || time < best_time || (time == best_time && cost < best_cost)) index = i, best_time = time, best_cost = cost;
+  }
+  return index;
+}
+
+/// Step 12: a 64×32 or 64×48 tile of C with one consumer and K whole (tile_shapes' kernel: Tile64x32Cfg,
+/// Tile64x48Cfg) in place of swap_ab's choice where choose_decode_tile finds one: at 33-64 rows (at M <=
+/// 32 the tile would multiply 32 or more rows of zeros), C stored by TMA (`tma_store`), B K-major (RCR:
+/// RRR's MN-major B comes in 64-column boxes of the 128-byte swizzle, which 32 and 48 columns do not
+/// fill; and RCR reaches the any-shape path only with a staged operand, never `tma_store`); tile_bm 0
+/// otherwise.
+inline Choice decode_stream_tile(const GemmProblem& p, int sms, bool tma_store) {
+  if (tma_store && p.b == Order::col && p.m > SwapAB32Cfg::BN::value && p.m <= kSwapMaxM)
+    if (const int i = choose_decode_tile(p, swap_choice(p, sms), sms); i >= 0)
+      return {Choice::tile_shapes, kDecodeTiles[i].bm, kDecodeTiles[i].bn, 1};
+  return {Choice::tile_shapes, 0, 0, 1};
+}
+
 /// The tile choose_tile_shape picks for `tile_problem` (`p`, or `p` with a staged operand's K) and the
 /// K slices choose_splits gives `p`'s tiles: split_k when K is split, else tile_shapes.
 inline Choice tile_choice(const GemmProblem& p, const GemmProblem& tile_problem, int sms) {
@@ -143,12 +187,12 @@ inline Choice stream_tile(const GemmProblem& p, int sms, Choice c) {
   return c;
 }
 
-/// The one-consumer tiles' rules in order (wide_decode, mid_decode), as a choice; tile_bm 0 when
-/// neither holds.
+/// The one-consumer tiles' rules in order (wide_decode, mid_decode, step 12's decode_stream_tile), as a
+/// choice; tile_bm 0 when none holds.
 inline Choice decode_tile(const GemmProblem& p, int sms, bool tma_store) {
   if (wide_decode(p, sms, tma_store)) return {Choice::tile_shapes, Tile64x256Cfg::BM::value, Tile64x256Cfg::BN::value, 1};
   if (mid_decode(p, sms, tma_store)) return {Choice::tile_shapes, Tile64x128Cfg::BM::value, Tile64x128Cfg::BN::value, 1};
-  return {Choice::tile_shapes, 0, 0, 1};
+  return decode_stream_tile(p, sms, tma_store);
 }
 
 /// True when `p` is a decode problem whose B any_shape.cuh would copy into aligned rows first (`plan`):
@@ -206,6 +250,9 @@ PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16
   if (c.aligned_rows) return prepare_aligned_rows(p, A, B, C, max_blocks);
   if (c.tile_bm == 64 && c.tile_bn == Tile64x256Cfg::BN::value) return prepare_tile_shape<Tile64x256Cfg>(p, A, B, C, max_blocks);
   if (c.tile_bm == 64 && c.tile_bn == Tile64x128Cfg::BN::value) return prepare_tile_shape<Tile64x128Cfg>(p, A, B, C, max_blocks);
+  for (int i = 0; i < int(std::size(kDecodeTiles)); ++i)  // step 12's tiles
+    if (c.tile_bm == kDecodeTiles[i].bm && c.tile_bn == kDecodeTiles[i].bn)
+      return with_decode_tile(i, [&](auto cfg) { return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks); });
   for (int i = 0; i < int(std::size(kStreamTiles)); ++i)  // step 10's tiles
     if (c.tile_bm == kStreamTiles[i].bm && c.tile_bn == kStreamTiles[i].bn)
       return with_stream_tile(i, [&](auto cfg) { return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks); });

@@ -108,7 +108,8 @@ struct Tile64x96Cfg : KernelConfig<64, 96, 64, 10> {};
 /// piece). A stage holds 12 KB (14 KB), of which 4 KB (6 KB) are B, the bytes that come from DRAM: as
 /// many stages as fit beside the C buffers, 17 (221 KB) and 14 (213 KB; a fifteenth would fill the 227
 /// KB to the byte), to keep B's bytes in flight. RCR only: RRR's MN-major B comes in 64-column boxes of
-/// the 128-byte swizzle. Appendix steps tile_64x32, tile_64x48 (and tile_64x32_1x2) force them.
+/// the 128-byte swizzle. every_shape chooses them where decode_stream_tile says (every_shape.hpp);
+/// appendix steps tile_64x32, tile_64x48 (and tile_64x32_1x2) force them.
 struct Tile64x32Cfg : KernelConfig<64, 32, 64, 17> {};
 struct Tile64x48Cfg : KernelConfig<64, 48, 64, 14> {};
 
@@ -302,7 +303,7 @@ decltype(auto) with_stream_tile(int index, F&& f) {
 }
 
 /// Step 12's tiles for decode (33 <= M <= 64, K whole), in the order of preference on a tie: 64×32,
-/// 64×48 (one consumer each).
+/// 64×48 (one consumer each). every_shape.hpp's decode_stream_tile chooses among them.
 inline constexpr TileDims kDecodeTiles[] = {{64, 32}, {64, 48}};
 
 /// Calls `f(Cfg{})` with the configuration of kDecodeTiles[index].

@@ -200,6 +200,26 @@ TEST(ch11_Gemm, StreamTilesMatchFp64) {
   }
 }
 
+TEST(ch11_Gemm, DecodeStreamTilesMatchFp64) {
+  // every_shape's step-12 tiles (64×32 and 64×48 with one consumer, K whole) at odd sizes where choose()
+  // takes them: M from 33 to 64, N ending inside the last tile (4104 = 128·32 + 8, 4088 = 127·32 + 24,
+  // 2600 = 81·32 + 8, 4440 = 92·48 + 24, 4400 = 91·48 + 32), K not a multiple of 64 (at K <= 264 every_shape
+  // keeps swap_ab: DecodeTilesForcedMatchFp64 runs the tiles there). The choice is checked, so that the
+  // test cannot pass on swap_ab; C starts poisoned (check_gemm_kernel).
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  const int sms = mm::device_sm_count();
+  if (sms != 132) GTEST_SKIP() << "the sizes are picked for 132 SMs: " << sms;
+  for (const auto& [s, bn] : {std::pair{Size{33, 4104, 520}, 32}, {Size{64, 4088, 1040}, 32}, {Size{63, 2600, 1032}, 32},
+                              {Size{50, 4440, 1032}, 48}, {Size{64, 4400, 1040}, 48}}) {
+    const GemmProblem p = problem(s, "RCR");
+    const ch11::Choice c = ch11::choose(p, sms);
+    ASSERT_TRUE(c.kernel == ch11::Choice::tile_shapes && !c.any_shape && !c.aligned_rows && c.tile_bm == 64 && c.tile_bn == bn)
+        << mm::test::size_name(p) << ": " << c.tile_bm << "x" << c.tile_bn;
+    expect_matches_fp64(every, p, 29);
+  }
+}
+
 TEST(ch11_Gemm, DecodeTilesForcedMatchFp64) {
   // Step 12's tiles forced (appendix steps tile_64x32, tile_64x48, and tile_64x32_1x2 with A multicast
   // in clusters of 2 along N: the epilogue's narrower piece is the whole tile) at odd decode sizes: M
@@ -271,12 +291,14 @@ TEST(ch11_Choice, SkinnyProblemsSwapAndSplitK) {
   EXPECT_EQ(ch11::choose(problem({16, 11008, 4096}, "RCR"), 132).tile_bm, 128);
   EXPECT_EQ(ch11::choose(problem({1, 11008, 4096}, "RCR"), 132).tile_bm, 128);
   EXPECT_EQ(ch11::choose(problem({1, 4096, 4096}, "RCR"), 132).tile_bn, 16);
-  EXPECT_EQ(ch11::choose(problem({64, 4096, 4096}, "RCR"), 132).tile_bn, 64);
-  EXPECT_EQ(ch11::choose(problem({33, 4096, 4096}, "RCR"), 132).tile_bn, 64);
+  // (At 33-64 rows and N = 4096 every_shape runs step 12's 64×32 tile instead of swap_ab's split:
+  // DecodeStreamTilesWhereSwapAbSplitsK; swap_choice is swap_ab's own choice.)
+  EXPECT_EQ(ch11::swap_choice(problem({64, 4096, 4096}, "RCR"), 132).tile_bn, 64);
+  EXPECT_EQ(ch11::swap_choice(problem({33, 4096, 4096}, "RCR"), 132).tile_bn, 64);
   // The same choice of height at M = 17-64 (run 11z8: 64 rows won at N = 4096, 128 at N >= 11008, at
   // each of the 9 shapes measured): M = 64 at N = 4096 in 64 tiles of 64 rows and 2 slices; at N =
   // 11008 in 86 tiles of 128 rows; M = 32 at N = 4096 in 64 tiles of 64 rows and 2 slices.
-  const ch11::Choice m64 = ch11::choose(problem({64, 4096, 4096}, "RCR"), 132);
+  const ch11::Choice m64 = ch11::swap_choice(problem({64, 4096, 4096}, "RCR"), 132);
   EXPECT_EQ(m64.tile_bm, 64);
   EXPECT_EQ(m64.splits, 2);
   EXPECT_EQ(ch11::swap_choice(problem({64, 11008, 4096}, "RCR"), 132).tile_bm, 128);
@@ -334,7 +356,7 @@ TEST(ch11_Choice, DecodeStreamsUnsplitFrom80Units) {
   // Fewer units than that still split K: 64 tiles of 64 rows at N = 4096 in 2 slices (measured 93-97%
   // against 86-88% unsplit) ...
   EXPECT_EQ(ch11::choose(problem({1, 4096, 4096}, "RCR"), 132).splits, 2);
-  EXPECT_EQ(ch11::choose(problem({64, 4096, 4096}, "RCR"), 132).splits, 2);
+  EXPECT_EQ(ch11::swap_choice(problem({64, 4096, 4096}, "RCR"), 132).splits, 2);  // every_shape: step 12's 64×32
   // ... and the model is the same in both storage orders (RRR: the any-shape path, swap_ab's kernel).
   const ch11::Choice rrr = ch11::choose(problem({16, 11008, 4096}, "RRR"), 132);
   EXPECT_TRUE(rrr.any_shape);
@@ -539,6 +561,54 @@ TEST(ch11_Choice, StreamTilesAtM128) {
   for (int i = 0; i < int(std::size(ch11::kStreamTiles)); ++i) {
     EXPECT_EQ(ch11::with_stream_tile(i, [](auto cfg) { return int(decltype(cfg)::BM::value); }), ch11::kStreamTiles[i].bm);
     EXPECT_EQ(ch11::with_stream_tile(i, [](auto cfg) { return int(decltype(cfg)::BN::value); }), ch11::kStreamTiles[i].bn);
+  }
+}
+
+TEST(ch11_Choice, DecodeStreamTilesWhereSwapAbSplitsK) {
+  // Step 12: at 33-64 rows (RCR, C by TMA) every_shape takes a 64×32 or 64×48 tile with one consumer
+  // and K whole where swap_ab would run fewer units than kStreamingUnits unsplit and so split K: the
+  // swap model charges the split its partial sums, the one round of unsplit tiles none. 64×4096×4096:
+  // 128 tiles of 64×32 against swap_ab's 64 tiles of 64 rows of N in 2 slices (45.6 against 49.7 MB,
+  // 8.4% less); M = 33 and 48 the same; K = 8192 too (5.0% less); N = 4400, 4440 (138-139 tiles of 64×32
+  // would take two rounds): 92-93 of 64×48.
+  for (const auto& [s, bn] : {std::pair{Size{64, 4096, 4096}, 32}, {Size{48, 4096, 4096}, 32}, {Size{33, 4096, 4096}, 32},
+                              {Size{64, 4096, 8192}, 32}, {Size{63, 2600, 1032}, 32}, {Size{64, 4400, 4096}, 48},
+                              {Size{50, 4440, 1032}, 48}}) {
+    const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
+    EXPECT_TRUE(c.kernel == ch11::Choice::tile_shapes && c.tile_bm == 64 && c.tile_bn == bn && c.splits == 1 && !c.any_shape &&
+                !c.aligned_rows)
+        << mm::test::size_name(s) << ": " << c.kernel << " " << c.tile_bm << "x" << c.tile_bn << " x" << c.splits;
+  }
+  const mm::GemmProblem p = problem({64, 4096, 4096}, "RCR");
+  const ch11::Choice swap = ch11::swap_choice(p, 132);
+  ASSERT_TRUE(swap.kernel == ch11::Choice::swap_ab && swap.tile_bm == 64 && swap.tile_bn == 64 && swap.splits == 2);
+  const double split = ch11::modeled_swap_time(p, 64, 64, 2, 132), whole = ch11::modeled_tile_stream_time(p, 64, 32, 132);
+  EXPECT_NEAR(whole / split, 0.916, 0.001);
+  EXPECT_EQ(whole, ch11::modeled_tile_stream_time(p, 64, 48, 132));  // 86 tiles, one full round too: a tie ...
+  EXPECT_LT(ch11::stream_cost(p, 64, 32, 132), ch11::stream_cost(p, 64, 48, 132));  // ... to the fewer rows a K step
+  EXPECT_EQ(ch11::choose_decode_tile(p, swap, 132), 0);
+  // Where swap_ab does not split (64×6144: 96 tiles of 64 rows, one round, unsplit, level in the model with
+  // 128 tiles of 64×48), where the partial sums are under kStreamGain of the time (N = 4096 at
+  // K = 11008 and 14336), at small K (the round's fixed cost: 64×4096×264), at M <= 32 and M > 64, where
+  // mid_decode or wide_decode hold (64×8192×8192, 64×11008, 64×14336, 64×28672), where C cannot be stored by TMA (N %
+  // 8 != 0, a misaligned C), and in RRR (B MN-major comes in boxes of 64 columns): unchanged.
+  for (const auto& s : {Size{64, 6144, 4096}, Size{64, 4096, 11008}, Size{64, 4096, 14336},
+                        Size{64, 4096, 264}, Size{32, 4096, 4096}, Size{64, 2048, 4096}, Size{64, 4100, 4096}}) {
+    const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
+    EXPECT_EQ(c.kernel, ch11::Choice::swap_ab) << mm::test::size_name(s);
+  }
+  EXPECT_EQ(ch11::choose(problem({65, 4096, 4096}, "RCR"), 132).kernel, ch11::Choice::split_k);
+  for (const auto& [s, bn] : {std::pair{Size{64, 8192, 8192}, 128}, {Size{64, 11008, 4096}, 128}, {Size{64, 14336, 4096}, 128},
+                              {Size{64, 28672, 8192}, 256}})
+    EXPECT_EQ(ch11::choose(problem(s, "RCR"), 132).tile_bn, bn) << mm::test::size_name(s);
+  const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
+  EXPECT_EQ(ch11::choose(p, 132, ch11::kAligned, ch11::kAligned, off).kernel, ch11::Choice::swap_ab);
+  const ch11::Choice rrr = ch11::choose(problem({64, 4096, 4096}, "RRR"), 132);
+  EXPECT_TRUE(rrr.any_shape && rrr.kernel == ch11::Choice::swap_ab);
+  // The table and with_decode_tile's tiles.
+  for (int i = 0; i < int(std::size(ch11::kDecodeTiles)); ++i) {
+    EXPECT_EQ(ch11::with_decode_tile(i, [](auto cfg) { return int(decltype(cfg)::BM::value); }), ch11::kDecodeTiles[i].bm);
+    EXPECT_EQ(ch11::with_decode_tile(i, [](auto cfg) { return int(decltype(cfg)::BN::value); }), ch11::kDecodeTiles[i].bn);
   }
 }
 

@@ -7,9 +7,9 @@
 //   M = 33-64        tile_shapes' 64×128 tile with one consumer (Tile64x128Cfg), when N's 128-column
 //                    tiles make 64 or more and one round (mid_decode)
 //   M <= 64          swap_ab: the small side in wgmma's N, K split until the units fill the GPU
-//                    (choose_swap_splits); at 33-64 rows, RCR, a 64×32 or 64×48 tile with one
-//                    consumer and K whole instead where its one round saves swap_ab's partial sums
-//                    (decode_stream_tile, step 12)
+//                    (choose_swap_splits); at 33-64 rows, RCR, a 64×48 tile with one consumer and
+//                    K whole instead where its one round streams B on more SMs (decode_stream_tile,
+//                    step 12)
 //   K % 16 != 0, big A and B first copied into rows on 128-byte boundaries, then tile_shapes
 //                    (copies_to_aligned_rows; aligned_rows.cuh, the one kernel this step adds)
 //   otherwise        the tile of choose_tile_shape (waves × work / efficiency); split_k when the tiles
@@ -104,40 +104,55 @@ inline Choice swap_choice(const GemmProblem& p, int sms) {
 }
 
 /// modeled_swap_time of `p` in one bm×bn tile of C per unit, K whole (an unswapped tile: no partial
-/// sums): the bytes of B at the rate its rounds' units draw, and a fixed cost a round.
-inline double modeled_tile_stream_time(const GemmProblem& p, int bm, int bn, int sms) {
+/// sums): the bytes of B at the rate its rounds' units draw, full from `streaming_units` units on, and a
+/// fixed cost a round.
+inline double modeled_tile_stream_time(const GemmProblem& p, int bm, int bn, int sms, double streaming_units = kStreamingUnits) {
   const std::int64_t tiles = launch::ceil_div(p.m, std::int64_t(bm)) * launch::ceil_div(p.n, std::int64_t(bn));
-  return modeled_swap_time(p, bn, tiles, 1, sms);
+  return modeled_swap_time(p, bn, tiles, 1, sms, streaming_units);
 }
 
-/// The index into kDecodeTiles of the tile whose one round streams `p` (33 <= M <= 64) at least
-/// kStreamGain faster than swap_ab's choice `swap` (its tile and K slices) by modeled_swap_time, the
-/// model swap_ab's slices come from; or -1 when none does. What the model charges swap_ab and not the
-/// unsplit tile: each slice's partial sums, written and read again (8 bytes for each of its N × 64
-/// values), and the rounds. At 64×4096×4096: swap_ab's 64 tiles of 64 rows of N in 2 slices 49.7 MB
-/// (33.6 of B, 4.2 of partial sums, 12 a round), 128 tiles of 64×32 45.6 MB: 8.4% less. Among the
-/// tiles, the least modeled time, and on a tie (both one round of at least kStreamingUnits units) the
-/// least stream_cost, the rows of A and B an SM reads per K step: 64×32 (96) over 64×48 (112) at N = 4096.
+/// The index into kDecodeTiles of the tile whose one round (at most `sms` tiles) streams `p` (33 <= M <=
+/// 64) at least kStreamGain faster than swap_ab's choice `swap` (its tile and K slices), or -1 when none
+/// does; the least modeled time among them (the earlier on a tie). Both sides by modeled_swap_time, the
+/// model swap_ab's slices come from, but with DRAM's rate full only when every SM streams
+/// (`streaming_units` = `sms`), not from kStreamingUnits units on: between these two kernels the units
+/// beyond 80 still paid. Measured on the H200 (2026-12-01, three rounds, RCR, median µs;
+/// ch11_every_shape_m64_tiles_appendix.csv), against the model in MB on 132 SMs:
+///
+///   shape           64×48 tile        swap_ab x1        swap_ab x2        model: tile against swap_ab
+///   64×6144×4096    18.2 (128 tiles)  19.9 (96 units)   23.6              63.9 against 81.2 (x1): taken
+///   64×4400×4096    17.6 (92 tiles)   18.8 (69 units)   23.0              63.7 against 81.0 (x1): taken
+///   64×4096×4096    17.3 (86 tiles)   18.7              16.6 (128 units)  63.5 against 50.8 (x2): not
+///   64×4096×8192    28.9              30.3              24.9              115.0 against 85.4 (x2): not
+///   64×4096×11008   36.6              38.2              29.9              150.4 against 109.2 (x2): not
+///   (48× and 33×4096×4096 as 64×: 17.3 and 17.5 against 16.6 and 17.8 in 2 slices)
+///
+/// The tile wins by 7-9% where swap_ab runs K whole and the tile's one round has more units than swap_ab's;
+/// it loses where swap_ab's 2 slices make 128 units. Saturating at 80 units, the model read 96 and 128
+/// units alike and left 64×6144×4096 to swap_ab (cuBLAS 18.4 µs). One round only: at 64×11008×4096 the
+/// model prefers 230 tiles of 64×48 in two rounds (127.5 against 150.4), which ran 29.9 µs against
+/// swap_ab's 28.1 (mid_decode's 64×128 tile takes that shape, 26.7). 64×32 is not a candidate though the
+/// model rates its 128 tiles 8% under swap_ab's 2 slices at N = 4096 (46.6 against 50.8): measured 17.45
+/// against 16.6 µs (Tile64x32Cfg).
 inline int choose_decode_tile(const GemmProblem& p, const Choice& swap, int sms) {
   const std::int64_t swap_tiles = launch::ceil_div(p.n, std::int64_t(swap.tile_bm)) * launch::ceil_div(p.m, std::int64_t(swap.tile_bn));
-  const double limit = modeled_swap_time(p, swap.tile_bn, swap_tiles, swap.splits, sms) * (1.0 - kStreamGain);
+  const double limit = modeled_swap_time(p, swap.tile_bn, swap_tiles, swap.splits, sms, sms) * (1.0 - kStreamGain);
   int index = -1;
-  double best_time = 0, best_cost = 0;
+  double best = 0;
   for (int i = 0; i < int(std::size(kDecodeTiles)); ++i) {
     const TileDims t = kDecodeTiles[i];
-    const double time = modeled_tile_stream_time(p, t.bm, t.bn, sms), cost = stream_cost(p, t.bm, t.bn, sms);
-    if (time > limit) continue;
-    if (index < 0 || time < best_time || (time == best_time && cost < best_cost)) index = i, best_time = time, best_cost = cost;
+    const std::int64_t tiles = launch::ceil_div(p.m, std::int64_t(t.bm)) * launch::ceil_div(p.n, std::int64_t(t.bn));
+    const double time = modeled_tile_stream_time(p, t.bm, t.bn, sms, sms);
+    if (tiles <= sms && time <= limit && (index < 0 || time < best)) best = time, index = i;  // on a tie, the earlier tile
   }
   return index;
 }
 
-/// Step 12: a 64×32 or 64×48 tile of C with one consumer and K whole (tile_shapes' kernel: Tile64x32Cfg,
-/// Tile64x48Cfg) in place of swap_ab's choice where choose_decode_tile finds one: at 33-64 rows (at M <=
-/// 32 the tile would multiply 32 or more rows of zeros), C stored by TMA (`tma_store`), B K-major (RCR:
-/// RRR's MN-major B comes in 64-column boxes of the 128-byte swizzle, which 32 and 48 columns do not
-/// fill; and RCR reaches the any-shape path only with a staged operand, never `tma_store`); tile_bm 0
-/// otherwise.
+/// Step 12: a 64×48 tile of C with one consumer and K whole (tile_shapes' kernel, Tile64x48Cfg) in place
+/// of swap_ab's choice where choose_decode_tile finds it faster: at 33-64 rows (at M <= 32 the tile would
+/// multiply 32 or more rows of zeros), C stored by TMA (`tma_store`), B K-major (RCR: RRR's MN-major B
+/// comes in 64-column boxes of the 128-byte swizzle, which 48 columns do not fill; and RCR reaches the
+/// any-shape path only with a staged operand, never `tma_store`); tile_bm 0 otherwise.
 inline Choice decode_stream_tile(const GemmProblem& p, int sms, bool tma_store) {
   if (tma_store && p.b == Order::col && p.m > SwapAB32Cfg::BN::value && p.m <= kSwapMaxM)
     if (const int i = choose_decode_tile(p, swap_choice(p, sms), sms); i >= 0)

@@ -104,9 +104,10 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_128x96_1x2", forced_tile<Clustered<Tile128x96Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),
       step("tile_128x96_1x4", forced_tile<Clustered<Tile128x96Cfg, 1, 4>>(max_blocks), tile_shapes_rejects),
       step("tile_64x96_1x2", forced_tile<Clustered<Tile64x96Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),
-      // step 12's tiles (decode at 33 <= M <= 64 in one round, K whole, where swap_ab splits K; here
-      // forced), and 64×32 in clusters of 2 along N that multicast A (cuBLAS's nvjet 64x32 at
-      // 64×4096×4096, clusters of 2: each tile reads half of A from the L2)
+      // step 12's tiles (decode at 33 <= M <= 64 in one round, K whole; here forced: every_shape takes
+      // 64×48 where its round outnumbers swap_ab's units, 64×32 never won), and 64×32 in clusters of 2
+      // along N that multicast A (cuBLAS's nvjet 64x32 at 64×4096×4096, clusters of 2: each tile reads
+      // half of A from the L2; slower still)
       step("tile_64x32", forced_tile<Tile64x32Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x48", forced_tile<Tile64x48Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x32_1x2", forced_tile<Clustered<Tile64x32Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),

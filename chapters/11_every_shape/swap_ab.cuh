@@ -64,30 +64,37 @@ struct SwapAB64Rows64Cfg : SwapAB16Rows64Cfg {
   using BN = _64;
 };
 
+/// modeled_swap_time's units streaming at once from which DRAM's rate is full. Measured, not the SM
+/// count: DRAM streams at its full rate once 80 units stream at once (80-86 unsplit tiles of 128 rows,
+/// on 132 SMs, ran at 98-104% of cuBLAS where K in 3 slices ran at 85-95%; 64 tiles of 64 rows
+/// ran at 86-88% unsplit against 93-97% in 2 slices: call 1 of profiles/session_2026-11-30n_issue36.txt,
+/// the slices forced by appendix steps swap_ab_x1 and swap_ab_x2). cuBLAS streams these shapes with 86
+/// unsplit tiles too. Until then the rate was units / SMs, which read 86 units as 65% of the bandwidth
+/// and split K.
+inline constexpr double kStreamingUnits = 80;
+
 /// The modeled time of a swapped problem of `tiles` tiles cut into `splits` K slices, in bytes at the
 /// GPU's bandwidth: B's N×K·2 bytes streamed at the rate a round's units draw (all of it from
-/// kStreamingUnits units on, in proportion below); each slice beyond one adds its partial sums written
+/// `streaming_units` units on, in proportion below); each slice beyond one adds its partial sums written
 /// and read again (8 bytes for each of the N × `tile_bn` values of its slots); each round of units adds
 /// a fixed cost, kRoundBytes (a unit's epilogue and fixup while its ring waits: about 3 µs, the bytes
 /// the GPU would have moved meanwhile).
 ///
-/// kStreamingUnits is measured, not the SM count: DRAM streams at its full rate once 80 units stream
-/// at once (80-86 unsplit tiles of 128 rows, on 132 SMs, ran at 98-104% of cuBLAS where K in 3
-/// slices ran at 85-95%; 64 tiles of 64 rows ran at 86-88% unsplit against 93-97% in 2 slices: call 1
-/// of profiles/session_2026-11-30n_issue36.txt, the slices forced by appendix steps swap_ab_x1 and
-/// swap_ab_x2). cuBLAS streams these shapes with 86 unsplit tiles too. Until then the rate was units /
-/// SMs, which read 86 units as 65% of the bandwidth and split K.
-inline double modeled_swap_time(const GemmProblem& p, int tile_bn, std::int64_t tiles, int splits, int sms) {
+/// swap_ab's slices (choose_swap_splits) count from kStreamingUnits; step 12's rule, which weighs a
+/// 64-row tile of C against swap_ab's choice at 33-64 rows, passes the SM count (every_shape.hpp's
+/// choose_decode_tile says why).
+inline double modeled_swap_time(const GemmProblem& p, int tile_bn, std::int64_t tiles, int splits, int sms,
+                                double streaming_units = kStreamingUnits) {
   // Fitted to two cases: M = 16, 14336×4096 (the appendix's run: 7 slices in 6 rounds ran at 68% of
   // cuBLAS where 1 slice, as M = 32's tile chose, ran at 96%; any cost above 3 MB a round picks 1
   // slice), and M = 16, 6144×4096 (2026-11-29, every step at the suite's slow shapes: 48 tiles of 128
   // rows in 5 slices, 2 rounds, ran at 81%, one round of 96 tiles of 64 rows unsplit at 92.5%; with 6 MB
   // a round the model preferred the 5 slices, above 10 MB it picks the one round).
-  constexpr double kRoundBytes = 12e6, kStreamingUnits = 80;
+  constexpr double kRoundBytes = 12e6;
   const double weights = 2.0 * double(p.n) * double(p.k), partial = 8.0 * double(tile_bn) * double(p.n);
   const std::int64_t units = tiles * splits;
   const std::int64_t rounds = launch::ceil_div(units, sms);
-  const double busy = std::min(1.0, double(units) / double(rounds) / std::min<double>(kStreamingUnits, sms));
+  const double busy = std::min(1.0, double(units) / double(rounds) / std::min<double>(streaming_units, sms));
   return weights / busy + (splits > 1 ? partial * splits : 0.0) + kRoundBytes * double(rounds);
 }
 

@@ -101,15 +101,17 @@ struct Tile128x96Cfg : Tile128x256Cfg {
 };
 struct Tile64x96Cfg : KernelConfig<64, 96, 64, 10> {};
 
-/// 64×32 and 64×48 with one consumer warpgroup (step 12, issue 36): decode at 33-64 rows where swap_ab
-/// would split K to fill the GPU (N = 4096: 64 tiles of 64 rows of N in 2 slices): 128 tiles of 64×32
-/// fill one round with K whole, no partial sums (cuBLAS runs 64×32 there). wgmma's n32 and n48; the
-/// epilogue stores the tile as step 9's narrower piece alone (32 or 48 columns: no whole 64-column
+/// 64×32 and 64×48 with one consumer warpgroup (step 12, issue 36): decode at 33-64 rows in one round
+/// of tiles of C with K whole, no partial sums, in place of swap_ab's tiles of Cᵀ. wgmma's n32 and n48;
+/// the epilogue stores the tile as step 9's narrower piece alone (32 or 48 columns: no whole 64-column
 /// piece). A stage holds 12 KB (14 KB), of which 4 KB (6 KB) are B, the bytes that come from DRAM: as
 /// many stages as fit beside the C buffers, 17 (221 KB) and 14 (213 KB; a fifteenth would fill the 227
 /// KB to the byte), to keep B's bytes in flight. RCR only: RRR's MN-major B comes in 64-column boxes of
-/// the 128-byte swizzle. every_shape chooses them where decode_stream_tile says (every_shape.hpp);
-/// appendix steps tile_64x32, tile_64x48 (and tile_64x32_1x2) force them.
+/// the 128-byte swizzle. every_shape chooses 64×48 where decode_stream_tile says (every_shape.hpp);
+/// 64×32 (cuBLAS's tile at 64×4096×4096) is a measured dead end, an appendix step: on the H200 it never
+/// beat swap_ab or 64×48 (64×4096×4096: 17.45 µs against swap_ab's 16.6 in 2 slices; 64×6144×4096: 28.6
+/// against 64×48's 18.2, its 192 tiles two rounds), nor did it in clusters of 2 multicasting A (22.3 µs
+/// at 64×4096×4096). Appendix steps tile_64x32, tile_64x48 and tile_64x32_1x2 force them.
 struct Tile64x32Cfg : KernelConfig<64, 32, 64, 17> {};
 struct Tile64x48Cfg : KernelConfig<64, 48, 64, 14> {};
 
@@ -302,14 +304,16 @@ decltype(auto) with_stream_tile(int index, F&& f) {
   return f(Tile64x96Cfg{});
 }
 
-/// Step 12's tiles for decode (33 <= M <= 64, K whole), in the order of preference on a tie: 64×32,
-/// 64×48 (one consumer each). every_shape.hpp's decode_stream_tile chooses among them.
-inline constexpr TileDims kDecodeTiles[] = {{64, 32}, {64, 48}};
+/// Step 12's tile for decode (33 <= M <= 64, K whole): 64×48 with one consumer. every_shape.hpp's
+/// decode_stream_tile weighs it against swap_ab's choice. (64×32, the other tile step 12 measured, is
+/// not among them: Tile64x32Cfg above.)
+inline constexpr TileDims kDecodeTiles[] = {{64, 48}};
 
 /// Calls `f(Cfg{})` with the configuration of kDecodeTiles[index].
 template <class F>
 decltype(auto) with_decode_tile(int index, F&& f) {
-  if (index == 0) return f(Tile64x32Cfg{});
+  static_assert(std::size(kDecodeTiles) == 1, "a case per tile");
+  (void)index;
   return f(Tile64x48Cfg{});
 }
 

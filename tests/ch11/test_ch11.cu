@@ -200,21 +200,22 @@ TEST(ch11_Gemm, StreamTilesMatchFp64) {
   }
 }
 
-TEST(ch11_Gemm, DecodeStreamTilesMatchFp64) {
-  // every_shape's step-12 tiles (64×32 and 64×48 with one consumer, K whole) at odd sizes where choose()
-  // takes them: M from 33 to 64, N ending inside the last tile (4104 = 128·32 + 8, 4088 = 127·32 + 24,
-  // 2600 = 81·32 + 8, 4440 = 92·48 + 24, 4400 = 91·48 + 32), K not a multiple of 64 (at K <= 264 every_shape
-  // keeps swap_ab: DecodeTilesForcedMatchFp64 runs the tiles there). The choice is checked, so that the
-  // test cannot pass on swap_ab; C starts poisoned (check_gemm_kernel).
+TEST(ch11_Gemm, DecodeStreamTileMatchesFp64) {
+  // every_shape's step-12 tile (64×48 with one consumer, K whole) at odd sizes where choose() takes it:
+  // M from 33 to 64, N ending inside the last tile (4104 = 85·48 + 24, 4088 = 85·48 + 8, 4440 = 92·48 +
+  // 24, 4400 = 91·48 + 32, 6328 = 131·48 + 40: 132 tiles, the last one-round N), K not a multiple of 64
+  // (520: swap_ab would not split K; 64×32, which every_shape no longer takes, runs forced in
+  // DecodeTilesForcedMatchFp64). The choice is checked, so that the test cannot pass on swap_ab; C starts
+  // poisoned (check_gemm_kernel).
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   const auto every = mm::test::step_named(kSteps, "every_shape");
   const int sms = mm::device_sm_count();
   if (sms != 132) GTEST_SKIP() << "the sizes are picked for 132 SMs: " << sms;
-  for (const auto& [s, bn] : {std::pair{Size{33, 4104, 520}, 32}, {Size{64, 4088, 1040}, 32}, {Size{63, 2600, 1032}, 32},
-                              {Size{50, 4440, 1032}, 48}, {Size{64, 4400, 1040}, 48}}) {
+  for (const Size& s : {Size{33, 4104, 520}, Size{64, 4088, 1040}, Size{50, 4440, 1032}, Size{64, 4400, 1040},
+                        Size{57, 6328, 1032}}) {
     const GemmProblem p = problem(s, "RCR");
     const ch11::Choice c = ch11::choose(p, sms);
-    ASSERT_TRUE(c.kernel == ch11::Choice::tile_shapes && !c.any_shape && !c.aligned_rows && c.tile_bm == 64 && c.tile_bn == bn)
+    ASSERT_TRUE(c.kernel == ch11::Choice::tile_shapes && !c.any_shape && !c.aligned_rows && c.tile_bm == 64 && c.tile_bn == 48)
         << mm::test::size_name(p) << ": " << c.tile_bm << "x" << c.tile_bn;
     expect_matches_fp64(every, p, 29);
   }
@@ -291,14 +292,15 @@ TEST(ch11_Choice, SkinnyProblemsSwapAndSplitK) {
   EXPECT_EQ(ch11::choose(problem({16, 11008, 4096}, "RCR"), 132).tile_bm, 128);
   EXPECT_EQ(ch11::choose(problem({1, 11008, 4096}, "RCR"), 132).tile_bm, 128);
   EXPECT_EQ(ch11::choose(problem({1, 4096, 4096}, "RCR"), 132).tile_bn, 16);
-  // (At 33-64 rows and N = 4096 every_shape runs step 12's 64×32 tile instead of swap_ab's split:
-  // DecodeStreamTilesWhereSwapAbSplitsK; swap_choice is swap_ab's own choice.)
-  EXPECT_EQ(ch11::swap_choice(problem({64, 4096, 4096}, "RCR"), 132).tile_bn, 64);
-  EXPECT_EQ(ch11::swap_choice(problem({33, 4096, 4096}, "RCR"), 132).tile_bn, 64);
+  EXPECT_EQ(ch11::choose(problem({64, 4096, 4096}, "RCR"), 132).tile_bn, 64);
+  EXPECT_EQ(ch11::choose(problem({33, 4096, 4096}, "RCR"), 132).tile_bn, 64);
   // The same choice of height at M = 17-64 (run 11z8: 64 rows won at N = 4096, 128 at N >= 11008, at
   // each of the 9 shapes measured): M = 64 at N = 4096 in 64 tiles of 64 rows and 2 slices; at N =
   // 11008 in 86 tiles of 128 rows; M = 32 at N = 4096 in 64 tiles of 64 rows and 2 slices.
-  const ch11::Choice m64 = ch11::swap_choice(problem({64, 4096, 4096}, "RCR"), 132);
+  // (Step 12's 64×48 tile takes N = 4296-6336 at 33-64 rows and K = 4096, not these:
+  // DecodeStreamTileWhereItsRoundHasMoreUnits.)
+  const ch11::Choice m64 = ch11::choose(problem({64, 4096, 4096}, "RCR"), 132);
+  EXPECT_EQ(m64.kernel, ch11::Choice::swap_ab);
   EXPECT_EQ(m64.tile_bm, 64);
   EXPECT_EQ(m64.splits, 2);
   EXPECT_EQ(ch11::swap_choice(problem({64, 11008, 4096}, "RCR"), 132).tile_bm, 128);
@@ -356,7 +358,7 @@ TEST(ch11_Choice, DecodeStreamsUnsplitFrom80Units) {
   // Fewer units than that still split K: 64 tiles of 64 rows at N = 4096 in 2 slices (measured 93-97%
   // against 86-88% unsplit) ...
   EXPECT_EQ(ch11::choose(problem({1, 4096, 4096}, "RCR"), 132).splits, 2);
-  EXPECT_EQ(ch11::swap_choice(problem({64, 4096, 4096}, "RCR"), 132).splits, 2);  // every_shape: step 12's 64×32
+  EXPECT_EQ(ch11::choose(problem({64, 4096, 4096}, "RCR"), 132).splits, 2);
   // ... and the model is the same in both storage orders (RRR: the any-shape path, swap_ab's kernel).
   const ch11::Choice rrr = ch11::choose(problem({16, 11008, 4096}, "RRR"), 132);
   EXPECT_TRUE(rrr.any_shape);
@@ -450,10 +452,11 @@ TEST(ch11_Choice, MidDecodeTakesOne64x128TilePerSm) {
     EXPECT_EQ(c.tile_bm, 64) << m << "x" << n << "x" << k;
     EXPECT_EQ(c.tile_bn, 128) << m << "x" << n << "x" << k;
   }
-  // Not at M <= 32, not with fewer than 64 tiles (N = 6144: 48) or more than one round (N = 17024: 133), not
-  // when N is wide enough for wide_decode (28672).
-  for (const auto& [m, n, k] : {std::tuple{32, 11008, 4096}, {64, 6144, 4096}, {64, 17024, 4096}, {16, 10240, 8192}})
+  // Not at M <= 32, not with fewer than 64 tiles (N = 6144: 48; step 12's 64×48 tile there) or more than
+  // one round (N = 17024: 133), not when N is wide enough for wide_decode (28672).
+  for (const auto& [m, n, k] : {std::tuple{32, 11008, 4096}, {64, 17024, 4096}, {16, 10240, 8192}})
     EXPECT_EQ(ch11::choose(problem({m, n, k}, "RCR"), 132).kernel, ch11::Choice::swap_ab) << m << "x" << n << "x" << k;
+  EXPECT_EQ(ch11::choose(problem({64, 6144, 4096}, "RCR"), 132).tile_bn, 48);
   EXPECT_EQ(ch11::choose(problem({64, 28672, 8192}, "RCR"), 132).tile_bn, 256);
   // RRR the same (tile_shapes' kernel with B MN-major), and its wide decode too.
   const ch11::Choice rrr = ch11::choose(problem({64, 11008, 4096}, "RRR"), 132);
@@ -564,36 +567,53 @@ TEST(ch11_Choice, StreamTilesAtM128) {
   }
 }
 
-TEST(ch11_Choice, DecodeStreamTilesWhereSwapAbSplitsK) {
-  // Step 12: at 33-64 rows (RCR, C by TMA) every_shape takes a 64×32 or 64×48 tile with one consumer
-  // and K whole where swap_ab would run fewer units than kStreamingUnits unsplit and so split K: the
-  // swap model charges the split its partial sums, the one round of unsplit tiles none. 64×4096×4096:
-  // 128 tiles of 64×32 against swap_ab's 64 tiles of 64 rows of N in 2 slices (45.6 against 49.7 MB,
-  // 8.4% less); M = 33 and 48 the same; K = 8192 too (5.0% less); N = 4400, 4440 (138-139 tiles of 64×32
-  // would take two rounds): 92-93 of 64×48.
-  for (const auto& [s, bn] : {std::pair{Size{64, 4096, 4096}, 32}, {Size{48, 4096, 4096}, 32}, {Size{33, 4096, 4096}, 32},
-                              {Size{64, 4096, 8192}, 32}, {Size{63, 2600, 1032}, 32}, {Size{64, 4400, 4096}, 48},
-                              {Size{50, 4440, 1032}, 48}}) {
+TEST(ch11_Choice, DecodeStreamTileWhereItsRoundHasMoreUnits) {
+  // Step 12: at 33-64 rows (RCR, C by TMA) every_shape takes a 64×48 tile with one consumer and K whole
+  // where its one round streams B on more SMs than swap_ab's choice, by modeled_swap_time with the rate
+  // full only when every SM streams. 64×6144×4096: 128 tiles against swap_ab's 96 of 64 rows, unsplit
+  // (measured 18.2 against 19.9 µs); 64×4400×4096: 92 against 69 (17.6 against 18.8); M = 33 and 48 the
+  // same, and K = 8192; at small K where swap_ab does not split (33×4104×520: 86 against 65); 6336 =
+  // 132·48, the widest N in one round.
+  for (const Size& s : {Size{64, 6144, 4096}, Size{64, 4400, 4096}, Size{48, 6144, 4096}, Size{33, 6144, 4096},
+                        Size{64, 6144, 8192}, Size{50, 4440, 1032}, Size{33, 4104, 520}, Size{64, 6336, 4096}}) {
     const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
-    EXPECT_TRUE(c.kernel == ch11::Choice::tile_shapes && c.tile_bm == 64 && c.tile_bn == bn && c.splits == 1 && !c.any_shape &&
+    EXPECT_TRUE(c.kernel == ch11::Choice::tile_shapes && c.tile_bm == 64 && c.tile_bn == 48 && c.splits == 1 && !c.any_shape &&
                 !c.aligned_rows)
         << mm::test::size_name(s) << ": " << c.kernel << " " << c.tile_bm << "x" << c.tile_bn << " x" << c.splits;
   }
-  const mm::GemmProblem p = problem({64, 4096, 4096}, "RCR");
+  // The model's numbers at 64×6144×4096: swap_ab's 96 units are 96/132 of the SMs, the tile's 128 are
+  // 128/132 (63.9 against 81.2 MB, 21% less). Saturating at kStreamingUnits both stream at the full rate
+  // and tie (62.3 MB): swap_ab's own slices still count from there (choose_swap_splits, unchanged).
+  const mm::GemmProblem p = problem({64, 6144, 4096}, "RCR");
   const ch11::Choice swap = ch11::swap_choice(p, 132);
-  ASSERT_TRUE(swap.kernel == ch11::Choice::swap_ab && swap.tile_bm == 64 && swap.tile_bn == 64 && swap.splits == 2);
-  const double split = ch11::modeled_swap_time(p, 64, 64, 2, 132), whole = ch11::modeled_tile_stream_time(p, 64, 32, 132);
-  EXPECT_NEAR(whole / split, 0.916, 0.001);
-  EXPECT_EQ(whole, ch11::modeled_tile_stream_time(p, 64, 48, 132));  // 86 tiles, one full round too: a tie ...
-  EXPECT_LT(ch11::stream_cost(p, 64, 32, 132), ch11::stream_cost(p, 64, 48, 132));  // ... to the fewer rows a K step
+  ASSERT_TRUE(swap.kernel == ch11::Choice::swap_ab && swap.tile_bm == 64 && swap.tile_bn == 64 && swap.splits == 1);
+  const double swap_time = ch11::modeled_swap_time(p, 64, 96, 1, 132, 132), tile_time = ch11::modeled_tile_stream_time(p, 64, 48, 132, 132);
+  EXPECT_NEAR(tile_time / swap_time, 0.787, 0.001);
+  EXPECT_EQ(ch11::modeled_swap_time(p, 64, 96, 1, 132), ch11::modeled_tile_stream_time(p, 64, 48, 132));
   EXPECT_EQ(ch11::choose_decode_tile(p, swap, 132), 0);
-  // Where swap_ab does not split (64×6144: 96 tiles of 64 rows, one round, unsplit, level in the model with
-  // 128 tiles of 64×48), where the partial sums are under kStreamGain of the time (N = 4096 at
-  // K = 11008 and 14336), at small K (the round's fixed cost: 64×4096×264), at M <= 32 and M > 64, where
-  // mid_decode or wide_decode hold (64×8192×8192, 64×11008, 64×14336, 64×28672), where C cannot be stored by TMA (N %
-  // 8 != 0, a misaligned C), and in RRR (B MN-major comes in boxes of 64 columns): unchanged.
-  for (const auto& s : {Size{64, 6144, 4096}, Size{64, 4096, 11008}, Size{64, 4096, 14336},
-                        Size{64, 4096, 264}, Size{32, 4096, 4096}, Size{64, 2048, 4096}, Size{64, 4100, 4096}}) {
+  // 64×4096×4096: swap_ab's 2 slices make 128 units, the tile's 86 fewer (63.5 against 50.8 MB; measured
+  // 17.3 against 16.6 µs): swap_ab. The same at M = 33 and 48, K = 8192, 11008 and 14336 (the 2 slices
+  // measured 24.9 and 29.9 µs against the tile's 28.9 and 36.6), and where the tile's edge (64×4288:
+  // 90 tiles against swap_ab's 102 units of 128×64 in 3 slices) saves under kStreamGain.
+  const mm::GemmProblem q = problem({64, 4096, 4096}, "RCR");
+  const ch11::Choice split = ch11::swap_choice(q, 132);
+  ASSERT_TRUE(split.kernel == ch11::Choice::swap_ab && split.tile_bm == 64 && split.tile_bn == 64 && split.splits == 2);
+  EXPECT_NEAR(ch11::modeled_tile_stream_time(q, 64, 48, 132, 132) / ch11::modeled_swap_time(q, 64, 64, 2, 132, 132), 1.250, 0.001);
+  EXPECT_EQ(ch11::choose_decode_tile(q, split, 132), -1);
+  // Two rounds of tiles are never taken: at 64×11008×4096 the model prefers 230 tiles of 64×48 (127.5
+  // against swap_ab's 150.4 MB), which ran 29.9 µs against swap_ab's 28.1 (mid_decode takes that shape
+  // first); 64×6344 makes 133 tiles.
+  const mm::GemmProblem wide = problem({64, 11008, 4096}, "RCR");
+  const ch11::Choice rows128 = ch11::swap_choice(wide, 132);
+  ASSERT_TRUE(rows128.tile_bm == 128 && rows128.splits == 1);
+  EXPECT_LT(ch11::modeled_tile_stream_time(wide, 64, 48, 132, 132), 0.9 * ch11::modeled_swap_time(wide, 64, 86, 1, 132, 132));
+  EXPECT_EQ(ch11::choose_decode_tile(wide, rows128, 132), -1);
+  // Unchanged (swap_ab): the above, at M <= 32 and M > 64, where C cannot be stored by TMA (N % 8 != 0,
+  // a misaligned C), and in RRR (B MN-major comes in boxes of 64 columns); where mid_decode or
+  // wide_decode hold (64×8192×8192, 64×11008, 64×14336, 64×28672), their tiles.
+  for (const Size& s : {Size{64, 4096, 4096}, Size{48, 4096, 4096}, Size{33, 4096, 4096}, Size{64, 4096, 8192},
+                        Size{64, 4096, 11008}, Size{64, 4096, 14336}, Size{64, 4288, 4096}, Size{64, 6344, 4096},
+                        Size{32, 6144, 4096}, Size{64, 2048, 4096}, Size{64, 6148, 4096}}) {
     const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
     EXPECT_EQ(c.kernel, ch11::Choice::swap_ab) << mm::test::size_name(s);
   }
@@ -603,9 +623,9 @@ TEST(ch11_Choice, DecodeStreamTilesWhereSwapAbSplitsK) {
     EXPECT_EQ(ch11::choose(problem(s, "RCR"), 132).tile_bn, bn) << mm::test::size_name(s);
   const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
   EXPECT_EQ(ch11::choose(p, 132, ch11::kAligned, ch11::kAligned, off).kernel, ch11::Choice::swap_ab);
-  const ch11::Choice rrr = ch11::choose(problem({64, 4096, 4096}, "RRR"), 132);
+  const ch11::Choice rrr = ch11::choose(problem({64, 6144, 4096}, "RRR"), 132);
   EXPECT_TRUE(rrr.any_shape && rrr.kernel == ch11::Choice::swap_ab);
-  // The table and with_decode_tile's tiles.
+  // The table and with_decode_tile's tile.
   for (int i = 0; i < int(std::size(ch11::kDecodeTiles)); ++i) {
     EXPECT_EQ(ch11::with_decode_tile(i, [](auto cfg) { return int(decltype(cfg)::BM::value); }), ch11::kDecodeTiles[i].bm);
     EXPECT_EQ(ch11::with_decode_tile(i, [](auto cfg) { return int(decltype(cfg)::BN::value); }), ch11::kDecodeTiles[i].bn);

@@ -38,6 +38,17 @@
 
 namespace mm {
 
+/// Whether x is a power of two (1, 2, 4, ...).
+MM_HD constexpr bool is_power_of_two(std::int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+/// log2(x) for a power of two x, on the host and the device: the position of its one set bit.
+MM_HD int log2_of_power_of_two(int x) {
+#if defined(__CUDA_ARCH__)
+  return __ffs(x) - 1;  // the position of the lowest set bit, from 1
+#else
+  return __builtin_ctz(unsigned(x));
+#endif
+}
+
 /// A unit of a grouped schedule: a whole tile of one group. WorkTileInfo's fields (the tile within the
 /// group's own C, its position in the list of all groups' tiles, K steps 0 .. k_steps), so that a
 /// kernel and its main loop take it as they take one GEMM's, and where the group's rows are.
@@ -116,17 +127,74 @@ struct PersistentGroupTileScheduler {
   /// last one's loads (a chain of dependent loads from L2): at decode (one token: 8 of Qwen3's 128
   /// experts with rows, every block walking past the 120 empty ones) a launch took ~87 µs for 50 MB of
   /// weights; with a batch's loads issued together, then scanned in registers, ~65 µs (chapter 13,
-  /// step 6). The rest is not the 64-bit divisions of each step (first_row, tiles): as shifts and 32-bit
-  /// divisions the decode kernel ran 13-22% fewer instructions and 9-20% longer (chapter 13, appendix).
+  /// step 6), still twice cuBLAS's ~32 µs with DRAM 17% busy. ncu on that kernel (65 µs, IPC 0.8, 1.27
+  /// warps a scheduler) put ~70% of the warp stalls in this walk, most of them `stall_wait`: each
+  /// expert's inlined 64-bit divisions (first_row's align-up, tiles()'s ceil-div: MUFU.RCP and IMAD
+  /// chains), and its SASS showed the batch's loads not together after all: tiles(group + i) behind
+  /// `group + i < groups ?` put each expert's loads just before its own division code, ~100
+  /// instructions after the last expert's. So a step paid a load's latency and a division chain.
+  /// (Shifts alone, through a branch per expert, ran longer: chapter 13's appendix, "A dead end: the
+  /// walk's divisions", guessing that the branches split the loads further. So both go together.)
+  /// Now batch_tiles issues every load of the batch first, unconditionally (the index clamped to the
+  /// last group), then does the arithmetic: masks and shifts when bm and the alignment are powers of
+  /// two (every kernel's), `/` otherwise, chosen once a batch, never per expert. Predicted, not yet
+  /// measured: Qwen3 at one token, gate+up ~64 -> 25-35 µs, down ~58 -> 20-30 µs; 64 tokens and
+  /// prefill within ±2%.
   static constexpr int kWalkBatch = 8;
+
+  /// The tiles of groups group .. group + kWalkBatch - 1 into t (0 past the last group): tiles(group + i)
+  /// for each, as one round of loads. Every load first, with nothing between them that they wait for:
+  /// group g_i = min(group + i, groups - 1), so no branch and no read past the end (a clamped entry
+  /// counts 0 tiles below); then the arithmetic.
+  MM_HD void batch_tiles(std::int64_t (&t)[kWalkBatch]) const {
+    std::int64_t begin[kWalkBatch], end[kWalkBatch];  // contiguous: offsets[g_i], offsets[g_i + 1]; masked: 0, counts[g_i]
+    std::int64_t most = INT64_MAX;                     // the rows a group may have (masked: the capacity)
+    if (params.offsets) {
+      MM_UNROLL
+      for (int i = 0; i < kWalkBatch; ++i) {
+        const int g = group + i < params.groups ? group + i : params.groups - 1;
+        begin[i] = params.offsets[g];
+        end[i] = params.offsets[g + 1];
+      }
+    } else {
+      MM_UNROLL
+      for (int i = 0; i < kWalkBatch; ++i) {
+        begin[i] = 0;
+        end[i] = params.counts[group + i < params.groups ? group + i : params.groups - 1];
+      }
+      most = params.capacity;
+    }
+    if (is_power_of_two(params.bm) && is_power_of_two(params.alignment))
+      batch_tiles_from<true>(begin, end, most, t);
+    else
+      batch_tiles_from<false>(begin, end, most, t);
+  }
+  /// batch_tiles' arithmetic: tiles() of each loaded group, by masks and shifts (kShifts: bm and the
+  /// alignment powers of two) or by `/`, the same numbers either way.
+  template <bool kShifts>
+  MM_HD void batch_tiles_from(const std::int64_t (&begin)[kWalkBatch], const std::int64_t (&end)[kWalkBatch],
+                              std::int64_t most, std::int64_t (&t)[kWalkBatch]) const {
+    const std::int64_t a = params.alignment, bm = params.bm;
+    const int log2_bm = kShifts ? log2_of_power_of_two(params.bm) : 0;
+    MM_UNROLL
+    for (int i = 0; i < kWalkBatch; ++i) {
+      // first_row: x / a * a with x = begin + a - 1, rounded toward zero as `/` rounds (x < 0 only for a
+      // bad device offset, and then the same wrong row as rows() reads)
+      const std::int64_t x = begin[i] + a - 1;
+      const std::int64_t first = kShifts ? (x < 0 ? x + a - 1 : x) & ~(a - 1) : x / a * a;
+      const std::int64_t r = end[i] - first;                   // rows(), with its clamps:
+      const std::int64_t m = r < 0 ? 0 : r > most ? most : r;  // negative -> 0, masked -> at most the capacity
+      const std::int64_t tiles_m = kShifts ? (m + bm - 1) >> log2_bm : (m + bm - 1) / bm;
+      t[i] = group + i < params.groups ? tiles_m * params.tiles_n : 0;
+    }
+  }
 
   /// The block's current unit: moves the cursor forward to the group of `current`, then that group's tile.
   MM_HD GroupWorkTileInfo get_current_work() {
     GroupWorkTileInfo w;
     for (bool found = group >= params.groups; !found;) {
       std::int64_t t[kWalkBatch];  // tiles of groups group .. group + kWalkBatch - 1 (0 past the last)
-      MM_UNROLL
-      for (int i = 0; i < kWalkBatch; ++i) t[i] = group + i < params.groups ? tiles(group + i) : 0;
+      batch_tiles(t);
       MM_UNROLL
       for (int i = 0; i < kWalkBatch; ++i) {  // the same steps as one group at a time: t[i] is `group`'s
         if (found) continue;

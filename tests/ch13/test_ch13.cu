@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <numeric>
 #include <ostream>
+#include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "13_grouped_moe/grouped_fp8.hpp"
@@ -319,6 +321,136 @@ TEST(GroupedLayout, EachExpertStartsOnATileEdge) {
   EXPECT_EQ(l.first, (std::vector<std::int64_t>{0, 128, 128, 256, 512}));
   EXPECT_EQ(l.offsets, (std::vector<std::int64_t>{0, 1, 128, 256, 385, 515}));
   EXPECT_EQ(l.rows, 640);
+}
+
+// ---- The scheduler's walk, on the CPU ----
+
+/// What a test compares of a unit: (group, tile index, tile.m, tile.n, row_begin, row_end).
+using WalkUnit = std::tuple<int, std::int64_t, int, int, std::int64_t, std::int64_t>;
+
+/// Block `block`'s units as PersistentGroupTileScheduler hands them out.
+std::vector<WalkUnit> scheduler_walk(const PersistentGroupTileScheduler::Params& p, int block, int blocks) {
+  std::vector<WalkUnit> units;
+  PersistentGroupTileScheduler s(p, block, blocks);
+  for (GroupWorkTileInfo w = s.get_current_work(); w.is_valid(); w = s.advance_to_next_work())
+    units.emplace_back(w.group, w.tile_index, w.tile.m, w.tile.n, w.row_begin, w.row_end);
+  return units;
+}
+
+/// The same units from a plain walk: each tile looked up from expert 0, one expert at a time, its rows
+/// with `/` and the scheduler's clamps written out again (a negative count or end: empty; a masked count
+/// above the capacity: the capacity).
+std::vector<WalkUnit> reference_walk(const PersistentGroupTileScheduler::Params& p, int block, int blocks) {
+  std::vector<std::int64_t> first(p.groups), rows(p.groups);
+  for (int g = 0; g < p.groups; ++g) {
+    const std::int64_t a = p.alignment;
+    first[g] = p.offsets ? (p.offsets[g] + a - 1) / a * a : g * p.capacity;
+    const std::int64_t r = p.offsets ? p.offsets[g + 1] - first[g] : p.counts[g];
+    rows[g] = r < 0 ? 0 : (!p.offsets && r > p.capacity ? p.capacity : r);
+  }
+  std::vector<WalkUnit> units;
+  for (std::int64_t t = block;; t += blocks) {
+    std::int64_t group_first = 0;
+    int g = 0;
+    for (; g < p.groups; ++g) {
+      const std::int64_t tiles = (rows[g] + p.bm - 1) / p.bm * p.tiles_n;
+      if (t < group_first + tiles) break;
+      group_first += tiles;
+    }
+    if (g == p.groups) return units;
+    const int tiles_m = int((rows[g] + p.bm - 1) / p.bm);
+    const TileCoord c = GroupedTileScheduler{tiles_m, p.tiles_n, std::min(p.group_m, tiles_m)}.tile(t - group_first);
+    units.emplace_back(g, t, c.m, c.n, first[g] + std::int64_t(c.m) * p.bm, first[g] + rows[g]);
+  }
+}
+
+/// Every block of grids of 1 to 133 blocks (a whole H200 wave, one past it, and strides around the walk's
+/// batch of 8) walks the same units as the reference.
+void expect_walk_matches_reference(const PersistentGroupTileScheduler::Params& p, const std::string& what) {
+  for (const int blocks : {1, 2, 3, 7, 8, 9, 31, 64, 127, 131, 132, 133})
+    for (int b = 0; b < blocks; ++b) {
+      const std::vector<WalkUnit> got = scheduler_walk(p, b, blocks), want = reference_walk(p, b, blocks);
+      if (got == want) continue;
+      std::size_t i = 0;
+      while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+      ADD_FAILURE() << what << ", bm " << p.bm << ", alignment " << p.alignment << ", tiles_n " << p.tiles_n
+                    << ", block " << b << " of " << blocks << ": unit " << i << " of " << want.size()
+                    << (i < got.size() ? " is group " + std::to_string(std::get<0>(got[i])) + " tile " +
+                                             std::to_string(std::get<1>(got[i]))
+                                       : std::string(" is missing"))
+                    << (i < want.size() ? ", the reference's group " + std::to_string(std::get<0>(want[i])) + " tile " +
+                                              std::to_string(std::get<1>(want[i]))
+                                        : std::string(", the reference has none"));
+      return;  // one line a layout
+    }
+}
+
+/// Contiguous offsets for `rows` (E of them), each group starting on a multiple of `alignment`.
+std::vector<std::int64_t> aligned_offsets(const std::vector<std::int64_t>& rows, std::int64_t alignment) {
+  std::vector<std::int64_t> offsets{0};
+  for (const std::int64_t r : rows) offsets.push_back((offsets.back() + alignment - 1) / alignment * alignment + r);
+  return offsets;
+}
+
+// The walk's batch (every load first, then masks and shifts, or `/` where bm or the alignment is not a
+// power of two) against a walk of one expert at a time with `/`: decode layouts (128 experts, 8 with rows),
+// prefill-like ones, batches that end past the last expert, and the counts a bad router could write.
+TEST(GroupedWalk, EveryBlockWalksTheSameUnitsAsAPlainWalk) {
+  std::vector<std::vector<std::int64_t>> layouts;
+  std::vector<std::int64_t> one_token(128, 0);  // Qwen3 at one token: 8 experts of 128 with a row each
+  for (const int e : {0, 5, 17, 40, 63, 64, 101, 127}) one_token[e] = 1;
+  layouts.push_back(one_token);
+  std::vector<std::int64_t> few(128, 0);  // a few rows on a few experts, none on the last batch's
+  for (const int e : {3, 9, 10, 70, 118}) few[e] = 1 + 37 * (e % 5);
+  layouts.push_back(few);
+  std::mt19937 gen(13);
+  std::vector<std::int64_t> random_rows(125);  // 125 experts: the last batch ends past the last expert
+  for (auto& r : random_rows) r = gen() % 3 == 0 ? std::int64_t(gen() % 300) : 0;
+  layouts.push_back(random_rows);
+  layouts.push_back({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});  // no rows at all
+  layouts.push_back({257, 1, 128, 0, 129, 16, 17, 63, 64, 65});  // tile edges for bm 16, 64, 128
+
+  for (const std::vector<std::int64_t>& rows : layouts) {
+    const int groups = int(rows.size());
+    const std::vector<int> counts(rows.begin(), rows.end());
+    for (const int bm : {16, 64, 128, 48})  // 48: the generic path (`/`)
+      for (const int tiles_n : {1, 3})
+        for (const int group_m : {8, 2}) {
+          for (const int alignment : {1, 128, 96}) {  // 96: the generic path
+            const std::vector<std::int64_t> offsets = aligned_offsets(rows, alignment);
+            expect_walk_matches_reference(PersistentGroupTileScheduler::contiguous(groups, offsets.data(), bm, tiles_n,
+                                                                                   group_m, 1, alignment),
+                                          "contiguous, " + std::to_string(groups) + " experts");
+          }
+          expect_walk_matches_reference(PersistentGroupTileScheduler::masked(groups, counts.data(), 300, bm, tiles_n, group_m),
+                                        "masked, " + std::to_string(groups) + " experts");
+        }
+  }
+}
+
+// Counts the host never saw (the device's) are clamped the same way by the batch as by rows(): a negative
+// count, a masked count above the capacity, offsets that go back (a group's end before its aligned start),
+// and a negative offset, whose aligned start rounds toward zero as `/` does (floor would give its group a
+// tile more).
+TEST(GroupedWalk, BadDeviceCountsAreClampedAsRowsReadsThem) {
+  std::vector<int> counts(20, 0);
+  counts[1] = -5, counts[2] = 70, counts[3] = 1000, counts[9] = INT32_MIN, counts[10] = INT32_MAX, counts[17] = 64;
+  std::vector<std::int64_t> offsets(21, 0);
+  offsets[2] = 300, offsets[3] = 100, offsets[4] = -300, offsets[5] = 5, offsets[6] = 5, offsets[7] = 700;
+  for (int g = 8; g <= 20; ++g) offsets[g] = 700 + 90 * (g - 7);
+  for (const int bm : {16, 64, 128, 48})
+    for (const int tiles_n : {1, 2}) {
+      expect_walk_matches_reference(PersistentGroupTileScheduler::masked(20, counts.data(), 64, bm, tiles_n), "bad counts");
+      for (const int alignment : {1, 128, 96})
+        expect_walk_matches_reference(PersistentGroupTileScheduler::contiguous(20, offsets.data(), bm, tiles_n, 8, 1, alignment),
+                                      "bad offsets");
+    }
+  // The negative offset's rows, as rows() reads them: offsets[4] = -300 starts group 4 at -128 (alignment 128).
+  const auto p = PersistentGroupTileScheduler::contiguous(20, offsets.data(), 128, 1, 8, 1, 128);
+  const PersistentGroupTileScheduler s(p, 0, 1);
+  EXPECT_EQ(s.first_row(4), -128);
+  EXPECT_EQ(s.rows(4), 133);
+  EXPECT_EQ(s.rows(3), 0);
 }
 
 // ---- Step 4: the whole MoE pass ----

@@ -150,11 +150,15 @@ struct PersistentGroupTileScheduler {
     std::int64_t begin[kWalkBatch], end[kWalkBatch];  // contiguous: offsets[g_i], offsets[g_i + 1]; masked: 0, counts[g_i]
     std::int64_t most = INT64_MAX;                     // the rows a group may have (masked: the capacity)
     if (params.offsets) {
+      // kWalkBatch + 1 loads, not twice kWalkBatch: group i's end is group i + 1's begin (past the last
+      // group, the clamped index repeats offsets[groups], and those groups count 0 tiles anyway).
+      std::int64_t o[kWalkBatch + 1];
+      MM_UNROLL
+      for (int i = 0; i <= kWalkBatch; ++i) o[i] = params.offsets[group + i < params.groups ? group + i : params.groups];
       MM_UNROLL
       for (int i = 0; i < kWalkBatch; ++i) {
-        const int g = group + i < params.groups ? group + i : params.groups - 1;
-        begin[i] = params.offsets[g];
-        end[i] = params.offsets[g + 1];
+        begin[i] = o[i];
+        end[i] = o[i + 1];
       }
     } else {
       MM_UNROLL
@@ -192,7 +196,9 @@ struct PersistentGroupTileScheduler {
   /// The block's current unit: moves the cursor forward to the group of `current`, then that group's tile.
   MM_HD GroupWorkTileInfo get_current_work() {
     GroupWorkTileInfo w;
-    for (bool found = group >= params.groups; !found;) {
+    // A block's next tile is most often in the group of its last (several tiles an expert): then one
+    // group's rows answer, and the batch's loads are not issued at all.
+    for (bool found = group >= params.groups || current < group_first + tiles(group); !found;) {
       std::int64_t t[kWalkBatch];  // tiles of groups group .. group + kWalkBatch - 1 (0 past the last)
       batch_tiles(t);
       MM_UNROLL

@@ -137,15 +137,18 @@ struct PersistentGroupTileScheduler {
   /// walk's divisions", guessing that the branches split the loads further. So both go together.)
   /// Now batch_tiles issues every load of the batch first, unconditionally (the index clamped to the
   /// last group), then does the arithmetic: masks and shifts when bm and the alignment are powers of
-  /// two (every kernel's), `/` otherwise, chosen once a batch, never per expert. Predicted, not yet
-  /// measured: Qwen3 at one token, gate+up ~64 -> 25-35 µs, down ~58 -> 20-30 µs; 64 tokens and
-  /// prefill within ±2%.
+  /// two (every kernel's), `/` otherwise, chosen once a batch, never per expert; and a block whose next
+  /// tile is in its cursor's group answers from that group alone (get_current_work), since a batch on
+  /// every tile cost the decode tile 50-75 ns a K step where blocks take many tiles of few experts.
+  /// Measured (H200, chapter 13's step 7): Qwen3 at one token, gate+up 63.0 -> 37.9 µs, down 55.3 ->
+  /// 31.8 µs (predicted 25-35 and 20-30); over the 144 decode kernel-shapes 1.10x in the geometric
+  /// mean, prefill 1.05x.
   static constexpr int kWalkBatch = 8;
 
   /// The tiles of groups group .. group + kWalkBatch - 1 into t (0 past the last group): tiles(group + i)
   /// for each, as one round of loads. Every load first, with nothing between them that they wait for:
-  /// group g_i = min(group + i, groups - 1), so no branch and no read past the end (a clamped entry
-  /// counts 0 tiles below); then the arithmetic.
+  /// the index clamped (offsets: to offsets[groups], counts: to the last group), so no branch and no
+  /// read past the end (a group past the last counts 0 tiles below); then the arithmetic.
   MM_HD void batch_tiles(std::int64_t (&t)[kWalkBatch]) const {
     std::int64_t begin[kWalkBatch], end[kWalkBatch];  // contiguous: offsets[g_i], offsets[g_i + 1]; masked: 0, counts[g_i]
     std::int64_t most = INT64_MAX;                     // the rows a group may have (masked: the capacity)

@@ -664,12 +664,10 @@ def test_moe_script_end_to_end(tmp_path, flags, ours):
     assert [x["moe_permute"] for x in rows] == [""] * 3 + [permute] * 3
 
 
-def test_moe_traces_with_the_fake_grouped_swiglu_without_a_graph_break():
-    """The MoE layer with the fused experts on fake CUDA tensors, exported strictly: grouped_swiglu on the
-    interleaved weights, then grouped_mm for the down projection, no F.silu between them."""
-    gemm_ladder = pytest.importorskip("gemm_ladder", reason="gemm_ladder is not importable")
+def _export_fused_moe_layer(experts):
+    """The MoE layer (TINY_MOE) on `experts` with the interleaved gate+up weight, on fake CUDA tensors, exported
+    strictly (a graph break fails it, as fullgraph=True does): the exported program and its call targets."""
     from torch._subclasses.fake_tensor import FakeTensorMode
-    experts = ld.make_ladder_experts(gemm_ladder.grouped_mm, ld.torch_permute, gemm_ladder.grouped_swiglu, sms=132)
 
     class Layer(torch.nn.Module):
         def forward(self, x, w_router, w_gate_up, w_down, w_gate_up_interleaved):
@@ -682,35 +680,32 @@ def test_moe_traces_with_the_fake_grouped_swiglu_without_a_graph_break():
         args = (torch.empty(2, 5, cfg.hidden, **bf16), torch.empty(cfg.experts, cfg.hidden, **bf16), w_gate_up,
                 torch.empty(cfg.experts, cfg.hidden, cfg.expert_ffn, **bf16), torch.empty_like(w_gate_up))
         exported = torch.export.export(Layer(), args, strict=True)
-    targets = [str(n.target) for n in exported.graph.nodes if n.op == "call_function"]
+    return exported, [str(n.target) for n in exported.graph.nodes if n.op == "call_function"]
+
+
+def test_moe_traces_with_the_fake_grouped_swiglu_without_a_graph_break():
+    """The MoE layer with the fused experts on fake CUDA tensors, exported strictly: grouped_swiglu on the
+    interleaved weights, then grouped_mm for the down projection, no F.silu between them."""
+    gemm_ladder = pytest.importorskip("gemm_ladder", reason="gemm_ladder is not importable")
+    experts = ld.make_ladder_experts(gemm_ladder.grouped_mm, ld.torch_permute, gemm_ladder.grouped_swiglu, sms=132)
+
+    exported, targets = _export_fused_moe_layer(experts)
     assert targets.count("gemm_ladder.grouped_swiglu.default") == 1, targets
     assert targets.count("gemm_ladder.grouped_mm.default") == 1, targets
     assert not any("silu" in t for t in targets), targets
     out = [n for n in exported.graph.nodes if n.op == "output"][0].args[0][0].meta["val"]
-    assert tuple(out.shape) == (2, 5, cfg.hidden) and out.dtype == torch.bfloat16
+    assert tuple(out.shape) == (2, 5, ld.TINY_MOE.hidden) and out.dtype == torch.bfloat16
 
 
 def test_moe_traces_with_the_fake_moe_permute_without_a_graph_break():
     """The MoE layer as the script builds it (load_ladder_experts: gemm_ladder.moe_permute on CUDA tensors) on fake
     CUDA tensors, exported strictly: the permute is the library's one operator, no Triton kernel, no torch_permute."""
     gemm_ladder = pytest.importorskip("gemm_ladder", reason="gemm_ladder is not importable")
-    from torch._subclasses.fake_tensor import FakeTensorMode
     experts = ld.make_ladder_experts(gemm_ladder.grouped_mm, grouped_swiglu=gemm_ladder.grouped_swiglu, sms=132,
                                      moe_permute=gemm_ladder.moe_permute)
 
-    class Layer(torch.nn.Module):
-        def forward(self, x, w_router, w_gate_up, w_down, w_gate_up_interleaved):
-            return ld.moe_forward(ld.TINY_MOE, x, w_router, w_gate_up, w_down, experts, w_gate_up_interleaved)
-
-    cfg = ld.TINY_MOE
-    with FakeTensorMode():
-        bf16 = dict(device="cuda", dtype=torch.bfloat16)
-        w_gate_up = torch.empty(cfg.experts, 2 * cfg.expert_ffn, cfg.hidden, **bf16)
-        args = (torch.empty(2, 5, cfg.hidden, **bf16), torch.empty(cfg.experts, cfg.hidden, **bf16), w_gate_up,
-                torch.empty(cfg.experts, cfg.hidden, cfg.expert_ffn, **bf16), torch.empty_like(w_gate_up))
-        exported = torch.export.export(Layer(), args, strict=True)
-    targets = [str(n.target) for n in exported.graph.nodes if n.op == "call_function"]
+    exported, targets = _export_fused_moe_layer(experts)
     assert targets.count("gemm_ladder.moe_permute.default") == 1, targets
     assert not any("triton" in t or "index_put" in t for t in targets), targets  # torch_permute scatters by index_put
     out = [n for n in exported.graph.nodes if n.op == "output"][0].args[0][0].meta["val"]
-    assert tuple(out.shape) == (2, 5, cfg.hidden) and out.dtype == torch.bfloat16
+    assert tuple(out.shape) == (2, 5, ld.TINY_MOE.hidden) and out.dtype == torch.bfloat16

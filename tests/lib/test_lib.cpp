@@ -57,12 +57,17 @@ struct Call {
   gl_status run() const { return gl_gemm(dtype, layout, m, n, k, a, lda, b, ldb, c, ldc, scale_a, scale_b, nullptr); }
 };
 
-// Expects `call` to be refused with `status` and a message containing `words`.
-void expect_refused(const Call& call, gl_status status, const std::string& words) {
+// Expects `call` (any of this file's call records: its run() makes the library call) to be refused with
+// `status` and a one-line message containing `words`, and starting with `named` (the call's name) where given.
+template <class CallRecord>
+void expect_refused(const CallRecord& call, gl_status status, const std::string& words, const std::string& named = "") {
   const gl_status got = call.run();
   const std::string why = gl_last_error();
   EXPECT_EQ(got, status) << gl_status_name(got) << ": " << why;
   EXPECT_NE(why.find(words), std::string::npos) << "message: " << why;
+  if (!named.empty()) {
+    EXPECT_EQ(why.find(named), 0u) << "names the call: " << why;
+  }
   EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
 }
 
@@ -212,12 +217,7 @@ struct GroupedCall {
 };
 
 void expect_grouped_refused(const GroupedCall& call, gl_status status, const std::string& words) {
-  const gl_status got = call.run();
-  const std::string why = gl_last_error();
-  EXPECT_EQ(got, status) << gl_status_name(got) << ": " << why;
-  EXPECT_NE(why.find(words), std::string::npos) << "message: " << why;
-  EXPECT_EQ(why.find("gl_grouped_gemm"), 0u) << "names the call: " << why;
-  EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
+  expect_refused(call, status, words, "gl_grouped_gemm");
 }
 
 TEST(lib, GroupedRefusesSizesAndPointers) {
@@ -317,12 +317,7 @@ struct SwigluCall {
 };
 
 void expect_swiglu_refused(const SwigluCall& call, gl_status status, const std::string& words) {
-  const gl_status got = call.run();
-  const std::string why = gl_last_error();
-  EXPECT_EQ(got, status) << gl_status_name(got) << ": " << why;
-  EXPECT_NE(why.find(words), std::string::npos) << "message: " << why;
-  EXPECT_EQ(why.find("gl_grouped_swiglu"), 0u) << "names the call: " << why;
-  EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
+  expect_refused(call, status, words, "gl_grouped_swiglu");
 }
 
 TEST(lib, SwigluRefusesSizesPointersAndTiles) {
@@ -853,12 +848,7 @@ struct PermuteCall {
 };
 
 void expect_permute_refused(const PermuteCall& call, gl_status status, const std::string& words) {
-  const gl_status got = call.run();
-  const std::string why = gl_last_error();
-  EXPECT_EQ(got, status) << gl_status_name(got) << ": " << why;
-  EXPECT_NE(why.find(words), std::string::npos) << "message: " << why;
-  EXPECT_EQ(why.find("gl_moe_permute(tokens = "), 0u) << "names the call: " << why;
-  EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
+  expect_refused(call, status, words, "gl_moe_permute(tokens = ");
 }
 
 TEST(lib, PermuteRefusesSizes) {

@@ -1,5 +1,5 @@
 // cuBLAS is loaded on its first call, not at process start (harness/cublas_on_demand.cpp): a process
-// that never calls it does not pay its ~0.15 s of CPU. No GPU needed: cublasGetProperty and cuBLASLt's
+// that never calls it does not pay its ~0.13 s of CPU. No GPU needed: cublasGetProperty and cuBLASLt's
 // preference objects work without one.
 #include <gtest/gtest.h>
 

@@ -142,8 +142,8 @@ void CublasGemm::gemm(const GemmProblem& p, DType compute, const void* a, const 
   }
 }
 
-// Declared in device_info.hpp; defined here, next to the other cuBLAS calls, so that only a binary
-// that reports results (and so times cuBLAS) loads cuBLAS's libraries.
+// Declared in device_info.hpp; defined here, next to the other cuBLAS calls. Its cublasGetProperty loads
+// cuBLAS's libraries (cublas_on_demand.cpp): only a process that reports results calls it.
 std::string cuda_version_string() {
   int rt = 0, drv = 0, blas = 0;
   cudaRuntimeGetVersion(&rt);

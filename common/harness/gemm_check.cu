@@ -1,6 +1,6 @@
 // What the tests need from the GEMM driver, kept out of gemm_runner.cu: a test binary that links only
-// these (and not the driver, which times cuBLAS) does not load cuBLAS, whose libraries cost every
-// process about 0.2 s to start; with one process per test, that was most of the test suite's time.
+// these does not link the driver, which times cuBLAS. (cuBLAS itself is loaded on its first call
+// wherever it is linked: harness/cublas_on_demand.cpp.)
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/gemm_runner.hpp"

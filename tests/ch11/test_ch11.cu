@@ -239,6 +239,58 @@ TEST(ch11_Gemm, DecodeTilesForcedMatchFp64) {
   if (forced == 0) GTEST_SKIP() << "the forced tiles are appendix steps: configure with -DMM_APPENDIX_STEPS=ON";
 }
 
+/// The appendix steps against M = 128's DRAM rate (tile_shapes.cuh: 128×96 with 7 stages and one C
+/// buffer a consumer; 128×96, 128×128 and 64×96 in K steps of 128).
+bool m128_ring_step(const std::string& name) {
+  return name == "tile_128x96_s7" || name == "tile_128x96_k128" || name == "tile_128x128_k128" || name == "tile_64x96_k128";
+}
+
+TEST(ch11_Gemm, M128RingTilesForcedMatchFp64) {
+  // The appendix's deeper ring (7 stages, one C buffer: the tile's two pieces, 64 and 32 columns, take
+  // turns in it) and K steps of 128 (two boxes of 64 k a row a stage; 8 wgmma k-blocks walking both)
+  // at odd sizes: M = 1, 65, 127, 128, 129 (a second row of tiles of one row); N ending inside a tile's
+  // first piece or its narrow one (104 = 96 + 8, 1000 = 10·96 + 40, 11024 = 114·96 + 80); K below one
+  // step of 128 (8; 64: the second box wholly past K; 72: partly), and past a multiple of 128 by 8, 72
+  // or 104 (136, 200, 1032, 4104: the last step's boxes partly or wholly zero-filled), the 3- and
+  // 7-stage rings wrapping. Then on a grid of 3 blocks, each looping over many tiles: the ring's state
+  // and the one C buffer's store wait carried from tile to tile. C starts poisoned (check_gemm_kernel).
+  // (K and N not multiples of 8 are refused with TMA's rule: ch11_Launch.)
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  int forced = 0;
+  for (const auto& k : kSteps) {
+    if (!m128_ring_step(k.name)) continue;
+    for (const Size& s : {Size{1, 96, 8}, Size{127, 104, 136}, Size{129, 88, 4104}, Size{128, 192, 64}, Size{65, 1000, 72},
+                          Size{128, 11024, 200}, Size{128, 264, 1032}, Size{129, 11008, 4096}}) {
+      expect_matches_fp64(k, problem(s, "RCR"), 37);
+      ++forced;
+    }
+  }
+  for (const auto& k : ch11::steps_on_grid(3)) {
+    if (!m128_ring_step(k.name)) continue;
+    for (const Size& s : {Size{257, 1000, 1032}, Size{128, 2056, 520}}) expect_matches_fp64(k, problem(s, "RCR"), 41);
+  }
+  if (forced == 0) GTEST_SKIP() << "the forced tiles are appendix steps: configure with -DMM_APPENDIX_STEPS=ON";
+}
+
+TEST(ch11_Launch, M128RingTilesRefuseWhatTmaCannotRead) {
+  // The sizes the brief of these steps asked for that TMA cannot read or store (K or N not a multiple
+  // of 8): each refused with its rule, before any GPU work; their neighbours that are taken run in
+  // M128RingTilesForcedMatchFp64.
+  int listed = 0;
+  for (const auto& k : kSteps) {
+    if (!m128_ring_step(k.name)) continue;
+    ++listed;
+    for (const std::int64_t kk : {1, 63, 65, 129, 4097})
+      for (const std::int64_t m : {1, 127, 129})
+        EXPECT_NE(k.rejects(problem({m, 96, kk}, "RCR")).find("K % 8 == 0"), std::string::npos) << k.name << " K = " << kk;
+    for (const std::int64_t n : {95, 97})
+      EXPECT_NE(k.rejects(problem({128, n, 4096}, "RCR")).find("N % 8 == 0"), std::string::npos) << k.name << " N = " << n;
+    EXPECT_EQ(k.rejects(problem({128, 11008, 4096}, "RCR")), "") << k.name;
+  }
+  if (listed == 0) GTEST_SKIP() << "the forced tiles are appendix steps: configure with -DMM_APPENDIX_STEPS=ON";
+  EXPECT_EQ(listed, 4);
+}
+
 TEST(ch11_Gemm, AlignedRowsMatchFp64) {
   // every_shape's copy into 128-byte-aligned rows (K % 16 != 0, a big problem): K = 1000 and 3000 (rows
   // 16 bytes into a sector), M not a multiple of the tile; the choice is checked, so that the test

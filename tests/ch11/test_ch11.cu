@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "11_every_shape/every_shape.hpp"
@@ -289,6 +290,42 @@ TEST(ch11_Launch, M128RingTilesRefuseWhatTmaCannotRead) {
   }
   if (listed == 0) GTEST_SKIP() << "the forced tiles are appendix steps: configure with -DMM_APPENDIX_STEPS=ON";
   EXPECT_EQ(listed, 4);
+}
+
+/// The shared memory of tile_shapes' kernel on `Cfg`, summed as the kernel's SharedStorage (without the
+/// kernel's 227 KB static_assert, so that a configuration that does not fit can be measured too).
+template <class Cfg>
+std::size_t tile_kernel_smem_bytes() {
+  return sizeof(mm::KernelSharedStorage<mm::CollectiveMma<Cfg, bf16>, mm::CollectiveEpilogueTma<Cfg, bf16>>);
+}
+struct Tile128x96S7TwoBuffersCfg : ch11::Tile128x96S7Cfg {
+  static constexpr int kCBuffers = 2;
+};
+struct Tile128x96K128S4OneBufferCfg : ch11::Tile128x96K128Cfg {
+  static constexpr int kStages = 4;
+  static constexpr int kCBuffers = 1;
+};
+
+TEST(ch11_SharedMemory, M128RingTilesFitWhereTheirNeighboursDoNot) {
+  // The rings, the C buffers (8 KB a piece) and the barriers, in 1024-byte-aligned members: 7 stages of
+  // 128×96 fit with one C buffer a consumer and not with two; 128×96 in K steps of 128 fits 3 stages
+  // and not 4, even with one buffer; 128×128 in K steps of 128 fits 3 with both buffers.
+  constexpr std::size_t kMax = 227 * 1024;
+  static_assert(std::is_same_v<ch11::TileKernel<ch11::Tile128x96Cfg>::SharedStorage,
+                               mm::KernelSharedStorage<mm::CollectiveMma<ch11::Tile128x96Cfg, bf16>,
+                                                       mm::CollectiveEpilogueTma<ch11::Tile128x96Cfg, bf16>>>,
+                "tile_kernel_smem_bytes sums the storage of tile_shapes' kernel");
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile128x96Cfg>(), 6u * 28672u + 2u * 2u * 8192u + 1024u);       // 201 KB
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile128x96S7Cfg>(), 7u * 28672u + 2u * 8192u + 1024u);          // 213 KB
+  EXPECT_GT(tile_kernel_smem_bytes<Tile128x96S7TwoBuffersCfg>(), kMax);
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile128x96K128Cfg>(), 3u * 57344u + 2u * 2u * 8192u + 1024u);   // 201 KB
+  EXPECT_GT(tile_kernel_smem_bytes<Tile128x96K128S4OneBufferCfg>(), kMax);
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile128x128K128Cfg>(), 3u * 65536u + 2u * 2u * 8192u + 1024u);  // 225 KB
+  EXPECT_LE(tile_kernel_smem_bytes<ch11::Tile128x128K128Cfg>(), kMax);
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile64x96K128Cfg>(), 5u * 40960u + 2u * 8192u + 1024u);         // 217 KB
+  // K steps of 128 move a K step's bytes in one stage: the full barrier expects both boxes of each operand.
+  EXPECT_EQ(ch11::TileKernel<ch11::Tile128x96K128Cfg>::Mainloop::kTransactionBytes, 57344u);
+  EXPECT_EQ(ch11::TileKernel<ch11::Tile128x96S7Cfg>::Mainloop::kTransactionBytes, 28672u);
 }
 
 TEST(ch11_Gemm, AlignedRowsMatchFp64) {

@@ -104,6 +104,13 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_128x96_1x2", forced_tile<Clustered<Tile128x96Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),
       step("tile_128x96_1x4", forced_tile<Clustered<Tile128x96Cfg, 1, 4>>(max_blocks), tile_shapes_rejects),
       step("tile_64x96_1x2", forced_tile<Clustered<Tile64x96Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),
+      // ... against M = 128's DRAM rate (66-70% of its peak, cuBLAS's 75-77%): 128×96 with 7 stages and one
+      // C buffer a consumer (cuBLAS keeps 7), and 128×96, 128×128 and 64×96 in K steps of 128 (each B row's
+      // 256 bytes asked of DRAM at once)
+      step("tile_128x96_s7", forced_tile<Tile128x96S7Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_128x96_k128", forced_tile<Tile128x96K128Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_128x128_k128", forced_tile<Tile128x128K128Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_64x96_k128", forced_tile<Tile64x96K128Cfg>(max_blocks), tile_shapes_rejects),
       // step 12's tiles (decode at 33 <= M <= 64 in one round, K whole; here forced: every_shape takes
       // 64×48 where its round outnumbers swap_ab's units, 64×32 never won), and 64×32 in clusters of 2
       // along N that multicast A (cuBLAS's nvjet 64x32 at 64×4096×4096, clusters of 2: each tile reads

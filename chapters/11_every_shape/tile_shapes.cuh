@@ -101,6 +101,36 @@ struct Tile128x96Cfg : Tile128x256Cfg {
 };
 struct Tile64x96Cfg : KernelConfig<64, 96, 64, 10> {};
 
+/// Two appendix variants of 128×96 against M = 128's DRAM rate (ours 66-70% of its peak with any tile
+/// or cluster, cuBLAS's 96×128 kernel 75-77% from the same 91 MB at 128×11008×4096: the page's step 10).
+/// 7 stages, as cuBLAS keeps (nvjet_..._96x128_64x7): one C buffer per consumer makes room, 7 × 28 KB +
+/// 2 × 8 KB = 212 KB (two buffers each, 228 KB, do not fit); the epilogue then waits for a piece's
+/// store to have read its buffer before staging the next (EpilogueStorePipeline<1>), once a tile.
+/// Appendix step tile_128x96_s7.
+struct Tile128x96S7Cfg : Tile128x96Cfg {
+  static constexpr int kStages = 7;
+  static constexpr int kCBuffers = 1;
+};
+/// K steps of 128: a stage takes each row of A and B as two 128-byte boxes of 64 k issued back to back
+/// (a TMA box of the 128-byte swizzle is one swizzle row wide: TmaBoxes' two panels, the second after
+/// all the stage's rows), so the 256 contiguous bytes of a B row are asked of DRAM at once rather than
+/// a stage apart, and a K step's wait and release move twice the bytes. 3 stages of 56 KB, the bytes in
+/// flight of 6 × 28 KB (a fourth, 224 KB, does not fit even beside one C buffer a consumer). The
+/// consumers' wgmma walk 8 k-blocks of 16 a stage (gmma_k_block). Appendix step tile_128x96_k128.
+struct Tile128x96K128Cfg : Tile128x96Cfg {
+  using BK = _128;
+  static constexpr int kStages = 3;
+};
+/// 64×96 (every_shape's tile at 128×6144×4096) in K steps of 128: 5 stages of 40 KB, the 200 KB of
+/// 10 × 20 KB. Appendix step tile_64x96_k128.
+struct Tile64x96K128Cfg : KernelConfig<64, 96, 128, 5> {};
+/// 128×128 in K steps of 128: 3 stages of 64 KB (the 192 KB of 6 × 32 KB) and both C buffers, 224 KB.
+/// Appendix step tile_128x128_k128.
+struct Tile128x128K128Cfg : Tile128x128Cfg {
+  using BK = _128;
+  static constexpr int kStages = 3;
+};
+
 /// 64×32 and 64×48 with one consumer warpgroup (step 12, issue 36): decode at 33-64 rows in one round
 /// of tiles of C with K whole, no partial sums, in place of swap_ab's tiles of Cᵀ. wgmma's n32 and n48;
 /// the epilogue stores the tile as step 9's narrower piece alone (32 or 48 columns: no whole 64-column

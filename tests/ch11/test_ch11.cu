@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "11_every_shape/every_shape.hpp"
@@ -237,6 +238,94 @@ TEST(ch11_Gemm, DecodeTilesForcedMatchFp64) {
     }
   }
   if (forced == 0) GTEST_SKIP() << "the forced tiles are appendix steps: configure with -DMM_APPENDIX_STEPS=ON";
+}
+
+/// The appendix steps against M = 128's DRAM rate (tile_shapes.cuh: 128×96 with 7 stages and one C
+/// buffer a consumer; 128×96, 128×128 and 64×96 in K steps of 128).
+bool m128_ring_step(const std::string& name) {
+  return name == "tile_128x96_s7" || name == "tile_128x96_k128" || name == "tile_128x128_k128" || name == "tile_64x96_k128";
+}
+
+TEST(ch11_Gemm, M128RingTilesForcedMatchFp64) {
+  // The appendix's deeper ring (7 stages, one C buffer: the tile's two pieces, 64 and 32 columns, take
+  // turns in it) and K steps of 128 (two boxes of 64 k a row a stage; 8 wgmma k-blocks walking both)
+  // at odd sizes: M = 1, 65, 127, 128, 129 (a second row of tiles of one row); N ending inside a tile's
+  // first piece or its narrow one (104 = 96 + 8, 1000 = 10·96 + 40, 11024 = 114·96 + 80); K below one
+  // step of 128 (8; 64: the second box wholly past K; 72: partly), and past a multiple of 128 by 8, 72
+  // or 104 (136, 200, 1032, 4104: the last step's boxes partly or wholly zero-filled), the 3- and
+  // 7-stage rings wrapping. Then on a grid of 3 blocks, each looping over many tiles: the ring's state
+  // and the one C buffer's store wait carried from tile to tile. C starts poisoned (check_gemm_kernel).
+  // (K and N not multiples of 8 are refused with TMA's rule: ch11_Launch.)
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  int forced = 0;
+  for (const auto& k : kSteps) {
+    if (!m128_ring_step(k.name)) continue;
+    for (const Size& s : {Size{1, 96, 8}, Size{127, 104, 136}, Size{129, 88, 4104}, Size{128, 192, 64}, Size{65, 1000, 72},
+                          Size{128, 11024, 200}, Size{128, 264, 1032}, Size{129, 11008, 4096}}) {
+      expect_matches_fp64(k, problem(s, "RCR"), 37);
+      ++forced;
+    }
+  }
+  for (const auto& k : ch11::steps_on_grid(3)) {
+    if (!m128_ring_step(k.name)) continue;
+    for (const Size& s : {Size{257, 1000, 1032}, Size{128, 2056, 520}}) expect_matches_fp64(k, problem(s, "RCR"), 41);
+  }
+  if (forced == 0) GTEST_SKIP() << "the forced tiles are appendix steps: configure with -DMM_APPENDIX_STEPS=ON";
+}
+
+TEST(ch11_Launch, M128RingTilesRefuseWhatTmaCannotRead) {
+  // The sizes the brief of these steps asked for that TMA cannot read or store (K or N not a multiple
+  // of 8): each refused with its rule, before any GPU work; their neighbours that are taken run in
+  // M128RingTilesForcedMatchFp64.
+  int listed = 0;
+  for (const auto& k : kSteps) {
+    if (!m128_ring_step(k.name)) continue;
+    ++listed;
+    for (const std::int64_t kk : {1, 63, 65, 129, 4097})
+      for (const std::int64_t m : {1, 127, 129})
+        EXPECT_NE(k.rejects(problem({m, 96, kk}, "RCR")).find("K % 8 == 0"), std::string::npos) << k.name << " K = " << kk;
+    for (const std::int64_t n : {95, 97})
+      EXPECT_NE(k.rejects(problem({128, n, 4096}, "RCR")).find("N % 8 == 0"), std::string::npos) << k.name << " N = " << n;
+    EXPECT_EQ(k.rejects(problem({128, 11008, 4096}, "RCR")), "") << k.name;
+  }
+  if (listed == 0) GTEST_SKIP() << "the forced tiles are appendix steps: configure with -DMM_APPENDIX_STEPS=ON";
+  EXPECT_EQ(listed, 4);
+}
+
+/// The shared memory of tile_shapes' kernel on `Cfg`, summed as the kernel's SharedStorage (without the
+/// kernel's 227 KB static_assert, so that a configuration that does not fit can be measured too).
+template <class Cfg>
+std::size_t tile_kernel_smem_bytes() {
+  return sizeof(mm::KernelSharedStorage<mm::CollectiveMma<Cfg, bf16>, mm::CollectiveEpilogueTma<Cfg, bf16>>);
+}
+struct Tile128x96S7TwoBuffersCfg : ch11::Tile128x96S7Cfg {
+  static constexpr int kCBuffers = 2;
+};
+struct Tile128x96K128S4OneBufferCfg : ch11::Tile128x96K128Cfg {
+  static constexpr int kStages = 4;
+  static constexpr int kCBuffers = 1;
+};
+
+TEST(ch11_SharedMemory, M128RingTilesFitWhereTheirNeighboursDoNot) {
+  // The rings, the C buffers (8 KB a piece) and the barriers, in 1024-byte-aligned members: 7 stages of
+  // 128×96 fit with one C buffer a consumer and not with two; 128×96 in K steps of 128 fits 3 stages
+  // and not 4, even with one buffer; 128×128 in K steps of 128 fits 3 with both buffers.
+  constexpr std::size_t kMax = 227 * 1024;
+  static_assert(std::is_same_v<ch11::TileKernel<ch11::Tile128x96Cfg>::SharedStorage,
+                               mm::KernelSharedStorage<mm::CollectiveMma<ch11::Tile128x96Cfg, bf16>,
+                                                       mm::CollectiveEpilogueTma<ch11::Tile128x96Cfg, bf16>>>,
+                "tile_kernel_smem_bytes sums the storage of tile_shapes' kernel");
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile128x96Cfg>(), 6u * 28672u + 2u * 2u * 8192u + 1024u);       // 201 KB
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile128x96S7Cfg>(), 7u * 28672u + 2u * 8192u + 1024u);          // 213 KB
+  EXPECT_GT(tile_kernel_smem_bytes<Tile128x96S7TwoBuffersCfg>(), kMax);
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile128x96K128Cfg>(), 3u * 57344u + 2u * 2u * 8192u + 1024u);   // 201 KB
+  EXPECT_GT(tile_kernel_smem_bytes<Tile128x96K128S4OneBufferCfg>(), kMax);
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile128x128K128Cfg>(), 3u * 65536u + 2u * 2u * 8192u + 1024u);  // 225 KB
+  EXPECT_LE(tile_kernel_smem_bytes<ch11::Tile128x128K128Cfg>(), kMax);
+  EXPECT_EQ(tile_kernel_smem_bytes<ch11::Tile64x96K128Cfg>(), 5u * 40960u + 2u * 8192u + 1024u);         // 217 KB
+  // K steps of 128 move a K step's bytes in one stage: the full barrier expects both boxes of each operand.
+  EXPECT_EQ(ch11::TileKernel<ch11::Tile128x96K128Cfg>::Mainloop::kTransactionBytes, 57344u);
+  EXPECT_EQ(ch11::TileKernel<ch11::Tile128x96S7Cfg>::Mainloop::kTransactionBytes, 28672u);
 }
 
 TEST(ch11_Gemm, AlignedRowsMatchFp64) {

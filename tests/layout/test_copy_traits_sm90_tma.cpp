@@ -62,6 +62,40 @@ TEST(TmaBoxes, AMulticastSplitsTheBoxesAmongTheBlocks) {
   EXPECT_EQ(MN2::kBoxesPerBlock, 2);
 }
 
+TEST(TmaBoxes, KMajorStageOf128KIsTwoPanelsTheSecondAfterEveryRow) {
+  // K steps of 128 bf16 (chapter 11's appendix tiles 128×96 and 128×128 of 128 k, swap_ab's 16-wide
+  // tile): the ring tiles the 8×64 atom over rows first, so k 64..127 of the stage start after all
+  // its rows; TMA fills it as two boxes of one swizzle row (64 k) by every row, the second at that
+  // element, and wgmma's k-blocks 4..7 (k = 64, 80, ...) start inside that second panel.
+  using RingA128 = GmmaRing<bf16, GmmaMajor::K, _128, _128, 3>;  // A: (128,128,3)
+  using RingB96 = GmmaRing<bf16, GmmaMajor::K, Int<96>, _128, 3>;  // B of RCR: (96,128,3)
+  using A = TmaBoxes<bf16, GmmaStage<RingA128>>;
+  EXPECT_EQ(A::kContiguous, 1);  // K
+  EXPECT_EQ(A::kBoxInner, 64);   // a box is one 128-byte swizzle row wide ...
+  EXPECT_EQ(A::kBoxOuter, 128);  // ... by every row
+  EXPECT_EQ(A::kBoxes, 2);
+  EXPECT_EQ(A::mode0_origin(1), 0);
+  EXPECT_EQ(A::mode1_origin(1), 64);
+  EXPECT_EQ(int(RingA128{}(0, 64, 0)), 128 * 64);  // panel 1: after the 128 rows of panel 0
+  EXPECT_EQ(int(RingA128{}(0, 0, 1)), 128 * 128);  // stage 1 after both panels
+  EXPECT_EQ(A::kTransactionBytes, 128u * 128u * 2u);
+  EXPECT_EQ(A::layout_rejects(), "");
+  using B = TmaBoxes<bf16, GmmaStage<RingB96>>;
+  EXPECT_EQ(B::kBoxes, 2);
+  EXPECT_EQ(B::kBoxOuter, 96);
+  EXPECT_EQ(int(RingB96{}(0, 64, 0)), 96 * 64);
+  EXPECT_EQ(B::kTransactionBytes, 96u * 128u * 2u);
+  EXPECT_EQ(B::layout_rejects(), "");
+  // A consumer's 64-row slice of the stage, k-block 4 (k 64..79): row r of it one 128-byte swizzle row
+  // below row r - 1 within each 8-row pattern, the patterns 1024 bytes apart, as wgmma's K-major SW128
+  // descriptor reads it from the slice's first element.
+  // (Consumer 1's slice: rows 64..127; k-block 4: k 64..79.)
+  const RingA128 ring{};
+  EXPECT_EQ(int(ring(64, 64, 0)), 128 * 64 + 64 * 64);                 // its first element, 24 KB in
+  EXPECT_EQ(int(ring(72, 64, 0)) - int(ring(64, 64, 0)), 8 * 64);      // the next 8-row pattern: 1024 bytes on
+  EXPECT_EQ(int(ring(65, 64, 0)) - int(ring(64, 64, 0)), 64 + 8);      // row 1 of a pattern: 128 bytes on, 16 B swizzled
+}
+
 TEST(TmaBoxes, ALayoutTmaCannotWriteBoxByBoxIsRefused) {
   // K-major rows of 64 k, but the rows 65 elements apart (a padded layout): a box would not land
   // densely, and make_tma_copy must say so rather than build a map that scatters the tile.

@@ -103,6 +103,8 @@ struct Tile64x96Cfg : KernelConfig<64, 96, 64, 10> {};
 
 /// Two appendix variants of 128×96 against M = 128's DRAM rate (ours 66-70% of its peak with any tile
 /// or cluster, cuBLAS's 96×128 kernel 75-77% from the same 91 MB at 128×11008×4096: the page's step 10).
+/// Measured dead ends (the page's appendix, 2026-12-01): 7 stages level with 6, K steps of 128 slower on
+/// the 128-row tiles (DRAM 61-62% of its peak at 128×11008×4096) and level on 64×96.
 /// 7 stages, as cuBLAS keeps (nvjet_..._96x128_64x7): one C buffer per consumer makes room, 7 × 28 KB +
 /// 2 × 8 KB = 212 KB (two buffers each, 228 KB, do not fit); the epilogue then waits for a piece's
 /// store to have read its buffer before staging the next (EpilogueStorePipeline<1>), once a tile.

@@ -118,6 +118,10 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_64x32", forced_tile<Tile64x32Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x48", forced_tile<Tile64x48Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x32_1x2", forced_tile<Clustered<Tile64x32Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),
+      // ... and 64×128 (every_shape's tile at 64×10240×8192) in clusters of 2 and 4 along N, A multicast:
+      // cuBLAS's kernel there runs clusters of 4 and reads a quarter of our L2 sectors of A (What is left)
+      step("tile_64x128_1x2", forced_tile<Clustered<Tile64x128Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),
+      step("tile_64x128_1x4", forced_tile<Clustered<Tile64x128Cfg, 1, 4>>(max_blocks), tile_shapes_rejects),
       // stream_k with 128×128 tiles (twice the tiles, half the partial sum per block)
       step("stream_k_128x128", on_grid(prepare_stream_k_with<Tile128x128Cfg>, max_blocks), stream_k_rejects),
       // stream_k with 128×192 tiles (every_shape's tile at M = 512 against wide weights, 1.6-1.8 rounds)

@@ -224,14 +224,17 @@ TEST(ch11_Gemm, DecodeStreamTileMatchesFp64) {
 
 TEST(ch11_Gemm, DecodeTilesForcedMatchFp64) {
   // Step 12's tiles forced (appendix steps tile_64x32, tile_64x48, and tile_64x32_1x2 with A multicast
-  // in clusters of 2 along N: the epilogue's narrower piece is the whole tile) at odd decode sizes: M
+  // in clusters of 2 along N: the epilogue's narrower piece is the whole tile; 64×128 in clusters of 2
+  // and 4 along N, whose last cluster of a row runs past N) at odd decode sizes: M
   // from 33 to 64, N ending inside the last tile (4104 = 128·32 + 8, 4088 = 127·32 + 24, 4440 = 92·48 +
   // 24 = 138·32 + 24; 1000 and 264 inside both widths), K = 8 to 1040 (shorter than one K step, not a
   // multiple of 64, the 17- and 14-stage rings wrapping several times). C starts poisoned (check_gemm_kernel).
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   int forced = 0;
   for (const auto& k : kSteps) {
-    if (k.name != "tile_64x32" && k.name != "tile_64x48" && k.name != "tile_64x32_1x2") continue;
+    if (k.name != "tile_64x32" && k.name != "tile_64x48" && k.name != "tile_64x32_1x2" && k.name != "tile_64x128_1x2" &&
+        k.name != "tile_64x128_1x4")
+      continue;
     for (const Size& s : {Size{33, 4104, 8}, Size{64, 4088, 72}, Size{41, 1000, 136}, Size{64, 264, 1040}, Size{57, 4440, 520}}) {
       expect_matches_fp64(k, problem(s, "RCR"), 31);
       ++forced;

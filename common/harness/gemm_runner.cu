@@ -140,7 +140,12 @@ void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& ru
     poison(c);
     launch(nullptr);
     MM_CHECK_LAUNCH();
-    MM_CUDA_CHECK(cudaDeviceSynchronize());
+    // A kernel that faults or traps (the mbarrier watchdog) ends the process: say which one first, as the
+    // rows are printed only at the end (under racecheck, 2026-12-01, a trap left no row to name it).
+    if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
+      std::cerr << name << " at " << size_text(p) << " " << run.tag << ": its checked run failed\n";
+      cuda_fail("cudaDeviceSynchronize()", __FILE__, __LINE__, cudaGetErrorString(e));
+    }
     rel = not_measured;
     if (!opt.check) return true;
     const CheckResult r = check_gemm(ref, c.download(), p.c, gemm_tolerance<TOut>(dt));

@@ -222,6 +222,12 @@ TEST(ch11_Gemm, DecodeStreamTileMatchesFp64) {
   }
 }
 
+/// The appendix steps that force a decode tile (step 12's 64×32 and 64×48, 64×32 and 64×128 in clusters along N).
+bool decode_tile_step(const std::string& name) {
+  return name == "tile_64x32" || name == "tile_64x48" || name == "tile_64x32_1x2" || name == "tile_64x128_1x2" ||
+         name == "tile_64x128_1x4";
+}
+
 TEST(ch11_Gemm, DecodeTilesForcedMatchFp64) {
   // Step 12's tiles forced (appendix steps tile_64x32, tile_64x48, and tile_64x32_1x2 with A multicast
   // in clusters of 2 along N: the epilogue's narrower piece is the whole tile; 64×128 in clusters of 2
@@ -232,9 +238,7 @@ TEST(ch11_Gemm, DecodeTilesForcedMatchFp64) {
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   int forced = 0;
   for (const auto& k : kSteps) {
-    if (k.name != "tile_64x32" && k.name != "tile_64x48" && k.name != "tile_64x32_1x2" && k.name != "tile_64x128_1x2" &&
-        k.name != "tile_64x128_1x4")
-      continue;
+    if (!decode_tile_step(k.name)) continue;
     for (const Size& s : {Size{33, 4104, 8}, Size{64, 4088, 72}, Size{41, 1000, 136}, Size{64, 264, 1040}, Size{57, 4440, 520}}) {
       expect_matches_fp64(k, problem(s, "RCR"), 31);
       ++forced;
@@ -277,9 +281,8 @@ TEST(ch11_Gemm, M128RingTilesForcedMatchFp64) {
 }
 
 TEST(ch11_Launch, M128RingTilesRefuseWhatTmaCannotRead) {
-  // The sizes the brief of these steps asked for that TMA cannot read or store (K or N not a multiple
-  // of 8): each refused with its rule, before any GPU work; their neighbours that are taken run in
-  // M128RingTilesForcedMatchFp64.
+  // Sizes TMA cannot read or store (K or N not a multiple of 8): each refused with its rule, before any
+  // GPU work; their neighbours that are taken run in M128RingTilesForcedMatchFp64.
   int listed = 0;
   for (const auto& k : kSteps) {
     if (!m128_ring_step(k.name)) continue;

@@ -40,7 +40,6 @@
 #include <type_traits>
 
 #include "11_every_shape/any_shape.cuh"
-#include "gemm/reduce_split_k.cuh"
 #include "layout/mma_sm80.hpp"
 
 namespace mm::ch11 {
@@ -343,7 +342,8 @@ __global__ void __launch_bounds__(32 * kRaggedWarpsRrr) ragged_decode_rrr_pairs(
 // The first two RRR forms kept 1×11009×4096 at 1.9 TB/s: 178-345 blocks (columns are the only
 // parallelism) and 2- or 4-byte loads, 3-5 instructions a value. Here a lane loads one aligned 16-byte
 // chunk of a row (a warp: 512 contiguous bytes, four 128-byte lines) and K is split in slices across
-// blocks, their sums added by reduce_split_k_bf16 (gemm/reduce_split_k.cuh) in slice order. A row of B
+// blocks; the last block of a column block to finish adds the slices' sums in slice order (as split_k's
+// fixup, deterministic). A row of B
 // starts 2N bytes after the one before, so rows 8 apart start the same number of bytes into a chunk:
 // warp w takes the slice's rows w, w + 8, ..., and in all of them its lane's chunk holds the same 8
 // columns of C. No shift, no shuffle of B; the warps' columns differ by up to 7, which the block's sum
@@ -372,11 +372,12 @@ __device__ inline uint4 load_chunk(std::uintptr_t chunk, std::uintptr_t begin, s
 
 /// RRR in 16-byte chunks: a block is kRaggedChunkCols columns of C × MR rows of A × one slice of K
 /// (`slice_rows` rows of B; blockIdx.z). Warp w reads the slice's rows w, w + 8, ..., kRaggedChunkRows of
-/// them a step; `partials` (slices × M × N fp32, slice-major) takes the block's sums, or C where K is one
-/// slice (`partials` null).
+/// them a step. Where K is one slice the block stores C; otherwise `partials` (slices × M × N fp32,
+/// slice-major) takes its sums, and the last block of its column block to count itself in (`counters`,
+/// one a column block, zero before the launch and after it) adds the slices' sums in slice order into C.
 template <int MR>
 __global__ void __launch_bounds__(32 * kRaggedChunkWarps)
-    ragged_decode_rrr_chunks(RaggedDecodeArgs p, float* partials, std::int64_t slice_rows) {
+    ragged_decode_rrr_chunks(RaggedDecodeArgs p, float* partials, int* counters, std::int64_t slice_rows) {
   constexpr int kSpan = kRaggedChunkCols + 16;  // a warp's columns: 7 before the block's first, 9 after its last
   __shared__ float sums[kRaggedChunkWarps][MR][kSpan];  // each warp's sums, (warp, row, 8 + column)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -430,9 +431,29 @@ __global__ void __launch_bounds__(32 * kRaggedChunkWarps)
     for (int w = 0; w < kRaggedChunkWarps; ++w) sum += sums[w][i][8 + c];
     const std::int64_t m = m0 + i, n = c0 + c;
     if (m >= p.m || n >= p.n) continue;
-    if (partials) partials[(std::int64_t(blockIdx.z) * p.m + m) * p.n + n] = sum;
+    if (gridDim.z > 1) partials[(std::int64_t(blockIdx.z) * p.m + m) * p.n + n] = sum;
     else p.C[m * p.n + n] = __float2bfloat16(sum);
   }
+  if (gridDim.z == 1) return;
+  // The last of the column block's slices to finish adds them all, in slice order: the same sum
+  // whichever block that is. Each thread's stores are fenced before the block's barrier, and the
+  // counter's update after it (split_k's fixup, gemm/split_k_fixup.hpp, does the same).
+  __threadfence();
+  __syncthreads();
+  __shared__ bool last;
+  int* counter = counters + std::int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1) == int(gridDim.z) - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int e = threadIdx.x; e < MR * kRaggedChunkCols; e += blockDim.x) {
+    const std::int64_t m = m0 + e / kRaggedChunkCols, n = c0 + e % kRaggedChunkCols;
+    if (m >= p.m || n >= p.n) continue;
+    float sum = __ldcg(partials + m * p.n + n);
+    for (std::int64_t s = 1; s < gridDim.z; ++s) sum += __ldcg(partials + (s * p.m + m) * p.n + n);
+    p.C[m * p.n + n] = __float2bfloat16(sum);
+  }
+  if (threadIdx.x == 0) *counter = 0;  // back at zero for the next launch
 }
 
 /// Slices of K for the chunk kernel: as many as fill the SMs' resident `slots` with `blocks` blocks a
@@ -540,8 +561,8 @@ inline bool ragged_chunks_take(const GemmProblem& p) { return p.b == Order::row;
 
 /// The third form (ragged_decode_rrr_chunks) for an RRR `p`: any M, N, K >= 1 (M / 4 blocks of rows
 /// within grid.y's 65535). K's slices fill the SMs' resident blocks once; where there are more than one,
-/// their workspace (slices × M × N fp32) is allocated here, once per problem, and freed with the
-/// returned launch.
+/// their workspace (slices × M × N fp32, then a counter a column block, zeroed here) is allocated here,
+/// once per problem, and freed with the returned launch. One launch at a time uses it.
 template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
 PreparedGemm prepare_ragged_decode_chunks(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
   const int mr = std::min(ragged_rows(p.m), kRaggedChunkMaxRows);
@@ -565,20 +586,25 @@ PreparedGemm prepare_ragged_decode_chunks(const GemmProblem& p, const bf16* A, c
   const std::int64_t slice_rows = launch::ceil_div(p.k, wanted);
   const int slices = int(launch::ceil_div(p.k, slice_rows));  // none empty
   std::shared_ptr<float> workspace;
+  int* counters = nullptr;
   if (slices > 1) {
     float* w = nullptr;
-    const std::size_t bytes = std::size_t(slices) * std::size_t(p.m) * std::size_t(p.n) * sizeof(float);
-    if (cudaError_t e = cudaMalloc(&w, bytes); e != cudaSuccess)
+    const std::size_t sums = std::size_t(slices) * std::size_t(p.m) * std::size_t(p.n);
+    const std::size_t count_bytes = std::size_t(col_blocks * row_blocks) * sizeof(int);
+    if (cudaError_t e = cudaMalloc(&w, sums * sizeof(float) + count_bytes); e != cudaSuccess)
       throw std::runtime_error(std::string("ragged_decode: cannot allocate the workspace: ") + cudaGetErrorString(e));
     workspace.reset(w, [](float* q) { cudaFree(q); });
+    counters = reinterpret_cast<int*>(w + sums);
+    if (cudaError_t e = cudaMemset(counters, 0, count_bytes); e != cudaSuccess)
+      throw std::runtime_error(std::string("ragged_decode: cannot zero the counters: ") + cudaGetErrorString(e));
   }
   const RaggedDecodeArgs args{A, B, C, p.m, p.n, p.k};
   const dim3 grid{unsigned(col_blocks), unsigned(row_blocks), unsigned(slices)};
   auto run = [=](cudaStream_t stream) {
     with_rows([&](auto rows) {
-      ragged_decode_rrr_chunks<decltype(rows)::value><<<grid, 32 * kRaggedChunkWarps, 0, stream>>>(args, workspace.get(), slice_rows);
+      ragged_decode_rrr_chunks<decltype(rows)::value>
+          <<<grid, 32 * kRaggedChunkWarps, 0, stream>>>(args, workspace.get(), counters, slice_rows);
     });
-    if (slices > 1) launch_reduce_split_k_bf16(workspace.get(), slices, p.m * p.n, C, sms, stream);
   };
   return PreparedGemm(run, "ragged_decode RRR, 16-byte chunks, K in " + std::to_string(slices) + " slices");
 }

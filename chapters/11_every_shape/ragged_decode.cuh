@@ -556,7 +556,8 @@ enum class RaggedForm { chosen, simt, second, third };
 /// Measured in one process against the first two forms (session z, two rounds;
 /// ch11_every_shape_ragged_chunks_appendix.csv): faster at every RRR shape from M = 1 to 16 (1×11009×4096
 /// 31.3 µs against 48.1 and 49.2-49.6, 1×28673×8192 122.6-123.2 against 178.2-178.5) but one, 1×4097×4096
-/// (21.3-21.4 µs against the first form's 20.9-21.0: 17 blocks of columns, 31 slices of 132 rows).
+/// (21.3-21.4 µs against the first form's 20.9-21.0), which its slices added in the kernel since took to
+/// 15.8-16.0 µs (ch11_every_shape_ragged_fixup_new_appendix.csv).
 inline bool ragged_chunks_take(const GemmProblem& p) { return p.b == Order::row; }
 
 /// The third form (ragged_decode_rrr_chunks) for an RRR `p`: any M, N, K >= 1 (M / 4 blocks of rows

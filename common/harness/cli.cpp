@@ -174,4 +174,36 @@ CliOptions parse_cli_or_exit(int argc, const char* const* argv, const CliSpec& s
   }
 }
 
+ProbeOptions parse_probe_cli(int argc, const char* const* argv, const ProbeSpec& spec) {
+  // No name: CLI11 takes argv[0] for --help's usage line.
+  CLI::App app{spec.description};
+  ProbeOptions o;
+  o.iters = spec.default_iters;
+  app.add_option("--csv", o.csv, "write the rows to this CSV file (checked before the run)")->type_name("FILE");
+  app.add_option("--iters", o.iters, spec.iters_help)->check(CLI::Range(1, 1 << 24));
+  app.add_option("--reps", o.reps, "timed runs")->check(CLI::Range(1, 1000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) throw CliError(app.help(), 0);
+    throw CliError("error: " + std::string(e.what()), 2);
+  }
+  if (!o.csv.empty())
+    if (const std::string why = csv_unwritable(o.csv); !why.empty()) reject("--csv", "cannot write '" + o.csv + "': " + why);
+  return o;
+}
+
+ProbeOptions parse_probe_cli_or_exit(int argc, const char* const* argv, const ProbeSpec& spec) {
+  try {
+    return parse_probe_cli(argc, argv, spec);
+  } catch (const CliError& e) {
+    if (e.exit_code == 0) {
+      std::cout << e.what();
+    } else {
+      std::cerr << spec.program << ": " << e.what() << '\n';
+    }
+    std::exit(e.exit_code);
+  }
+}
+
 }  // namespace mm

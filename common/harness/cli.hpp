@@ -67,6 +67,29 @@ CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec);
 /// @brief parse_cli, printing the message and exiting (2 on bad input, 0 after --help).
 CliOptions parse_cli_or_exit(int argc, const char* const* argv, const CliSpec& spec);
 
+/// @brief What a ceiling probe (ch08_mma_ceiling, ch12_wgmma_ceiling) accepts: --csv, --iters and --reps only.
+/// A probe measures one instruction on one set of shapes, so it takes none of CliSpec's sizes, kernels or layouts.
+struct ProbeSpec {
+  std::string program;       ///< binary name, the prefix of its error lines
+  std::string description;   ///< the first lines of --help
+  std::string iters_help;    ///< what one --iters counts, for --help ("mma.sync per accumulator per warp")
+  int default_iters = 4096;  ///< iterations unless --iters says otherwise
+};
+
+/// @brief A probe's parsed command line.
+struct ProbeOptions {
+  std::string csv;   ///< empty: no CSV; else a path parse_probe_cli found writable (csv_unwritable)
+  int iters = 4096;  ///< iterations of the probe's loop, 1 to 2^24
+  int reps = 10;     ///< timed runs, 1 to 1000
+};
+
+/// @brief Parses a probe's argv; throws CliError as parse_cli does: exit code 2 and one line on bad input (an
+/// unknown flag, --iters or --reps out of range, a --csv path that cannot be written), 0 for --help.
+ProbeOptions parse_probe_cli(int argc, const char* const* argv, const ProbeSpec& spec);
+
+/// @brief parse_probe_cli, printing the message and exiting (2 on bad input, 0 after --help).
+ProbeOptions parse_probe_cli_or_exit(int argc, const char* const* argv, const ProbeSpec& spec);
+
 /// @brief Parses a size list such as "1024", "512,1024", "1000x1x1000" (M×N×K; M×N when !has_k). Throws CliError naming `flag`.
 std::vector<ProblemSize> parse_sizes(const std::string& text, bool has_k, const std::string& flag);
 

@@ -21,6 +21,21 @@ struct ProblemSize {
   friend bool operator==(const ProblemSize&, const ProblemSize&) = default;
 };
 
+/// @brief A chapter's own option that takes a value (CliSpec::extra_options), e.g. chapter 01's --threads.
+struct CliExtraOption {
+  std::string name;       ///< "--threads"
+  std::string type_name;  ///< what --help shows after the name ("INT")
+  std::string help;       ///< one line for --help
+  std::function<void(const std::string&)> set;  ///< called with the value as written, once the command line parses
+};
+
+/// @brief A chapter's own flag (CliSpec::extra_flags), e.g. chapter 01's --force.
+struct CliExtraFlag {
+  std::string name;      ///< "--force"
+  std::string help;      ///< one line for --help
+  bool* value = nullptr; ///< set true when the flag is given ("--force=false" sets it false)
+};
+
 /// @brief What a chapter binary accepts and its defaults.
 struct CliSpec {
   std::string program;                  ///< binary name, for --help
@@ -35,7 +50,11 @@ struct CliSpec {
   /// and every kernel `int` extents. Not a limit on elements per matrix: each kernel applies its own
   /// (mm::launch, "the 32-bit rule").
   std::int64_t max_extent = (std::int64_t(1) << 31) - 1;
-  std::function<void(CLI::App&)> extra; ///< chapter-specific options, added before parsing
+  /// @brief Chapter-specific options and flags, shown in --help after the shared ones (options first). Declared
+  /// here rather than through `extra`, a file needs no CLI11 include for them (each such file compiles ~10 s longer).
+  std::vector<CliExtraOption> extra_options;
+  std::vector<CliExtraFlag> extra_flags;  ///< see extra_options
+  std::function<void(CLI::App&)> extra; ///< anything else CLI11 can say, added last before parsing
 };
 
 /// @brief The parsed command line.

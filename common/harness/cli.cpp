@@ -110,7 +110,6 @@ CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec) {
   app.add_option("--seed", seed, "seed of the random inputs (default 42)")->type_name("INT");
   for (const CliExtraOption& x : spec.extra_options) app.add_option_function<std::string>(x.name, x.set, x.help)->type_name(x.type_name);
   for (const CliExtraFlag& f : spec.extra_flags) app.add_flag(f.name, *f.value, f.help);
-  if (spec.extra) spec.extra(app);
 
   try {
     app.parse(argc, argv);

@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-namespace CLI { class App; }
-
 namespace mm {
 
 /// @brief One problem size. For GEMM chapters M×N×K; copy chapters use M×N and leave k = 1.
@@ -51,10 +49,9 @@ struct CliSpec {
   /// (mm::launch, "the 32-bit rule").
   std::int64_t max_extent = (std::int64_t(1) << 31) - 1;
   /// @brief Chapter-specific options and flags, shown in --help after the shared ones (options first). Declared
-  /// here rather than through `extra`, a file needs no CLI11 include for them (each such file compiles ~10 s longer).
+  /// as data, so that a chapter's file needs no CLI11 include for them (each such file compiles ~10 s longer).
   std::vector<CliExtraOption> extra_options;
   std::vector<CliExtraFlag> extra_flags;  ///< see extra_options
-  std::function<void(CLI::App&)> extra; ///< anything else CLI11 can say, added last before parsing
 };
 
 /// @brief The parsed command line.

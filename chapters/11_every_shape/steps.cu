@@ -182,4 +182,8 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
 
 GemmKernel<bf16, bf16> best() { return kernel_named(steps(), "every_shape", "ch11_every_shape"); }
 
+PreparedGemm ragged_decode_form(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, RaggedForm form) {
+  return prepare_ragged_decode_form(p, A, B, C, form);
+}
+
 }  // namespace mm::ch11

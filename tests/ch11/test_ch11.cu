@@ -1039,7 +1039,7 @@ TEST_P(RaggedDecode, MatchesFp64) {
   // each form at every size, whatever the rules choose (RCR: mma.sync or SIMT; RRR: 16-byte chunks, 4-byte words or 2-byte loads)
   for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second, ch11::RaggedForm::third}) {
     const mm::GemmLaunch<bf16, bf16> forced = [form](const GemmProblem& q, const bf16* a, const bf16* b, bf16* c, cudaStream_t st) {
-      ch11::prepare_ragged_decode_form(q, a, b, c, form)(st);
+      ch11::ragged_decode_form(q, a, b, c, form)(st);
     };
     const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(p, forced, mm::DType::bf16, 23);
     EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(size) << " form " << int(form) << ": " << r.summary;
@@ -1069,14 +1069,14 @@ TEST(ch11_RaggedDecode, AnyAddressAnyLoadWidthAndRowsPast16) {
       for (const Size& s : {Size{3, 125, 4100}, Size{12, 131, 4097}})
         for (const auto& [sa, sb, sc] : {std::tuple{1, 1, 1}, std::tuple{0, 3, 2}}) {
           const mm::GemmLaunch<bf16, bf16> forced = [form](const GemmProblem& q, const bf16* a, const bf16* b, bf16* c,
-                                                           cudaStream_t st) { ch11::prepare_ragged_decode_form(q, a, b, c, form)(st); };
+                                                           cudaStream_t st) { ch11::ragged_decode_form(q, a, b, c, form)(st); };
           const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(problem(s, layout), shifted(forced, sa, sb, sc), mm::DType::bf16, 37);
           EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(s) << " form " << int(form) << " shifts " << sa << "," << sb
                             << "," << sc << ": " << r.summary;
         }
   for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second, ch11::RaggedForm::third}) {
     const mm::GemmLaunch<bf16, bf16> any_m = [form](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, cudaStream_t st) {
-      ch11::prepare_ragged_decode_form(p, a, b, c, form)(st);
+      ch11::ragged_decode_form(p, a, b, c, form)(st);
     };
     for (const char* layout : {"RCR", "RRR"})
       for (const Size& s : {Size{17, 65, 129}, Size{33, 9, 1000}, Size{17, 125, 4100}}) {

@@ -3,8 +3,6 @@
 /// and --force, and the estimate of how long a run takes (a run estimated past ten minutes needs --force).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -138,25 +136,27 @@ inline Options parse_options(int argc, const char* const* argv, const CpuTopolog
   bool threads_given = false;  // so that an empty value ("--threads=") is rejected, not taken as the default
   bool sweep = false, no_pin = false, force = false;
   const std::size_t cpus = std::max<std::size_t>(1, topo.logical());
-  spec.extra = [&](CLI::App& app) {
-    app.add_option_function<std::string>(
-        "--threads", [&](const std::string& text) {
-          threads_text = text;
-          threads_given = true;
-        },
-        "workers of the threaded kernel, at most the logical CPUs (default: the logical CPUs this process may use, here " +
-            std::to_string(cpus) + ")")
-        ->type_name("INT");
-    app.add_flag("--thread-sweep", sweep,
-                 "also run the threaded kernel at 1, 2, 4, ..., the physical core count and --threads workers, as "
-                 "kernels threaded_<t>");
-    app.add_flag("--no-pin", no_pin,
-                 "let the operating system place the threads (default: pinned, one worker per physical core first); "
-                 "allows --threads up to " + std::to_string(max_threads));
-    app.add_flag("--force", force,
-                 "run even when the run is estimated to take more than " + duration_text(refuse_after_s) +
-                     " (without it such a run is refused, saying how long it would take)");
-  };
+  spec.extra_options = {
+      {"--threads", "INT",
+       "workers of the threaded kernel, at most the logical CPUs (default: the logical CPUs this process may use, here " +
+           std::to_string(cpus) + ")",
+       [&](const std::string& text) {
+         threads_text = text;
+         threads_given = true;
+       }}};
+  spec.extra_flags = {
+      {"--thread-sweep",
+       "also run the threaded kernel at 1, 2, 4, ..., the physical core count and --threads workers, as "
+       "kernels threaded_<t>",
+       &sweep},
+      {"--no-pin",
+       "let the operating system place the threads (default: pinned, one worker per physical core first); "
+       "allows --threads up to " + std::to_string(max_threads),
+       &no_pin},
+      {"--force",
+       "run even when the run is estimated to take more than " + duration_text(refuse_after_s) +
+           " (without it such a run is refused, saying how long it would take)",
+       &force}};
   Options o;
   o.cli = parse_cli(argc, argv, spec);
   o.pin = !no_pin;

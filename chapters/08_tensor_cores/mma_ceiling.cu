@@ -10,14 +10,13 @@
 // Run:   build/bin/ch08_mma_ceiling [--csv results.csv]
 #include <cuda_runtime.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
-#include <iostream>
 #include <string>
 #include <vector>
 
 #include "harness/arch_check.hpp"
 #include "harness/chapter_run.hpp"
+#include "harness/cli.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
@@ -117,36 +116,22 @@ void measure_atom(std::vector<mm::ResultRow>& rows, int iters, const mm::TimingO
 
 int main(int argc, char** argv) {
   const std::string program = mm::program_name(argc, argv, "ch08_mma_ceiling");
-  CLI::App app{"Chapter 08's ceiling: mma.sync (bf16 m16n8k16, tf32 m16n8k8) on registers only, by number of "
-               "independent accumulators and resident warps"};
-  std::string csv;
-  int iters = 4096, reps = 10;
-  app.add_option("--csv", csv, "write the rows to this CSV file (checked before the run)")->type_name("FILE");
-  app.add_option("--iters", iters, "mma.sync per accumulator per warp")->check(CLI::Range(1, 1 << 24));
-  app.add_option("--reps", reps, "timed runs")->check(CLI::Range(1, 1000));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      std::cout << app.help();
-      return 0;
-    }
-    std::cerr << program << ": error: " << e.what() << '\n';
-    return 2;
-  }
-  if (const std::string why = csv.empty() ? "" : mm::csv_unwritable(csv); !why.empty()) {
-    std::cerr << program << ": error: --csv: cannot write '" << csv << "': " << why << '\n';
-    return 2;
-  }
+  const mm::ProbeOptions o = mm::parse_probe_cli_or_exit(
+      argc, argv,
+      {.program = program,
+       .description = "Chapter 08's ceiling: mma.sync (bf16 m16n8k16, tf32 m16n8k8) on registers only, by number of "
+                      "independent accumulators and resident warps",
+       .iters_help = "mma.sync per accumulator per warp",
+       .default_iters = 4096});
   if (mm::skipped_on_this_gpu(program, mm::arch::sm80)) return 0;
 
-  const mm::TimingOptions topt{3, reps, false};  // registers only: nothing in the L2 to flush
+  const mm::TimingOptions topt{3, o.reps, false};  // registers only: nothing in the L2 to flush
   std::vector<mm::ResultRow> rows;
-  measure_atom<SM80_16x8x16_F32BF16BF16F32_TN>(rows, iters, topt);
-  measure_atom<SM80_16x8x8_F32TF32TF32F32_TN>(rows, iters, topt);
+  measure_atom<SM80_16x8x16_F32BF16BF16F32_TN>(rows, o.iters, topt);
+  measure_atom<SM80_16x8x8_F32TF32TF32F32_TN>(rows, o.iters, topt);
 
   std::printf("%-28s %6s %10s %10s\n", "kernel", "dtype", "ms", "TFLOP/s");
   for (const auto& r : rows) std::printf("%-28s %6s %10.3f %10.1f\n", r.kernel.c_str(), r.dtype.c_str(), r.median_ms, r.tflops);
-  if (!csv.empty()) mm::write_csv(csv, rows);
+  if (!o.csv.empty()) mm::write_csv(o.csv, rows);
   return 0;
 }

@@ -22,8 +22,8 @@
 //
 // and, before all of these, what none of them takes goes to any_shape.cuh's path: RRR, a K or N that
 // is not a multiple of 8, an operand not on a 16-byte boundary (staged copies, C stored by the
-// registers, B MN-major; split_k's, tile_shapes' and swap_ab's kernels); but at M <= 4 a B that path
-// would stage goes to ragged_decode.cuh's kernel (read in place by plain loads). Where that path stages
+// registers, B MN-major; split_k's, tile_shapes' and swap_ab's kernels); but at M <= 8 (RRR) or 16 (RCR)
+// a B that path would stage goes to ragged_decode.cuh's kernels (read in place by plain loads). Where that path stages
 // nothing and stores C by TMA (RRR with N and K multiples of 8), the three one-consumer rules hold
 // there too, B MN-major.
 //

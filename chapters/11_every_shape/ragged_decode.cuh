@@ -21,6 +21,10 @@
 // shared memory: deterministic, one launch, no workspace. Rows of A in blocks of MR = 1, 2, 4, 8 or
 // 16 (M rounded up; grid.y walks them past 16).
 //
+// What every_shape runs since (the forms below): RCR on mma.sync from M = 3 (the second form), RRR in
+// 16-byte chunks with K split across blocks (the third form, ragged_decode_rrr_chunks); the kernels
+// above serve RCR at M <= 2.
+//
 // Build: cmake --build build --target ch11_every_shape
 // Run:   build/bin/ch11_every_shape --kernel every_shape --layout RRR --sizes 1x11009x4096
 #pragma once
@@ -28,7 +32,9 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -331,6 +337,133 @@ __global__ void __launch_bounds__(32 * kRaggedWarpsRrr) ragged_decode_rrr_pairs(
   }
 }
 
+// ---- The third form (session z): RRR in 16-byte chunks, K split in slices ----
+//
+// The first two RRR forms kept 1×11009×4096 at 1.9 TB/s: 178-345 blocks (columns are the only
+// parallelism) and 2- or 4-byte loads, 3-5 instructions a value. Here a lane loads one aligned 16-byte
+// chunk of a row (a warp: 512 contiguous bytes, four 128-byte lines) and K is split in slices across
+// blocks; the last block of a column block to finish adds the slices' sums in slice order (as split_k's
+// fixup, deterministic). A row of B
+// starts 2N bytes after the one before, so rows 8 apart start the same number of bytes into a chunk:
+// warp w takes the slice's rows w, w + 8, ..., and in all of them its lane's chunk holds the same 8
+// columns of C. No shift, no shuffle of B; the warps' columns differ by up to 7, which the block's sum
+// through shared memory lines up.
+
+constexpr int kRaggedChunkWarps = 8;   ///< RRR chunks: warps of a block (one for each row of B mod 8)
+constexpr int kRaggedChunkCols = 248;  ///< RRR chunks: columns of C a block (31 chunks: a warp's 32 reach 7 values past)
+constexpr int kRaggedChunkRows = 8;    ///< RRR chunks: rows of B a warp loads before it uses the first
+constexpr int kRaggedChunkMaxRows = 4; ///< RRR chunks: most rows of A a block (grid.y walks the rest)
+
+namespace detail {
+/// The 16 bytes at `chunk` (16-byte aligned) as four words, in one streaming load where all of them lie in
+/// B's bytes [begin, end); a chunk that reaches past B (its first row's first, its last row's last) value by
+/// value, zeros outside B.
+__device__ inline uint4 load_chunk(std::uintptr_t chunk, std::uintptr_t begin, std::uintptr_t end) {
+  if (chunk >= begin && chunk + 16 <= end) return __ldcs(reinterpret_cast<const uint4*>(chunk));
+  unsigned h[8];
+  MM_UNROLL
+  for (int j = 0; j < 8; ++j) {
+    const std::uintptr_t at = chunk + 2 * j;
+    h[j] = at >= begin && at < end ? *reinterpret_cast<const unsigned short*>(at) : 0u;
+  }
+  return make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
+}
+}  // namespace detail
+
+/// RRR in 16-byte chunks: a block is kRaggedChunkCols columns of C × MR rows of A × one slice of K
+/// (`slice_rows` rows of B; blockIdx.z). Warp w reads the slice's rows w, w + 8, ..., kRaggedChunkRows of
+/// them a step. Where K is one slice the block stores C; otherwise `partials` (slices × M × N fp32,
+/// slice-major) takes its sums, and the last block of its column block to count itself in (`counters`,
+/// one a column block, zero before the launch and after it) adds the slices' sums in slice order into C.
+template <int MR>
+__global__ void __launch_bounds__(32 * kRaggedChunkWarps)
+    ragged_decode_rrr_chunks(RaggedDecodeArgs p, float* partials, int* counters, std::int64_t slice_rows) {
+  constexpr int kSpan = kRaggedChunkCols + 16;  // a warp's columns: 7 before the block's first, 9 after its last
+  __shared__ float sums[kRaggedChunkWarps][MR][kSpan];  // each warp's sums, (warp, row, 8 + column)
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::int64_t c0 = std::int64_t(blockIdx.x) * kRaggedChunkCols, m0 = std::int64_t(blockIdx.y) * MR;
+  const std::int64_t k_begin = std::int64_t(blockIdx.z) * slice_rows, k_end = std::min(p.k, k_begin + slice_rows);
+  const auto begin = reinterpret_cast<std::uintptr_t>(p.B), end = begin + 2 * std::uintptr_t(p.n * p.k);
+  const std::uintptr_t step = 16 * std::uintptr_t(p.n);  // bytes from a row of B to the one 8 rows on
+  // B[k][c0] lies `skew` values into its chunk in every row k of this warp: lane l's chunk is columns
+  // c0 - skew + 8l + j, j = 0..7, at `chunk` in row k0 (and `step` bytes on in each next row of the warp).
+  const std::uintptr_t first = begin + 2 * std::uintptr_t((k_begin + warp) * p.n + c0);
+  const int skew = int(first % 16 / 2);
+  std::uintptr_t chunk = first - first % 16 + 16 * lane;
+  float acc[MR][8] = {};
+  for (std::int64_t k0 = k_begin + warp; k0 < k_end; k0 += 8 * kRaggedChunkRows, chunk += kRaggedChunkRows * step) {
+    uint4 b[kRaggedChunkRows];  // rows k0, k0 + 8, ...: every load of the step issued before the first is used
+    if (k0 + 8 * (kRaggedChunkRows - 1) < k_end && chunk >= begin && chunk + (kRaggedChunkRows - 1) * step + 16 <= end) {
+      MM_UNROLL
+      for (int r = 0; r < kRaggedChunkRows; ++r) b[r] = __ldcs(reinterpret_cast<const uint4*>(chunk + r * step));
+    } else {  // the slice's last step, or B's first or last row
+      MM_UNROLL
+      for (int r = 0; r < kRaggedChunkRows; ++r)
+        b[r] = k0 + 8 * r < k_end ? detail::load_chunk(chunk + r * step, begin, end) : make_uint4(0, 0, 0, 0);
+    }
+    float a[MR];  // A[m0 + i][k0 + 8·lane] (lanes 0-7), shuffled to every lane below
+    MM_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      const std::int64_t k = k0 + 8 * lane;
+      a[i] = lane < kRaggedChunkRows && m0 + i < p.m && k < k_end ? __bfloat162float(p.A[(m0 + i) * p.k + k]) : 0.0f;
+    }
+    MM_UNROLL
+    for (int r = 0; r < kRaggedChunkRows; ++r) {
+      const float v[8] = {detail::bf16_lo(b[r].x), detail::bf16_hi(b[r].x), detail::bf16_lo(b[r].y), detail::bf16_hi(b[r].y),
+                          detail::bf16_lo(b[r].z), detail::bf16_hi(b[r].z), detail::bf16_lo(b[r].w), detail::bf16_hi(b[r].w)};
+      MM_UNROLL
+      for (int i = 0; i < MR; ++i) {
+        const float ar = __shfl_sync(0xffffffffu, a[i], r);
+        MM_UNROLL
+        for (int j = 0; j < 8; ++j) acc[i][j] += ar * v[j];
+      }
+    }
+  }
+  MM_UNROLL
+  for (int i = 0; i < MR; ++i)
+    MM_UNROLL
+    for (int j = 0; j < 8; ++j) sums[warp][i][8 + 8 * lane + j - skew] = acc[i][j];
+  __syncthreads();
+  for (int e = threadIdx.x; e < MR * kRaggedChunkCols; e += blockDim.x) {  // the warps' sums in warp order
+    const int i = e / kRaggedChunkCols, c = e % kRaggedChunkCols;
+    float sum = 0.0f;
+    MM_UNROLL
+    for (int w = 0; w < kRaggedChunkWarps; ++w) sum += sums[w][i][8 + c];
+    const std::int64_t m = m0 + i, n = c0 + c;
+    if (m >= p.m || n >= p.n) continue;
+    if (gridDim.z > 1) partials[(std::int64_t(blockIdx.z) * p.m + m) * p.n + n] = sum;
+    else p.C[m * p.n + n] = __float2bfloat16(sum);
+  }
+  if (gridDim.z == 1) return;
+  // The last of the column block's slices to finish adds them all, in slice order: the same sum
+  // whichever block that is. Each thread's stores are fenced before the block's barrier, and the
+  // counter's update after it (split_k's fixup, gemm/split_k_fixup.hpp, does the same).
+  __threadfence();
+  __syncthreads();
+  __shared__ bool last;
+  int* counter = counters + std::int64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1) == int(gridDim.z) - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int e = threadIdx.x; e < MR * kRaggedChunkCols; e += blockDim.x) {
+    const std::int64_t m = m0 + e / kRaggedChunkCols, n = c0 + e % kRaggedChunkCols;
+    if (m >= p.m || n >= p.n) continue;
+    float sum = __ldcg(partials + m * p.n + n);
+    for (std::int64_t s = 1; s < gridDim.z; ++s) sum += __ldcg(partials + (s * p.m + m) * p.n + n);
+    p.C[m * p.n + n] = __float2bfloat16(sum);
+  }
+  if (threadIdx.x == 0) *counter = 0;  // back at zero for the next launch
+}
+
+/// Slices of K for the chunk kernel: as many as fill the SMs' resident `slots` with `blocks` blocks a
+/// slice (one wave, never a second one for a few blocks), each at least one step of every warp (64 rows).
+inline int ragged_chunk_slices(std::int64_t blocks, std::int64_t k, std::int64_t slots) {
+  const std::int64_t fill = slots / std::max<std::int64_t>(blocks, 1);
+  const std::int64_t most = k / (8 * kRaggedChunkRows);
+  return int(std::clamp<std::int64_t>(std::min(fill, most), 1, 65535));
+}
+
 /// Rows of A a block takes: M rounded up to 1, 2, 4, 8 or 16 (16 past 16: grid.y walks the rest).
 inline int ragged_rows(std::int64_t m) {
   int mr = 1;
@@ -346,14 +479,13 @@ inline std::string ragged_decode_rejects(const GemmProblem& p) {
   return {};
 }
 
-/// Rows up to which every_shape sends a B that TMA cannot read here rather than staging it: where the
-/// fp32 FMAs (M per value of B) and, in RRR, the shuffles of A (M per row of B) still hide under the
-/// stream of B. Measured in one process beside the staged path (appendix step any_shape_staged; the
-/// page's step 7): at M = 8 and 16 the kernel lost or drew in both orders (RCR 16×4096×4100 38.6 µs
-/// against 38.4, 8×4096×4100 43.4 against 39.2; RRR 8×11009×4096 89.0 against 86.6), at M <= 4 it won
-/// by 30% or more (RRR 4×11009×4096 60.9 against 86.7 µs, RCR 4×4096×4100 21.0 against 38.5).
-/// Since the RRR kernel reads B in 4-byte words (session t) this bound is RRR's; RCR's is kRaggedMmaMaxM.
-constexpr std::int64_t kRaggedDecodeMaxM = 4;
+/// Rows up to which every_shape sends an RRR B that TMA cannot read here rather than staging it: where
+/// the fp32 FMAs (M per value of B) and the shuffles of A still hide under the stream of B. Measured in
+/// one process beside the staged path (the page's step 7): the first two forms won by 30% or more at
+/// M <= 4 and lost or drew at M = 8 (8×11009×4096 89.0 µs against 86.6); the third form (16-byte
+/// chunks, session z, two rounds) wins at M = 8 (59.5-59.8 µs against 85.7-86.2) and loses at M = 16
+/// (99.9-100.1 against 86.2-86.4: B read twice, by blocks of 4 rows). RCR's bound is kRaggedMmaMaxM.
+constexpr std::int64_t kRaggedDecodeMaxM = 8;
 /// Rows up to which every_shape sends an RCR B that TMA cannot read here (the mma.sync kernel from
 /// M = 3, kRaggedMmaMinM): at M = 8-16 it took half the staged path's time or less (the page's step 7).
 constexpr std::int64_t kRaggedMmaMaxM = 16;
@@ -415,24 +547,74 @@ inline int ragged_mma_warps(std::int64_t blocks, std::int64_t k, int sms) {
 /// by 2-4× (16×4096×4100 19.6 against 39.1); M = 3 runs the SIMT kernel of M = 4 (rows rounded up).
 constexpr std::int64_t kRaggedMmaMinM = 3;
 
-/// True when RRR's `p` goes to the 4-byte-word kernel: M = 1 and its 62-column blocks make at least 3
-/// an SM. Measured in one process against the SIMT kernel's 32-column blocks (session t, call 2, two
-/// rounds): 1×28673×8192 (463 blocks on 132 SMs) 178 µs against 201; level at 1×20001×4096 (323
-/// blocks, 76.5 against 76.2); behind at 1×16385×4096 (265 blocks, 69.5 against 62.2), 1×11009×4096
-/// (178) and 1×4097×4096 (67 blocks, 32.8 against 20.9: too few warps stream B), and at M = 4
-/// (4×28673×8192 277 against 258: A's shuffles).
-inline bool ragged_pairs_take(const GemmProblem& p, int sms) {
-  return p.b == Order::row && p.m == 1 && launch::ceil_div(p.n, kRaggedPairCols) >= 3 * std::int64_t(sms);
+/// Which of the step's kernels runs: the rules' choice, the first form's SIMT kernels, the second
+/// form's (mma.sync in RCR, 4-byte words in RRR) or the third's (RRR in 16-byte chunks, K split; RCR as
+/// the second) at any shape (the tests force each).
+enum class RaggedForm { chosen, simt, second, third };
+
+/// True when `p` goes to the third form (16-byte chunks, K split): every RRR shape the step takes.
+/// Measured in one process against the first two forms (session z, two rounds;
+/// ch11_every_shape_ragged_chunks_appendix.csv): faster at every RRR shape from M = 1 to 16 (1×11009×4096
+/// 31.3 µs against 48.1 and 49.2-49.6, 1×28673×8192 122.6-123.2 against 178.2-178.5) but one, 1×4097×4096
+/// (21.3-21.4 µs against the first form's 20.9-21.0), which its slices added in the kernel since took to
+/// 15.8-16.0 µs (ch11_every_shape_ragged_fixup_new_appendix.csv).
+inline bool ragged_chunks_take(const GemmProblem& p) { return p.b == Order::row; }
+
+/// The third form (ragged_decode_rrr_chunks) for an RRR `p`: any M, N, K >= 1 (M / 4 blocks of rows
+/// within grid.y's 65535). K's slices fill the SMs' resident blocks once; where there are more than one,
+/// their workspace (slices × M × N fp32, then a counter a column block, zeroed here) is allocated here,
+/// once per problem, and freed with the returned launch. One launch at a time uses it.
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_ragged_decode_chunks(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
+  const int mr = std::min(ragged_rows(p.m), kRaggedChunkMaxRows);
+  const std::int64_t row_blocks = launch::ceil_div(p.m, mr), col_blocks = launch::ceil_div(p.n, kRaggedChunkCols);
+  if (row_blocks > 65535) throw std::invalid_argument("ragged_decode: takes M up to 4·65535 in 16-byte chunks");
+  auto with_rows = [mr](auto f) {  // MR as a compile-time constant
+    if (mr == 1) return f(std::integral_constant<int, 1>{});
+    if (mr == 2) return f(std::integral_constant<int, 2>{});
+    return f(std::integral_constant<int, 4>{});
+  };
+  const int per_sm = with_rows([](auto rows) {
+    int blocks = 0;
+    if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, ragged_decode_rrr_chunks<decltype(rows)::value>,
+                                                                      32 * kRaggedChunkWarps, 0);
+        e != cudaSuccess)
+      throw std::runtime_error(std::string("ragged_decode: cudaOccupancyMaxActiveBlocksPerMultiprocessor: ") + cudaGetErrorString(e));
+    return blocks;
+  });
+  const int sms = device_sm_count();
+  const int wanted = ragged_chunk_slices(col_blocks * row_blocks, p.k, std::int64_t(per_sm) * sms);
+  const std::int64_t slice_rows = launch::ceil_div(p.k, wanted);
+  const int slices = int(launch::ceil_div(p.k, slice_rows));  // none empty
+  std::shared_ptr<float> workspace;
+  int* counters = nullptr;
+  if (slices > 1) {
+    float* w = nullptr;
+    const std::size_t sums = std::size_t(slices) * std::size_t(p.m) * std::size_t(p.n);
+    const std::size_t count_bytes = std::size_t(col_blocks * row_blocks) * sizeof(int);
+    if (cudaError_t e = cudaMalloc(&w, sums * sizeof(float) + count_bytes); e != cudaSuccess)
+      throw std::runtime_error(std::string("ragged_decode: cannot allocate the workspace: ") + cudaGetErrorString(e));
+    workspace.reset(w, [](float* q) { cudaFree(q); });
+    counters = reinterpret_cast<int*>(w + sums);
+    if (cudaError_t e = cudaMemset(counters, 0, count_bytes); e != cudaSuccess)
+      throw std::runtime_error(std::string("ragged_decode: cannot zero the counters: ") + cudaGetErrorString(e));
+  }
+  const RaggedDecodeArgs args{A, B, C, p.m, p.n, p.k};
+  const dim3 grid{unsigned(col_blocks), unsigned(row_blocks), unsigned(slices)};
+  auto run = [=](cudaStream_t stream) {
+    with_rows([&](auto rows) {
+      ragged_decode_rrr_chunks<decltype(rows)::value>
+          <<<grid, 32 * kRaggedChunkWarps, 0, stream>>>(args, workspace.get(), counters, slice_rows);
+    });
+  };
+  return PreparedGemm(run, "ragged_decode RRR, 16-byte chunks, K in " + std::to_string(slices) + " slices");
 }
 
-/// Which of the step's kernels runs: the rules' choice, the first form's SIMT kernels, or the second
-/// form's (mma.sync in RCR, 4-byte words in RRR) at any shape (the tests force each).
-enum class RaggedForm { chosen, simt, second };
-
 /// The step's kernel `form` for `p` (RCR or RRR, any M, N, K >= 1 with M / 16 blocks of rows
-/// within grid.y's 65535), nothing allocated: RCR on mma.sync (ragged_decode_mma_rcr) from M = 3, RRR
-/// in 4-byte words (ragged_decode_rrr_pairs) where ragged_pairs_take says so, the SIMT kernels
-/// (prepare_ragged_decode_simt) otherwise. Throws std::invalid_argument for what it refuses.
+/// within grid.y's 65535): RRR in 16-byte chunks (prepare_ragged_decode_chunks, its workspace allocated
+/// there), RCR on mma.sync (ragged_decode_mma_rcr) from M = 3 and the SIMT kernel below; the other forms
+/// where `form` asks (RRR's second: 4-byte words, ragged_decode_rrr_pairs). Throws std::invalid_argument
+/// for what it refuses.
 template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
 PreparedGemm prepare_ragged_decode_form(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, RaggedForm form) {
   if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("ragged_decode: " + why);
@@ -440,8 +622,9 @@ PreparedGemm prepare_ragged_decode_form(const GemmProblem& p, const bf16* A, con
   const RaggedDecodeArgs args{A, B, C, p.m, p.n, p.k};
   const int sms = device_sm_count();
   const bool rrr = p.b == Order::row;
-  const bool simt_chosen = rrr ? !ragged_pairs_take(p, sms) : p.m < kRaggedMmaMinM;
-  if (form == RaggedForm::simt || (form == RaggedForm::chosen && simt_chosen)) {
+  if (rrr && (form == RaggedForm::third || (form == RaggedForm::chosen && ragged_chunks_take(p))))
+    return prepare_ragged_decode_chunks(p, A, B, C);
+  if (form == RaggedForm::simt || (form == RaggedForm::chosen && p.m < kRaggedMmaMinM)) {
     PreparedGemm simt = prepare_ragged_decode_simt(p, A, B, C);
     simt.path = "ragged_decode" + simt.path.substr(std::string("ragged_decode_simt").size());
     return simt;
@@ -483,6 +666,12 @@ PreparedGemm prepare_ragged_decode_form(const GemmProblem& p, const bf16* A, con
   };
   return PreparedGemm(run, "ragged_decode RCR, mma.sync, loads of " + std::to_string(2 * v) + " bytes, " +
                                std::to_string(warps) + " warps");
+}
+
+/// The second form forced (the appendix step ragged_decode_second): RRR in 4-byte words, RCR on mma.sync.
+template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
+PreparedGemm prepare_ragged_decode_second(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C) {
+  return prepare_ragged_decode_form(p, A, B, C, RaggedForm::second);
 }
 
 /// The step as the chapter's list takes it: the rules' choice.

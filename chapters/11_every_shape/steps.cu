@@ -164,12 +164,14 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("swap_ab_x1", on_grid(forced_swap_slices(1), max_blocks), swap_ab_rejects),
       step("swap_ab_x2", on_grid(forced_swap_slices(2), max_blocks), swap_ab_rejects),
       step("swap_ab_x3", on_grid(forced_swap_slices(3), max_blocks), swap_ab_rejects),
-      // any_shape.cuh's staged path at any M (every_shape reads B in place at M <= 4: ragged_decode)
+      // any_shape.cuh's staged path at any M (every_shape reads B in place at M <= 8 in RRR, 16 in RCR: ragged_decode)
       step("any_shape_staged", on_grid([](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, int blocks) {
              return prepare_any_shape(p, a, b, c, blocks);
            }, max_blocks), any_shape_rejects),
       // ragged_decode's first form (session s): SIMT kernels, fp32 FMAs in both orders, 2-byte loads in RRR
       step("ragged_decode_simt", prepare_ragged_decode_simt<>, ragged_decode_rejects),
+      // ragged_decode's second form (session t): RRR in 4-byte words (at every shape), RCR on mma.sync
+      step("ragged_decode_second", prepare_ragged_decode_second<>, ragged_decode_rejects),
       // narrow_tiles.cuh: 64-row tiles whose N is cut to one round of the SMs (decode unswapped, small problems)
       step("narrow_tiles", on_grid(prepare_narrow_tiles<>, max_blocks), narrow_tiles_rejects),
       // split_k.cuh's first form: the slices added by a second kernel (split_k_second_kernel.cuh)
@@ -179,5 +181,9 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
 }
 
 GemmKernel<bf16, bf16> best() { return kernel_named(steps(), "every_shape", "ch11_every_shape"); }
+
+PreparedGemm ragged_decode_form(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, RaggedForm form) {
+  return prepare_ragged_decode_form(p, A, B, C, form);
+}
 
 }  // namespace mm::ch11

@@ -21,4 +21,11 @@ std::vector<GemmKernel<__nv_bfloat16, __nv_bfloat16>> steps_on_grid(int max_bloc
 /// The chapter's best: every_shape, named "ch11_every_shape".
 GemmKernel<__nv_bfloat16, __nv_bfloat16> best();
 
+enum class RaggedForm;  // ragged_decode.cuh
+
+/// ragged_decode's kernels in the given form at any shape (ragged_decode.cuh's prepare_ragged_decode_form),
+/// compiled here once for the tests that force each form.
+PreparedGemm ragged_decode_form(const GemmProblem& p, const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C,
+                                RaggedForm form);
+
 }  // namespace mm::ch11

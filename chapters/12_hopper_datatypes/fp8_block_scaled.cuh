@@ -314,6 +314,7 @@ struct CollectiveMmaBlockScaled
   static constexpr int kTurnBarrier = 5;
   static_assert(Turns == WarpgroupTurns::none || Cfg::kConsumers == 2, "turns between two consumer warpgroups");
 
+#if defined(__CUDACC__)  // a C++ compiler (test_ch12.cu's) sees the collective's types and rules, not its device code
   template <class Pipe, class Accumulators>
   MM_HD static void mma(const typename Self::Params& params, Pipe& pipeline, typename Base::State& read, typename Base::State&,
                         typename Self::TensorStorage& storage, Accumulators& accum, int cw, const WorkUnit& work) {
@@ -423,6 +424,7 @@ struct CollectiveMmaBlockScaled
     if constexpr (Turns == WarpgroupTurns::per_half)
       if (cw == 1) named_barrier_sync(kTurnBarrier + 1, 2 * 128);
   }
+#endif
 };
 
 /// The kernel: the block-scaled main loop (fp8_block_scaled's unless told), fp8_per_tensor's epilogue

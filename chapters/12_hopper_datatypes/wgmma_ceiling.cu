@@ -15,14 +15,13 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
-#include <iostream>
 #include <string>
 #include <vector>
 
 #include "harness/arch_check.hpp"
 #include "harness/chapter_run.hpp"
+#include "harness/cli.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
@@ -124,37 +123,23 @@ void measure_type(std::vector<mm::ResultRow>& rows, int iters, const mm::TimingO
 
 int main(int argc, char** argv) {
   const std::string program = mm::program_name(argc, argv, "ch12_wgmma_ceiling");
-  CLI::App app{"Chapter 12's ceilings: wgmma 64x256 (bf16 k16, tf32 k8, e4m3 k32) on shared-memory tiles only, "
-               "two warpgroups per SM"};
-  std::string csv;
-  int iters = 20000, reps = 10;
-  app.add_option("--csv", csv, "write the rows to this CSV file (checked before the run)")->type_name("FILE");
-  app.add_option("--iters", iters, "groups of four wgmma per warpgroup")->check(CLI::Range(1, 1 << 24));
-  app.add_option("--reps", reps, "timed runs")->check(CLI::Range(1, 1000));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      std::cout << app.help();
-      return 0;
-    }
-    std::cerr << program << ": error: " << e.what() << '\n';
-    return 2;
-  }
-  if (const std::string why = csv.empty() ? "" : mm::csv_unwritable(csv); !why.empty()) {
-    std::cerr << program << ": error: --csv: cannot write '" << csv << "': " << why << '\n';
-    return 2;
-  }
+  const mm::ProbeOptions o = mm::parse_probe_cli_or_exit(
+      argc, argv,
+      {.program = program,
+       .description = "Chapter 12's ceilings: wgmma 64x256 (bf16 k16, tf32 k8, e4m3 k32) on shared-memory tiles only, "
+                      "two warpgroups per SM",
+       .iters_help = "groups of four wgmma per warpgroup",
+       .default_iters = 20000});
   if (mm::skipped_on_this_gpu(program, mm::arch::sm90a)) return 0;
 
-  const mm::TimingOptions topt{3, reps, false};  // shared memory only: nothing in the L2 to flush
+  const mm::TimingOptions topt{3, o.reps, false};  // shared memory only: nothing in the L2 to flush
   std::vector<mm::ResultRow> rows;
-  measure_type<bf16>(rows, iters, topt);
-  measure_type<float>(rows, iters, topt);
-  measure_type<e4m3>(rows, iters, topt);
+  measure_type<bf16>(rows, o.iters, topt);
+  measure_type<float>(rows, o.iters, topt);
+  measure_type<e4m3>(rows, o.iters, topt);
 
   std::printf("%-28s %6s %10s %10s\n", "kernel", "dtype", "ms", "TFLOP/s");
   for (const auto& r : rows) std::printf("%-28s %6s %10.3f %10.1f\n", r.kernel.c_str(), r.dtype.c_str(), r.median_ms, r.tflops);
-  if (!csv.empty()) mm::write_csv(csv, rows);
+  if (!o.csv.empty()) mm::write_csv(o.csv, rows);
   return 0;
 }

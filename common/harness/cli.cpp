@@ -39,6 +39,17 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// The *_or_exit functions' end: --help's text on stdout, or the error line after the program's name on stderr,
+// then exit with the error's code (0 or 2).
+[[noreturn]] void print_and_exit(const CliError& e, const std::string& program) {
+  if (e.exit_code == 0) {
+    std::cout << e.what();
+  } else {
+    std::cerr << program << ": " << e.what() << '\n';
+  }
+  std::exit(e.exit_code);
+}
+
 }  // namespace
 
 std::int64_t parse_int(const std::string& text, const std::string& flag, std::int64_t min) {
@@ -97,7 +108,8 @@ CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec) {
   app.add_option("--csv", o.csv, "write the results to this CSV file (checked before the run)")->type_name("FILE");
   app.add_flag("--no-check", [&o](std::int64_t) { o.check = false; }, "skip the comparison with the fp64 reference");
   app.add_option("--seed", seed, "seed of the random inputs (default 42)")->type_name("INT");
-  if (spec.extra) spec.extra(app);
+  for (const CliExtraOption& x : spec.extra_options) app.add_option_function<std::string>(x.name, x.set, x.help)->type_name(x.type_name);
+  for (const CliExtraFlag& f : spec.extra_flags) app.add_flag(f.name, *f.value, f.help);
 
   try {
     app.parse(argc, argv);
@@ -165,12 +177,34 @@ CliOptions parse_cli_or_exit(int argc, const char* const* argv, const CliSpec& s
   try {
     return parse_cli(argc, argv, spec);
   } catch (const CliError& e) {
-    if (e.exit_code == 0) {
-      std::cout << e.what();
-    } else {
-      std::cerr << spec.program << ": " << e.what() << '\n';
-    }
-    std::exit(e.exit_code);
+    print_and_exit(e, spec.program);
+  }
+}
+
+ProbeOptions parse_probe_cli(int argc, const char* const* argv, const ProbeSpec& spec) {
+  // No name: CLI11 takes argv[0] for --help's usage line.
+  CLI::App app{spec.description};
+  ProbeOptions o;
+  o.iters = spec.default_iters;
+  app.add_option("--csv", o.csv, "write the rows to this CSV file (checked before the run)")->type_name("FILE");
+  app.add_option("--iters", o.iters, spec.iters_help)->check(CLI::Range(1, 1 << 24));
+  app.add_option("--reps", o.reps, "timed runs")->check(CLI::Range(1, 1000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) throw CliError(app.help(), 0);
+    throw CliError("error: " + std::string(e.what()), 2);
+  }
+  if (!o.csv.empty())
+    if (const std::string why = csv_unwritable(o.csv); !why.empty()) reject("--csv", "cannot write '" + o.csv + "': " + why);
+  return o;
+}
+
+ProbeOptions parse_probe_cli_or_exit(int argc, const char* const* argv, const ProbeSpec& spec) {
+  try {
+    return parse_probe_cli(argc, argv, spec);
+  } catch (const CliError& e) {
+    print_and_exit(e, spec.program);
   }
 }
 

@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-namespace CLI { class App; }
-
 namespace mm {
 
 /// @brief One problem size. For GEMM chapters M×N×K; copy chapters use M×N and leave k = 1.
@@ -19,6 +17,21 @@ struct ProblemSize {
   std::int64_t k = 1;  ///< columns of A, rows of B (1 for copies)
   /// @brief Two sizes are equal when M, N and K are.
   friend bool operator==(const ProblemSize&, const ProblemSize&) = default;
+};
+
+/// @brief A chapter's own option that takes a value (CliSpec::extra_options), e.g. chapter 01's --threads.
+struct CliExtraOption {
+  std::string name;       ///< "--threads"
+  std::string type_name;  ///< what --help shows after the name ("INT")
+  std::string help;       ///< one line for --help
+  std::function<void(const std::string&)> set;  ///< called with the value as written, once the command line parses
+};
+
+/// @brief A chapter's own flag (CliSpec::extra_flags), e.g. chapter 01's --force.
+struct CliExtraFlag {
+  std::string name;      ///< "--force"
+  std::string help;      ///< one line for --help
+  bool* value = nullptr; ///< set true when the flag is given ("--force=false" sets it false)
 };
 
 /// @brief What a chapter binary accepts and its defaults.
@@ -35,7 +48,10 @@ struct CliSpec {
   /// and every kernel `int` extents. Not a limit on elements per matrix: each kernel applies its own
   /// (mm::launch, "the 32-bit rule").
   std::int64_t max_extent = (std::int64_t(1) << 31) - 1;
-  std::function<void(CLI::App&)> extra; ///< chapter-specific options, added before parsing
+  /// @brief Chapter-specific options and flags, shown in --help after the shared ones (options first). Declared
+  /// as data, so that a chapter's file needs no CLI11 include for them (each such file compiles ~10 s longer).
+  std::vector<CliExtraOption> extra_options;
+  std::vector<CliExtraFlag> extra_flags;  ///< see extra_options
 };
 
 /// @brief The parsed command line.
@@ -66,6 +82,29 @@ CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec);
 
 /// @brief parse_cli, printing the message and exiting (2 on bad input, 0 after --help).
 CliOptions parse_cli_or_exit(int argc, const char* const* argv, const CliSpec& spec);
+
+/// @brief What a ceiling probe (ch08_mma_ceiling, ch12_wgmma_ceiling) accepts: --csv, --iters and --reps only.
+/// A probe measures one instruction on one set of shapes, so it takes none of CliSpec's sizes, kernels or layouts.
+struct ProbeSpec {
+  std::string program;       ///< binary name, the prefix of its error lines
+  std::string description;   ///< the first lines of --help
+  std::string iters_help;    ///< what one --iters counts, for --help ("mma.sync per accumulator per warp")
+  int default_iters = 4096;  ///< iterations unless --iters says otherwise
+};
+
+/// @brief A probe's parsed command line.
+struct ProbeOptions {
+  std::string csv;   ///< empty: no CSV; else a path parse_probe_cli found writable (csv_unwritable)
+  int iters = 4096;  ///< iterations of the probe's loop, 1 to 2^24
+  int reps = 10;     ///< timed runs, 1 to 1000
+};
+
+/// @brief Parses a probe's argv; throws CliError as parse_cli does: exit code 2 and one line on bad input (an
+/// unknown flag, --iters or --reps out of range, a --csv path that cannot be written), 0 for --help.
+ProbeOptions parse_probe_cli(int argc, const char* const* argv, const ProbeSpec& spec);
+
+/// @brief parse_probe_cli, printing the message and exiting (2 on bad input, 0 after --help).
+ProbeOptions parse_probe_cli_or_exit(int argc, const char* const* argv, const ProbeSpec& spec);
 
 /// @brief Parses a size list such as "1024", "512,1024", "1000x1x1000" (M×N×K; M×N when !has_k). Throws CliError naming `flag`.
 std::vector<ProblemSize> parse_sizes(const std::string& text, bool has_k, const std::string& flag);

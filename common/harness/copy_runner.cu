@@ -62,7 +62,6 @@ int run_copy_chapter(int argc, const char* const* argv, const CopyChapter& ch, c
   spec.default_reps = ch.default_reps;
   spec.default_warmup = ch.default_warmup;
   spec.has_k = false;
-  spec.extra = ch.extra;
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
 
   if (skipped_on_this_gpu(spec.program, arch::any)) return 0;

@@ -40,7 +40,6 @@ struct CopyChapter {
   std::vector<ProblemSize> default_sizes;  ///< M×N (k unused)
   int default_reps = 50;                   ///< timed runs unless --reps says otherwise
   int default_warmup = 5;                  ///< warm-up runs unless --warmup says otherwise
-  std::function<void(CLI::App&)> extra;    ///< chapter-specific flags
 };
 
 /// @brief The verdict on one copy: exact equality is expected (nothing is computed).

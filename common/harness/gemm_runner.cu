@@ -252,7 +252,6 @@ int detail::run_gemm_groups(int argc, const char* const* argv, const GemmChapter
   spec.layouts = ch.layouts;
   spec.default_reps = ch.default_reps;
   spec.default_warmup = ch.default_warmup;
-  spec.extra = ch.extra;
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
 
   if (skipped_on_this_gpu(spec.program, ch.needs)) return 0;

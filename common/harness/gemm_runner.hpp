@@ -105,7 +105,6 @@ struct GemmChapter {
   /// @brief How cuBLAS multiplies (fp32 SGEMM, tf32, bf16) for the single-group run_gemm_chapter;
   /// the several-group form ignores it, as each GemmKernelGroup names its own baseline.
   DType baseline = DType::f32;
-  std::function<void(CLI::App&)> extra;     ///< chapter-specific flags
   arch::Requirement needs = arch::any;      ///< what every kernel of the chapter needs: without it the chapter is skipped
 };
 

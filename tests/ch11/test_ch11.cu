@@ -901,7 +901,7 @@ TEST(ch11_AnyShape, TheRulesEachPathFollows) {
   EXPECT_TRUE(!n_rcr.plan.stage_a && !n_rcr.plan.stage_b && n_rcr.plan.c_strided);
   EXPECT_TRUE(!n_rrr.plan.stage_a && n_rrr.plan.stage_b && n_rrr.plan.c_strided);
   // M <= 64 off the TMA kernels: swap_ab's tile, its own K slices (a staged B at M <= 16 in RCR and
-  // M <= 4 in RRR: ragged_decode, below).
+  // M <= 8 in RRR: ragged_decode, below).
   const ch11::Choice decode = plan({17, 4096, 4095}, "RCR");
   EXPECT_TRUE(decode.any_shape && decode.plan.stage_a && decode.plan.stage_b);
   EXPECT_EQ(decode.kernel, ch11::Choice::swap_ab);
@@ -956,8 +956,8 @@ TEST(ch11_AnyShape, CopyRowsAtEveryOffset) {
 
 TEST(ch11_RaggedDecode, EveryShapeTakesItWhereBWouldBeStaged) {
   // CPU: decode with B's rows off 16 bytes (N % 8 in RRR, K % 8 in RCR, or B's address): ragged_decode
-  // at M <= 16 in RCR (mma.sync) and M <= 4 in RRR; past those, or where TMA reads B, the staged or
-  // plain paths as before.
+  // at M <= 16 in RCR (mma.sync) and M <= 8 in RRR (16-byte chunks); past those, or where TMA reads B,
+  // the staged or plain paths as before.
   const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
   auto choose = [](const Size& s, const char* layout, const void* b = ch11::kAligned) {
     return ch11::choose(problem(s, layout), 132, ch11::kAligned, b, ch11::kAligned);
@@ -974,13 +974,14 @@ TEST(ch11_RaggedDecode, EveryShapeTakesItWhereBWouldBeStaged) {
   EXPECT_EQ(choose({1, 11008, 4096}, "RRR").kernel, ch11::Choice::swap_ab);
   const ch11::Choice a_only = choose({1, 4096, 4100}, "RRR");
   EXPECT_TRUE(a_only.kernel == ch11::Choice::swap_ab && a_only.plan.stage_a && !a_only.plan.stage_b);
-  // RCR M = 5 to 16: the mma.sync kernel; RRR M = 5 to 16 (the FMAs and shuffles of A no longer hide
-  // under B's stream) and M = 17 in both orders: swap_ab on staged rows.
+  // RCR M = 5 to 16: the mma.sync kernel; RRR M = 5 to 8: the chunks; RRR M = 9 to 16 (B read once per 4
+  // rows of A) and M = 17 in both orders: swap_ab on staged rows.
   for (std::int64_t m : {5, 8, 9, 16, 17}) {
     const ch11::Choice rcr = choose({m, 4096, 4100}, "RCR"), rrr = choose({m, 11009, 4096}, "RRR");
     if (m <= 16) EXPECT_EQ(rcr.kernel, ch11::Choice::ragged_decode) << m;
     else EXPECT_TRUE(rcr.kernel == ch11::Choice::swap_ab && rcr.any_shape && rcr.plan.stage_b) << m;
-    EXPECT_TRUE(rrr.kernel == ch11::Choice::swap_ab && rrr.any_shape && rrr.plan.stage_b) << m;
+    if (m <= 8) EXPECT_EQ(rrr.kernel, ch11::Choice::ragged_decode) << m;
+    else EXPECT_TRUE(rrr.kernel == ch11::Choice::swap_ab && rrr.any_shape && rrr.plan.stage_b) << m;
   }
   EXPECT_EQ(choose({16, 4096, 4096}, "RCR", off).kernel, ch11::Choice::ragged_decode);
   EXPECT_EQ(choose({17, 4096, 4096}, "RCR", off).kernel, ch11::Choice::swap_ab);
@@ -1002,26 +1003,30 @@ TEST(ch11_RaggedDecode, EveryShapeTakesItWhereBWouldBeStaged) {
   EXPECT_EQ(ch11::ragged_mma_warps(4008, 4096, 132), 4);  // N = 128256
   EXPECT_EQ(ch11::ragged_mma_warps(128, 130, 132), 3);
   EXPECT_EQ(ch11::ragged_mma_warps(1, 1, 132), 1);
-  // RRR in 4-byte words at M = 1 where its 62-column blocks make 3 an SM or more; the SIMT kernel otherwise.
-  EXPECT_TRUE(ch11::ragged_pairs_take(problem({1, 28673, 8192}, "RRR"), 132));
-  EXPECT_TRUE(ch11::ragged_pairs_take(problem({1, 24491, 4096}, "RRR"), 132));   // 396 blocks
-  EXPECT_FALSE(ch11::ragged_pairs_take(problem({1, 24490, 4096}, "RRR"), 132));  // 395 blocks
-  EXPECT_FALSE(ch11::ragged_pairs_take(problem({2, 28673, 8192}, "RRR"), 132));
-  EXPECT_FALSE(ch11::ragged_pairs_take(problem({1, 11009, 4096}, "RRR"), 132));
-  EXPECT_FALSE(ch11::ragged_pairs_take(problem({1, 28673, 8192}, "RCR"), 132));
+  // RRR's third form (16-byte chunks): K's slices fill the resident blocks once, 64 rows of B at least each.
+  EXPECT_TRUE(ch11::ragged_chunks_take(problem({1, 11009, 4096}, "RRR")));
+  EXPECT_FALSE(ch11::ragged_chunks_take(problem({1, 11009, 4096}, "RCR")));
+  EXPECT_EQ(ch11::ragged_chunk_slices(45, 4096, 4 * 132), 11);   // 1×11009×4096: 45 blocks of 248 columns, 4 an SM
+  EXPECT_EQ(ch11::ragged_chunk_slices(116, 8192, 4 * 132), 4);   // 1×28673×8192
+  EXPECT_EQ(ch11::ragged_chunk_slices(17, 4096, 4 * 132), 31);   // 1×4097×4096
+  EXPECT_EQ(ch11::ragged_chunk_slices(17, 640, 4 * 132), 10);    // K = 640: 64 rows a slice at least
+  EXPECT_EQ(ch11::ragged_chunk_slices(1, 63, 4 * 132), 1);
+  EXPECT_EQ(ch11::ragged_chunk_slices(600, 4096, 4 * 132), 1);   // more blocks than slots: K whole
 }
 
 // M from 1 to 16 crossed sparsely with N and K from {1, 7, 9, 63, 65, 127, 129, 4097} and their
-// neighbours: a block's 62 columns (RRR, 4-byte words), 32 (RCR mma) or 4 (the SIMT RCR) and its warps'
-// K steps (32 rows of B; 64 values) cut short, K much larger than M×N (warps with nothing left to
-// add), K % 4 = 0, 2 and odd (RCR's loads of 8, 4 and 2 bytes), N odd and even (RRR's rows starting
-// on 4 bytes or 2 bytes into a word, or alternating), and the decode shapes of the suite, shrunk.
+// neighbours: a block's 248 columns (RRR, 16-byte chunks), 62 (RRR, 4-byte words), 32 (RCR mma) or 4 (the
+// SIMT RCR) and its warps' K steps (8 rows of B 8 apart; 32 rows; 64 values) and K's slices cut short, K
+// much larger than M×N (warps with nothing left to add), K % 4 = 0, 2 and odd (RCR's loads of 8, 4 and 2
+// bytes), N odd and even (RRR's rows starting at every even byte of a 16-byte chunk, or on 4 bytes or 2
+// bytes into a word), and the decode shapes of the suite, shrunk.
 const std::vector<Size> kRaggedSizes = {
     {1, 1, 1},     {2, 7, 9},      {7, 9, 63},      {8, 63, 65},    {9, 65, 127},   {15, 127, 129},
     {16, 129, 7},  {1, 4097, 9},   {2, 9, 4097},    {16, 1, 20011}, {7, 3, 70001},  {1, 1001, 4095},
     {16, 4097, 1031}, {1, 11009, 64}, {16, 1000, 4100}, {9, 129, 1}, {4, 65, 129}, {3, 4097, 63},
     {5, 62, 4098},   {6, 63, 130},   {10, 124, 4100}, {11, 125, 70002}, {12, 2, 66},  {13, 33, 4094},
     {14, 1025, 516}, {5, 4100, 2},   {3, 126, 3},     {2, 61, 70001}, {12, 1000, 1000}, {1, 11008, 4098},
+    {1, 249, 4097},  {4, 497, 1031},  {2, 248, 640},   {3, 1, 4099},
 };
 
 using RaggedParam = std::tuple<Size, std::string>;
@@ -1031,10 +1036,10 @@ TEST_P(RaggedDecode, MatchesFp64) {
   const auto& [size, layout] = GetParam();
   const GemmProblem p = problem(size, layout);
   expect_matches_fp64(mm::test::step_named(kSteps, "ragged_decode"), p, 23);
-  // each form at every size, whatever the rules choose (RCR: mma.sync or SIMT; RRR: 4-byte words or 2-byte loads)
-  for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second}) {
+  // each form at every size, whatever the rules choose (RCR: mma.sync or SIMT; RRR: 16-byte chunks, 4-byte words or 2-byte loads)
+  for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second, ch11::RaggedForm::third}) {
     const mm::GemmLaunch<bf16, bf16> forced = [form](const GemmProblem& q, const bf16* a, const bf16* b, bf16* c, cudaStream_t st) {
-      ch11::prepare_ragged_decode_form(q, a, b, c, form)(st);
+      ch11::ragged_decode_form(q, a, b, c, form)(st);
     };
     const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(p, forced, mm::DType::bf16, 23);
     EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(size) << " form " << int(form) << ": " << r.summary;
@@ -1060,18 +1065,18 @@ TEST(ch11_RaggedDecode, AnyAddressAnyLoadWidthAndRowsPast16) {
                           << r.summary;
       }
   for (const char* layout : {"RCR", "RRR"})  // each form on operands 2 or 6 bytes past 16 (RRR's rows 2 bytes into a word)
-    for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second})
+    for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second, ch11::RaggedForm::third})
       for (const Size& s : {Size{3, 125, 4100}, Size{12, 131, 4097}})
         for (const auto& [sa, sb, sc] : {std::tuple{1, 1, 1}, std::tuple{0, 3, 2}}) {
           const mm::GemmLaunch<bf16, bf16> forced = [form](const GemmProblem& q, const bf16* a, const bf16* b, bf16* c,
-                                                           cudaStream_t st) { ch11::prepare_ragged_decode_form(q, a, b, c, form)(st); };
+                                                           cudaStream_t st) { ch11::ragged_decode_form(q, a, b, c, form)(st); };
           const mm::CheckResult r = mm::check_gemm_kernel<bf16, bf16>(problem(s, layout), shifted(forced, sa, sb, sc), mm::DType::bf16, 37);
           EXPECT_TRUE(r.ok) << layout << " " << mm::test::size_name(s) << " form " << int(form) << " shifts " << sa << "," << sb
                             << "," << sc << ": " << r.summary;
         }
-  for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second}) {
+  for (const ch11::RaggedForm form : {ch11::RaggedForm::simt, ch11::RaggedForm::second, ch11::RaggedForm::third}) {
     const mm::GemmLaunch<bf16, bf16> any_m = [form](const GemmProblem& p, const bf16* a, const bf16* b, bf16* c, cudaStream_t st) {
-      ch11::prepare_ragged_decode_form(p, a, b, c, form)(st);
+      ch11::ragged_decode_form(p, a, b, c, form)(st);
     };
     for (const char* layout : {"RCR", "RRR"})
       for (const Size& s : {Size{17, 65, 129}, Size{33, 9, 1000}, Size{17, 125, 4100}}) {

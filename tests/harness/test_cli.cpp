@@ -150,6 +150,52 @@ TEST(Cli, RejectsAnUnwritableCsvBeforeTheRun) {
   EXPECT_EQ(parse({}).program, "chXX");
 }
 
+// ---- The ceiling probes' command line (parse_probe_cli: --csv, --iters, --reps) ----
+
+mm::ProbeOptions parse_probe(std::initializer_list<const char*> args) {
+  std::vector<const char*> argv{"chXX_ceiling"};
+  argv.insert(argv.end(), args);
+  return mm::parse_probe_cli(int(argv.size()), argv.data(),
+                             {.program = "chXX_ceiling", .description = "a probe", .iters_help = "loops", .default_iters = 64});
+}
+
+// The message parse_probe_cli throws for `args`, after checking its exit code; "" when it accepts them.
+std::string probe_error(std::initializer_list<const char*> args, int exit_code = 2) {
+  try {
+    parse_probe(args);
+  } catch (const mm::CliError& e) {
+    EXPECT_EQ(e.exit_code, exit_code) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProbeCli, DefaultsAndValues) {
+  const mm::ProbeOptions d = parse_probe({});
+  EXPECT_EQ(d.iters, 64);
+  EXPECT_EQ(d.reps, 10);
+  EXPECT_EQ(d.csv, "");
+  const mm::ProbeOptions o = parse_probe({"--iters", "16777216", "--reps", "1000", "--csv", "out.csv"});
+  EXPECT_EQ(o.iters, 1 << 24);
+  EXPECT_EQ(o.reps, 1000);
+  EXPECT_EQ(o.csv, "out.csv");
+}
+
+TEST(ProbeCli, RejectsOutOfRangeAndUnknownInOneLine) {
+  EXPECT_EQ(probe_error({"--iters", "0"}), "error: --iters: Value 0 not in range 1 to 16777216");
+  EXPECT_EQ(probe_error({"--iters", "16777217"}), "error: --iters: Value 16777217 not in range 1 to 16777216");
+  EXPECT_EQ(probe_error({"--reps", "1001"}), "error: --reps: Value 1001 not in range 1 to 1000");
+  EXPECT_EQ(probe_error({"--bogus"}), "error: The following argument was not expected: --bogus");
+  EXPECT_EQ(probe_error({"--csv", "/nonexistent-mm-dir/x.csv"}),
+            "error: --csv: cannot write '/nonexistent-mm-dir/x.csv': No such file or directory");
+}
+
+TEST(ProbeCli, HelpExitsZeroWithTheOptions) {
+  const std::string help = probe_error({"--help"}, 0);
+  for (const char* shown : {"a probe", "--csv FILE", "--iters INT:INT in [1 - 16777216]", "loops", "--reps INT"})
+    EXPECT_NE(help.find(shown), std::string::npos) << shown << " not in:\n" << help;
+}
+
 // ---- Launch arithmetic and the 32-bit rule (gemm/launch.hpp), at their boundaries ----
 
 using mm::GemmProblem;

@@ -103,6 +103,7 @@ std::string naive_rejects(const GemmProblem& p) {
 
 // ---- The kernel ---------------------------------------------------------------------------------
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// C = A·B, all row-major, one thread per element of C. A is M×K, B is K×N, C is M×N.
 /// Index arithmetic in 32-bit ints: naive_rejects refuses a problem whose offsets would not fit.
 template <class Cfg>
@@ -123,5 +124,12 @@ void launch_naive(const GemmProblem& p, const float* A, const float* B, float* C
   const dim3 grid = naive_grid<Cfg>(p, block);
   naive_gemm_kernel<Cfg><<<grid, block, 0, stream>>>(int(p.m), int(p.n), int(p.k), A, B, C);
 }
+
+#else
+/// The launch, as a C++ compiler sees it (the CPU tests, which call it for its refusals): declared here,
+/// defined by the nvcc compile of steps.cu (ch02_steps), which instantiates it for each of the chapter's configurations.
+template <class Cfg>
+void launch_naive(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream);
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch02

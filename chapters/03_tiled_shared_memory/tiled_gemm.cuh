@@ -90,6 +90,7 @@ std::string tiled_rejects(const GemmProblem& p) {
 
 // ---- The kernel ---------------------------------------------------------------------------------
 
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// C = A·B, all row-major: A is M×K, B is K×N, C is M×N. Any M, N, K ≥ 1: loads outside A or B
 /// put zeros in shared memory (they add 0 to the sum), and only threads inside C store.
 template <class Cfg>
@@ -128,5 +129,12 @@ void launch_tiled(const GemmProblem& p, const float* A, const float* B, float* C
   if (std::string why = tiled_rejects<Cfg>(p); !why.empty()) throw std::invalid_argument("tiled_gemm: " + why);
   tiled_gemm_kernel<Cfg><<<tiled_grid<Cfg>(p), tiled_block<Cfg>(), 0, stream>>>(int(p.m), int(p.n), int(p.k), A, B, C);
 }
+
+#else
+/// The launch, as a C++ compiler sees it (the CPU tests, which call it for its refusals): declared here,
+/// defined by the nvcc compile of steps.cu (ch03_steps), which instantiates it for each of the chapter's configurations.
+template <class Cfg>
+void launch_tiled(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream);
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch03

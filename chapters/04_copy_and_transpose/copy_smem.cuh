@@ -23,6 +23,7 @@ struct CopySmemCfg {
   using SmemLayout = SmemRowMajor<kTileM, kTileN>;    // (BM,BN) -> offset
 };
 
+#if defined(__CUDACC__)  // the kernel: nvcc's (the CPU tests include the rest of this file from C++)
 /// Copies the M×N row-major `src` to `dst` through a BM×BN shared-memory tile.
 template <class Cfg>
 __global__ void __launch_bounds__(kThreads) copy_smem_kernel(int M, int N, const float* src, float* dst) {
@@ -61,12 +62,21 @@ __global__ void __launch_bounds__(kThreads) copy_smem_kernel(int M, int N, const
   // and stores to global straight from the registers: the SASS has STS but no LDS.)
   copy_if(tSp, tSsS, tSgD);
 }
+#endif  // defined(__CUDACC__)
 
+#if defined(__CUDACC__)  // the launch: nvcc's
 /// Host launch (the harness's CopyLaunch): one block of 256 threads per tile.
 template <class Cfg>
 void launch_copy_smem(std::int64_t m, std::int64_t n, const float* src, float* dst, cudaStream_t s) {
   check_size<Cfg>("copy_smem", m, n);
   copy_smem_kernel<Cfg><<<tile_grid<Cfg::kTileM, Cfg::kTileN>(m, n), kThreads, 0, s>>>(int(m), int(n), src, dst);
 }
+#else
+/// The launch, as a C++ compiler sees it (the CPU tests, which call it for its refusals): declared here,
+/// defined by the nvcc compile of steps.cu (ch04_steps), which instantiates it for each of the chapter's
+/// configurations.
+template <class Cfg>
+void launch_copy_smem(std::int64_t m, std::int64_t n, const float* src, float* dst, cudaStream_t s);
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch04

@@ -40,6 +40,7 @@ struct CopyVec128_64x64Cfg : CopyVec128Cfg {
   using Fallback = CopySmem64x64Cfg;
 };
 
+#if defined(__CUDACC__)  // the kernel: nvcc's (the CPU tests include the rest of this file from C++)
 /// Copies the M×N row-major `src` to `dst`, viewed as M × N/4 float4 (needs N % 4 == 0), through a
 /// BM × BN/4 shared tile of float4.
 template <class Cfg>
@@ -70,6 +71,7 @@ __global__ void __launch_bounds__(kThreads) copy_vec128_kernel(int M, int N, con
   copy(tSrS, tSsS);
   copy_if(tSp, tSsS, tSgD);
 }
+#endif  // defined(__CUDACC__)
 
 /// True when the float4 view is legal: rows of a multiple of 4 floats and 16-byte aligned
 /// pointers (cudaMalloc gives 256-byte alignment).
@@ -77,6 +79,7 @@ inline bool vec128_ok(std::int64_t n, const float* src, const float* dst) {
   return n % 4 == 0 && reinterpret_cast<std::uintptr_t>(src) % 16 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
 }
 
+#if defined(__CUDACC__)  // the launch: nvcc's
 /// Host launch (the harness's CopyLaunch); when N % 4 != 0 (rows not 16-byte aligned) it falls back
 /// to copy_smem with the same tile, so that any N is copied correctly.
 template <class Cfg>
@@ -88,5 +91,6 @@ void launch_copy_vec128(std::int64_t m, std::int64_t n, const float* src, float*
   else
     copy_smem_kernel<typename Cfg::Fallback><<<grid, kThreads, 0, s>>>(int(m), int(n), src, dst);
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch04

@@ -22,6 +22,7 @@ struct TransposeNaiveCfg {
   static constexpr int kTileN = 32;  // BN: columns
 };
 
+#if defined(__CUDACC__)  // the kernel: nvcc's (the CPU tests include the rest of this file from C++)
 /// dst (N×M, row-major) = srcᵀ: the M×N source copied into the column-major view of dst.
 template <class Cfg>
 __global__ void __launch_bounds__(kThreads) transpose_naive_kernel(int M, int N, const float* src, float* dst) {
@@ -44,12 +45,15 @@ __global__ void __launch_bounds__(kThreads) transpose_naive_kernel(int M, int N,
   copy_if(tSp, tSgS, tSr);
   copy_if(tSp, tSr, tSgDt);
 }
+#endif  // defined(__CUDACC__)
 
+#if defined(__CUDACC__)  // the launch: nvcc's
 /// Host launch (the harness's CopyLaunch): one block of 256 threads per tile of the source.
 template <class Cfg>
 void launch_transpose_naive(std::int64_t m, std::int64_t n, const float* src, float* dst, cudaStream_t s) {
   check_size<Cfg>("transpose_naive", m, n);
   transpose_naive_kernel<Cfg><<<tile_grid<Cfg::kTileM, Cfg::kTileN>(m, n), kThreads, 0, s>>>(int(m), int(n), src, dst);
 }
+#endif  // defined(__CUDACC__)
 
 }  // namespace mm::ch04

@@ -414,6 +414,9 @@ std::vector<Case> cases() {
     v.push_back({GL_BF16, "RCR", s, true});
   for (Size s : {Size{1, 1, 1}, Size{31, 33, 17}, Size{257, 129, 65}, Size{100, 100, 30}}) v.push_back({GL_BF16, "RCR", s, false});
   for (Size s : {Size{1, 4096, 4096}, Size{129, 264, 72}, Size{31, 33, 17}, Size{257, 129, 65}}) v.push_back({GL_BF16, "RRR", s, false});
+  // RRR decode with an odd N: chapter 11's ragged_decode in 16-byte chunks, K in several slices (its
+  // workspace and counters, cached with the prepared GEMM and used again).
+  for (Size s : {Size{3, 1001, 520}, Size{8, 249, 4097}}) v.push_back({GL_BF16, "RRR", s, true});
   // tf32: K and N multiples of 4, both orders.
   for (const char* layout : {"RCR", "RRR"})
     for (Size s : {Size{1, 4096, 4096}, Size{33, 1000, 520}, Size{129, 264, 72}, Size{1000, 1000, 1000}})

@@ -283,9 +283,31 @@ def chapters(rows: list[Row]) -> list[str]:
     return sorted({r.chapter for r in rows if not is_tuning(r.chapter)})
 
 
+# The baseline kernels of each chapter of a row list, and its rows by (chapter, kernel, layout, size): built
+# once per list (baseline_of and baseline_row are called per row: a scan each made update_tables quadratic).
+# An entry keeps its list, so that the id of a list that is gone is never taken for another's; a list whose
+# length changed is indexed again.
+_INDEX: dict[int, tuple[list, int, dict, dict]] = {}
+
+
+def _index(rows: list[Row]) -> tuple[dict, dict]:
+    entry = _INDEX.get(id(rows))
+    if entry is None or entry[0] is not rows or entry[1] != len(rows):
+        names: dict[str, set[str]] = {}
+        by_key: dict[tuple, list[Row]] = {}
+        for r in rows:
+            if r.is_baseline:
+                names.setdefault(r.chapter, set()).add(r.kernel)
+            by_key.setdefault((r.chapter, r.kernel, r.layout, r.m, r.n, r.k), []).append(r)
+        if len(_INDEX) > 64:
+            _INDEX.clear()
+        entry = _INDEX[id(rows)] = (rows, len(rows), names, by_key)
+    return entry[2], entry[3]
+
+
 def baseline_of(rows: list[Row], chapter: str) -> str | None:
     """The chapter's baseline kernel name, or None (the CPU chapter)."""
-    names = {r.kernel for r in rows if r.chapter == chapter and r.is_baseline}
+    names = _index(rows)[0].get(chapter, set())
     if COPY_BASELINE in names:
         return COPY_BASELINE
     if GEMM_BASELINE in names:
@@ -320,8 +342,7 @@ def baseline_row(rows: list[Row], row: Row) -> Row | None:
     base = baseline_of(rows, row.chapter)
     if base is None:
         return None
-    same = [b for b in rows if b.chapter == row.chapter and b.kernel == base and b.layout == row.layout
-            and (b.m, b.n, b.k) == (row.m, row.n, row.k)]
+    same = _index(rows)[1].get((row.chapter, base, row.layout, row.m, row.n, row.k), [])
     mine = [b for b in same if b.dtype == row.dtype]
     if mine:
         return mine[0]

@@ -8,9 +8,9 @@
 
 #include <stdexcept>
 
-#include "13_grouped_moe/grouped_contiguous.cuh"
-#include "13_grouped_moe/grouped_decode.cuh"
-#include "13_grouped_moe/grouped_swiglu.cuh"
+#include "13_grouped_moe/grouped_contiguous.cuh"  // grouped_rejects, grouped_layout_rejects
+#include "13_grouped_moe/grouped_decode.cuh"      // kDecodeTileRows
+#include "13_grouped_moe/steps.hpp"               // prepare_grouped_gemm
 
 namespace gl::detail {
 
@@ -45,18 +45,14 @@ std::string grouped_layout_rejects(const Grouped& g, const std::int64_t* host_of
 
 mm::PreparedGemm prepare_grouped(const Grouped& g, const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c,
                                  int tile_rows) {
-  using mm::ch13::CollectiveEpilogueSwiGlu, mm::ch13::GroupedCfg, mm::ch13::GroupedCfg64;
-  const mm::ch13::GroupedProblem p = chapter_problem(g);
-  if (g.swiglu) {  // chapter 13's prepare_grouped_gemm for GroupedVariant::swiglu
-    if (tile_rows == 64) return mm::ch13::prepare_grouped<GroupedCfg64, CollectiveEpilogueSwiGlu<GroupedCfg64>>(p, a, b, c);
-    if (tile_rows == 128) return mm::ch13::prepare_grouped<GroupedCfg, CollectiveEpilogueSwiGlu<GroupedCfg>>(p, a, b, c);
+  if (g.swiglu && tile_rows != 64 && tile_rows != 128)
     throw std::invalid_argument(std::string(kernel_name(g)) + "tiles of 128 or 64 rows (no decode tile), not " +
                                 std::to_string(tile_rows));
-  }
-  if (tile_rows == mm::ch13::kDecodeTileRows) return mm::ch13::prepare_grouped_decode(p, a, b, c);
-  if (tile_rows == 64) return mm::ch13::prepare_grouped<mm::ch13::GroupedCfg64>(p, a, b, c);
-  if (tile_rows == 128) return mm::ch13::prepare_grouped<mm::ch13::GroupedCfg>(p, a, b, c);
-  throw std::invalid_argument(std::string(kernel_name(g)) + "tiles of 128, 64 or 16 rows, not " + std::to_string(tile_rows));
+  if (tile_rows != mm::ch13::kDecodeTileRows && tile_rows != 64 && tile_rows != 128)
+    throw std::invalid_argument(std::string(kernel_name(g)) + "tiles of 128, 64 or 16 rows, not " + std::to_string(tile_rows));
+  // The chapter's preparation, compiled in its steps.cu (whose object the library links: lib/CMakeLists.txt).
+  return mm::ch13::prepare_grouped_gemm(chapter_problem(g), a, b, c, 0, tile_rows,
+                                        g.swiglu ? mm::ch13::GroupedVariant::swiglu : mm::ch13::GroupedVariant::gemm);
 }
 
 }  // namespace gl::detail

@@ -1,5 +1,6 @@
 // The C interface of include/gemm_ladder.h: the checks that need no GPU, the device check, the
-// cache of prepared GEMMs, and the launch. It holds no kernel: prepare_*.cu reach the chapters'.
+// cache of prepared GEMMs, and the launch. It holds no kernel: prepare_steps.cpp and prepare_grouped.cu
+// reach the chapters'.
 //
 // One call, in order, each step returning at the first refusal:
 //   1. the arguments: the dtype and layout exist, sizes >= 1, pointers non-null and aligned to their

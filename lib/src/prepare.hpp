@@ -1,8 +1,8 @@
 // The library's one door into the chapters: for each dtype, the finished kernel's preparation
 // (chapters 11 and 12 call it `prepare_<step>`), and for chapter 12's kernels their rules, which need
 // no GPU. prepare_steps.cpp takes chapters 11's and 12's from their step lists (compiled once, in the
-// chapters' step libraries); prepare_grouped.cu compiles chapter 13's grouped kernel; gemm_ladder.cpp,
-// which holds no kernel, compiles as plain C++.
+// chapters' step libraries); prepare_grouped.cu calls chapter 13's prepare_grouped_gemm (its kernels
+// compiled once, in ch13_steps' steps.cu). Both, and gemm_ladder.cpp, hold no kernel: plain C++.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -19,7 +19,7 @@ namespace mm::ch04 {
 /// copy_cp_async: copy_smem's 32×32 tile and row-major shared tile, unchanged.
 struct CopyCpAsyncCfg : CopySmemCfg {};
 
-#if defined(__CUDACC__)  // the kernel: nvcc's (the CPU tests include the rest of this file from C++)
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// copy_smem_kernel with the global -> shared leg done by cp.async. The body exists only where
 /// cp.async does (layout/arch.hpp): an sm_75 build compiles a stub that the harness never launches
 /// (the step's requirement is arch::sm80, in steps.cu).
@@ -55,9 +55,7 @@ __global__ void __launch_bounds__(kThreads) copy_cp_async_kernel(int M, int N, c
     copy_if(tSp, tSsS, tSgD);
   }
 }
-#endif  // defined(__CUDACC__)
 
-#if defined(__CUDACC__)  // the launch: nvcc's
 /// Host launch (the harness's CopyLaunch): one block of 256 threads per tile.
 template <class Cfg>
 void launch_copy_cp_async(std::int64_t m, std::int64_t n, const float* src, float* dst, cudaStream_t s) {

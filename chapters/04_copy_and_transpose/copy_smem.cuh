@@ -23,7 +23,7 @@ struct CopySmemCfg {
   using SmemLayout = SmemRowMajor<kTileM, kTileN>;    // (BM,BN) -> offset
 };
 
-#if defined(__CUDACC__)  // the kernel: nvcc's (the CPU tests include the rest of this file from C++)
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// Copies the M×N row-major `src` to `dst` through a BM×BN shared-memory tile.
 template <class Cfg>
 __global__ void __launch_bounds__(kThreads) copy_smem_kernel(int M, int N, const float* src, float* dst) {
@@ -62,9 +62,7 @@ __global__ void __launch_bounds__(kThreads) copy_smem_kernel(int M, int N, const
   // and stores to global straight from the registers: the SASS has STS but no LDS.)
   copy_if(tSp, tSsS, tSgD);
 }
-#endif  // defined(__CUDACC__)
 
-#if defined(__CUDACC__)  // the launch: nvcc's
 /// Host launch (the harness's CopyLaunch): one block of 256 threads per tile.
 template <class Cfg>
 void launch_copy_smem(std::int64_t m, std::int64_t n, const float* src, float* dst, cudaStream_t s) {

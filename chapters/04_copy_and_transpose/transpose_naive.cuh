@@ -22,7 +22,7 @@ struct TransposeNaiveCfg {
   static constexpr int kTileN = 32;  // BN: columns
 };
 
-#if defined(__CUDACC__)  // the kernel: nvcc's (the CPU tests include the rest of this file from C++)
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// dst (N×M, row-major) = srcᵀ: the M×N source copied into the column-major view of dst.
 template <class Cfg>
 __global__ void __launch_bounds__(kThreads) transpose_naive_kernel(int M, int N, const float* src, float* dst) {
@@ -45,9 +45,7 @@ __global__ void __launch_bounds__(kThreads) transpose_naive_kernel(int M, int N,
   copy_if(tSp, tSgS, tSr);
   copy_if(tSp, tSr, tSgDt);
 }
-#endif  // defined(__CUDACC__)
 
-#if defined(__CUDACC__)  // the launch: nvcc's
 /// Host launch (the harness's CopyLaunch): one block of 256 threads per tile of the source.
 template <class Cfg>
 void launch_transpose_naive(std::int64_t m, std::int64_t n, const float* src, float* dst, cudaStream_t s) {

@@ -42,7 +42,7 @@ struct TransposeSmemPadded64x64Cfg : TransposeSmemPaddedCfg {
   using SmemLayout = SmemPadded<kTileM, kTileN>;      // (BM,BN) -> offset
 };
 
-#if defined(__CUDACC__)  // the kernel: nvcc's (the CPU tests include the rest of this file from C++)
+#if defined(__CUDACC__)  // the kernel and its launch: nvcc's (the CPU tests include the rest of this file from C++)
 /// dst (N×M, row-major) = srcᵀ through a shared tile read back through its transposed view.
 template <class Cfg>
 __global__ void __launch_bounds__(kThreads) transpose_smem_kernel(int M, int N, const float* src, float* dst) {
@@ -77,9 +77,7 @@ __global__ void __launch_bounds__(kThreads) transpose_smem_kernel(int M, int N, 
   __syncthreads();  // a thread now reads elements that other threads (other warps) wrote
   copy_if(tDp, tDsD, tDgD);
 }
-#endif  // defined(__CUDACC__)
 
-#if defined(__CUDACC__)  // the launch: nvcc's
 /// Host launch (the harness's CopyLaunch): one block of 256 threads per tile of the source.
 template <class Cfg>
 void launch_transpose_smem(std::int64_t m, std::int64_t n, const float* src, float* dst, cudaStream_t s) {

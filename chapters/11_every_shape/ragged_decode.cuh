@@ -596,8 +596,7 @@ PreparedGemm prepare_ragged_decode_chunks(const GemmProblem& p, const bf16* A, c
       throw std::runtime_error(std::string("ragged_decode: cannot allocate the workspace: ") + cudaGetErrorString(e));
     workspace.reset(w, [](float* q) { cudaFree(q); });
     counters = reinterpret_cast<int*>(w + sums);
-    if (cudaError_t e = cudaMemset(counters, 0, count_bytes); e != cudaSuccess)
-      throw std::runtime_error(std::string("ragged_decode: cannot zero the counters: ") + cudaGetErrorString(e));
+    zero_workspace(counters, count_bytes);  // zero before this returns: the caller's stream may be any
   }
   const RaggedDecodeArgs args{A, B, C, p.m, p.n, p.k};
   const dim3 grid{unsigned(col_blocks), unsigned(row_blocks), unsigned(slices)};

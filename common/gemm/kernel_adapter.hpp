@@ -12,7 +12,8 @@
 // whole clusters, and a unit is a cluster's: gemm/tile_scheduler_sm90.hpp's block_work), puts the
 // process's watchdog (gemm/watchdog.hpp) into the parameters, and sets up the scheduler's workspace:
 // the caller's, or one the adapter allocates and owns (get_workspace_size says how much; its counters
-// are zeroed here, and each launch leaves them at zero). A launch reads the workspace, so two
+// are zeroed here, before initialize() returns, so that a launch on any stream finds them zero
+// (gemm/workspace.hpp), and each launch leaves them at zero). A launch reads the workspace, so two
 // launches of one adapter on different streams must not overlap.
 //
 // prepared() wraps the adapter into a PreparedGemm: what the chapters' step lists hand the harness,
@@ -33,6 +34,7 @@
 #include "gemm/cluster_launch.hpp"  // max_resident_clusters
 #include "gemm/kernel_sm90.hpp"
 #include "gemm/launch.hpp"
+#include "gemm/workspace.hpp"  // zero_workspace
 #include "gemm/prepared_gemm.hpp"
 #include "gemm/problem.hpp"
 #include "gemm/smem.hpp"
@@ -115,8 +117,7 @@ class GemmAdapter {
         owned_ = std::shared_ptr<void>(workspace, [](void* w) { cudaFree(w); });
       }
       const std::size_t counters = Scheduler::counter_offset(params_.scheduler, Kernel::Cfg::kConsumers, kClusterSize);
-      if (cudaError_t e = cudaMemset(static_cast<char*>(workspace) + counters, 0, bytes - counters); e != cudaSuccess)
-        throw std::runtime_error(std::string("cannot zero the kernel's workspace counters: ") + cudaGetErrorString(e));
+      zero_workspace(static_cast<char*>(workspace) + counters, bytes - counters);  // done before any stream's launch
       Scheduler::initialize_workspace(params_.scheduler, workspace, Kernel::Cfg::kConsumers, kClusterSize);
     }
   }

@@ -37,8 +37,8 @@
  *  **CUDA graphs.** A call may be captured into a CUDA graph (torch.compile's mode="reduce-overhead"
  *  does so): capture on a stream created with cudaStreamNonBlocking, as PyTorch's are. A call whose
  *  GEMM is not prepared yet prepares it during the capture, with the thread's capture mode relaxed
- *  for that (its workspace's cudaMalloc and the cudaMemset that zeroes its counters, on the legacy
- *  stream). The graph keeps the prepared GEMM's workspace: every prepared GEMM a capture used is
+ *  for that (its workspace's cudaMalloc, and the zeroing of its counters on a stream of the
+ *  library's own, waited for before the call goes on). The graph keeps the prepared GEMM's workspace: every prepared GEMM a capture used is
  *  pinned in the cache for the rest of the process (neither evicted nor freed by gl_clear_cache;
  *  gl_cache_pinned() counts them), and nothing is evicted while a capture runs.
  *

@@ -339,7 +339,8 @@ bool capturing(cudaStream_t stream) {
 
 /// The calling thread's stream-capture mode, relaxed for a scope (as PyTorch's allocator does around
 /// its cudaMalloc): a preparation during a capture allocates its workspace with cudaMalloc and zeroes
-/// its counters with cudaMemset on the legacy stream, which the global and thread-local modes forbid.
+/// its counters on a stream of its own and waits for them (gemm/workspace.hpp), which the global and
+/// thread-local modes forbid.
 class RelaxedCaptureMode {
  public:
   explicit RelaxedCaptureMode(bool on) : on_(on) {

@@ -970,6 +970,9 @@ TEST_P(LibMoePermute, MatchesTheHostReference) {
   MM_CUDA_CHECK(cudaMemset(d_a.data(), 0xFF, std::size_t(rows * tc.hidden) * 2));
   MM_CUDA_CHECK(cudaMemset(d_offsets.data(), 0xAB, offsets.size() * 8));
   MM_CUDA_CHECK(cudaMemset(d_place.data(), 0xAB, d_place.size() * 8));
+  // The memsets run on the legacy stream, which the non-blocking stream below does not wait for: without
+  // this wait the poison could land after the kernel's offsets (seen once on the H200, 2026-12-01).
+  MM_CUDA_CHECK(cudaDeviceSynchronize());
   cudaStream_t stream = nullptr;
   MM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const gl_status status = gl_moe_permute(tc.tokens, tc.hidden, tc.k, experts, rows, d_x.data(), tc.ldx, d_flat.data(),

@@ -33,12 +33,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "11_every_shape/aligned_rows.cuh"
 #include "11_every_shape/swap_ab.cuh"
+#include "gemm/workspace.hpp"  // zero_workspace
 
 namespace mm::ch11 {
 
@@ -320,22 +322,29 @@ PreparedGemm prepare_any_swap(const GemmProblem& p, Extents maps, Operand a, Ope
 /// The any-shape path: stage what TMA cannot read, store C by the registers where TMA cannot write
 /// it, multiply with choose_tile_shape's tile (M > 64: split_k's kernel, or tile_shapes' where K is
 /// whole and TMA stores C) or swap_ab's (M <= 64), B K- or MN-major; or, where every_shape's choice
-/// names one (`one_consumer_bn` 128 or 256: RRR with nothing staged and C by TMA), tile_shapes' kernel
-/// on the 64×128 or 64×256 tile, one consumer, K whole. The staging workspace is allocated here, once
+/// names one (`tile`: RRR with nothing staged and C by TMA), tile_shapes' kernel on that tile, K whole:
+/// 64×128 or 64×256 with one consumer, or step 9's 128×160 and 128×176 with B's panels whole. The staging workspace is allocated here, once
 /// per problem, and each launch copies, then multiplies (one stream). Throws std::invalid_argument for
-/// a problem it refuses (any_shape_rejects), a pointer not 2-byte aligned, or a one-consumer tile the
-/// plan cannot take.
+/// a problem it refuses (any_shape_rejects), a pointer not 2-byte aligned, or a tile the plan cannot
+/// take.
 template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)
 PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* B, bf16* C, int max_blocks = 0,
-                                      int one_consumer_bn = 0) {
+                               TileDims tile = {0, 0}) {
   if (std::string why = any_shape_rejects(p); !why.empty()) throw std::invalid_argument("every_shape: " + why);
   check_bf16_pointers(A, B, C);
   const AnyShapePlan plan = plan_any_shape(p, A, B, C);
   const bool rrr = plan.b_mn_major;
-  if (one_consumer_bn != 0 &&
-      ((one_consumer_bn != 128 && one_consumer_bn != 256) || plan.stage_a || plan.stage_b || plan.c_strided))
-    throw std::invalid_argument("every_shape: a 64x" + std::to_string(one_consumer_bn) +
-                                " one-consumer tile needs N 128 or 256, nothing staged and C stored by TMA");
+  // A tile every_shape names: K whole, tile_shapes' kernel, nothing staged and C stored by TMA; step 9's
+  // tiles in RRR only (what every_shape sends here with nothing staged is RRR: step 13).
+  int fill_index = -1;
+  for (int i = 0; i < int(std::size(kFillTiles)); ++i)
+    if (tile.bm == kFillTiles[i].bm && tile.bn == kFillTiles[i].bn) fill_index = i;
+  const bool one_consumer_tile = tile.bm == 64 && (tile.bn == 128 || tile.bn == 256);
+  if (tile.bm != 0 &&
+      (!(one_consumer_tile || (fill_index >= 0 && rrr)) || plan.stage_a || plan.stage_b || plan.c_strided))
+    throw std::invalid_argument("every_shape: a " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
+                                " tile needs 64x128 or 64x256 (or in RRR 128x160 or 128x176), nothing staged"
+                                " and C stored by TMA");
   // B as the kernels see it: rows × cols of storage (RCR: N×K; RRR: K×N).
   const std::int64_t b_rows = rrr ? p.k : p.n, b_cols = rrr ? p.n : p.k;
   const std::int64_t a_pitch = plan.stage_a ? staged_pitch(p.k) : p.k, b_pitch = plan.stage_b ? staged_pitch(b_cols) : b_cols;
@@ -352,11 +361,12 @@ PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* 
   std::shared_ptr<void> owner;
   if (staged > 0) {
     void* buffer = nullptr;
-    cudaError_t e = cudaMalloc(&buffer, staged * sizeof(bf16));
-    if (e == cudaSuccess) e = cudaMemset(buffer, 0, staged * sizeof(bf16));  // the padding rows and columns
-    if (e != cudaSuccess)
+    if (cudaError_t e = cudaMalloc(&buffer, staged * sizeof(bf16)); e != cudaSuccess)
       throw std::runtime_error(std::string("every_shape: cannot allocate the staged operands: ") + cudaGetErrorString(e));
     owner.reset(buffer, [](void* q) { cudaFree(q); });
+    // The padding rows and columns, zero before this returns: a staging copy on the caller's stream,
+    // whichever it is, must never be overwritten by these zeros (gemm/workspace.hpp).
+    zero_workspace(buffer, staged * sizeof(bf16));
   }
   bf16* a_copy = plan.stage_a ? static_cast<bf16*>(owner.get()) : nullptr;
   bf16* b_copy = plan.stage_b ? static_cast<bf16*>(owner.get()) + (plan.stage_a ? a_rows * a_pitch : 0) : nullptr;
@@ -369,10 +379,15 @@ PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* 
     return rrr ? detail::prepare_any_whole_tiles<Cfg, GmmaMajor::MN>(p, maps, a, b, C, max_blocks)
                : detail::prepare_any_whole_tiles<Cfg, GmmaMajor::K>(p, maps, a, b, C, max_blocks);
   };
-  if (one_consumer_bn == 256) {
+  auto whole_k_mn = [&](auto cfg) {  // step 9's tiles: RRR only
+    return detail::prepare_any_whole_tiles<decltype(cfg), GmmaMajor::MN>(p, maps, a, b, C, max_blocks);
+  };
+  if (one_consumer_tile && tile.bn == 256) {
     gemm = whole_k_one_consumer(Tile64x256Cfg{});
-  } else if (one_consumer_bn == 128) {
+  } else if (one_consumer_tile) {
     gemm = whole_k_one_consumer(Tile64x128Cfg{});
+  } else if (fill_index >= 0) {  // RRR: B MN-major, its panels whole (collective_mma_sm90.hpp's RingExtent)
+    gemm = with_fill_tile(fill_index, whole_k_mn);
   } else if (p.m <= kSwapMaxM) {
     gemm = with_swap_tile(p, sms, [&](auto cfg) {
       using Cfg = decltype(cfg);

@@ -228,8 +228,13 @@ inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, co
     GemmProblem aligned = p;  // the tile model as if staged rows were 128-byte aligned
     if (plan.stage_a) aligned.k = staged_pitch(p.k);
     Choice c = decode_tile(p, sms, plain);
-    if (c.tile_bm == 0) c = p.m <= kSwapMaxM ? swap_choice(p, sms) : tile_choice(p, aligned, sms);
+    const bool decode = c.tile_bm != 0;
+    if (!decode) c = p.m <= kSwapMaxM ? swap_choice(p, sms) : tile_choice(p, aligned, sms);
     if (plain) c = one_consumer(c);
+    // Step 13: step 9's tiles in RRR too, B's 64-column panels whole, the third read in part
+    // (collective_mma_sm90.hpp's RingExtent). Not step 10's 96-column tiles: their B read a third more
+    // from L2 and lost 2-8% at M = 128 (the page's step 13).
+    if (plain && !decode) c = fill_tile(p, sms, c);
     // K whole: tile_shapes' kernel (B MN-major in RRR), but where C is stored by the registers (split_k's)
     if (c.kernel == Choice::tile_shapes && plan.c_strided) c.kernel = Choice::split_k;
     c.any_shape = true;
@@ -256,9 +261,10 @@ PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16
   check_bf16_pointers(A, B, C);  // before the SM count asks the GPU
   const Choice c = choose(p, device_sm_count(), A, B, C);
   if (c.kernel == Choice::ragged_decode) return prepare_ragged_decode(p, A, B, C);
-  if (c.any_shape) {  // a 64-row tile there is a one-consumer tile (swap_ab's are named swap_ab)
-    const bool one_consumer_tile = c.kernel == Choice::tile_shapes && c.tile_bm == Tile64x128Cfg::BM::value;
-    return prepare_any_shape(p, A, B, C, max_blocks, one_consumer_tile ? c.tile_bn : 0);
+  if (c.any_shape) {  // a tile it names: one of those plain RRR takes (prepare_any_shape)
+    const bool named = c.kernel == Choice::tile_shapes && !c.plan.stage_a && !c.plan.stage_b && !c.plan.c_strided &&
+                       (c.tile_bm == Tile64x128Cfg::BM::value || c.tile_bn % 64 != 0);  // one consumer, or step 9's
+    return prepare_any_shape(p, A, B, C, max_blocks, named ? TileDims{c.tile_bm, c.tile_bn} : TileDims{0, 0});
   }
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);
   if (c.kernel == Choice::split_k) return prepare_split_k(p, A, B, C, max_blocks);

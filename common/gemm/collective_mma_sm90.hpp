@@ -83,8 +83,18 @@ struct CollectiveMma {
   using BK = typename Cfg::BK;  ///< K per stage
   static constexpr int kStages = Cfg::kStages;  ///< stages in the ring
   static constexpr int kWgmmaM = Cfg::kWgmmaM;  ///< rows one wgmma multiplies
-  using RingA = GmmaRing<Element, MajorA, BM, BK, kStages>;  ///< (BM,BK,S)
-  using RingB = GmmaRing<Element, MajorB, BN, BK, kStages>;  ///< (BN,BK,S)
+  /// An operand's extent in its ring: BM or BN, but an MN-major operand's rounded up to whole panels
+  /// of the 128-byte swizzle (64 bf16): a panel is the one unit TMA writes and wgmma's descriptor steps
+  /// over (LBO), so a tile of 96, 160 or 176 columns of an MN-major B (RRR) fills 2, 3 or 3 panels, and
+  /// wgmma's N reads the first BN columns of them; TMA reads the rest from the next tile's columns (or
+  /// zeros past N), unused.
+  template <GmmaMajor Major, class MN>
+  using RingExtent = std::conditional_t<Major == GmmaMajor::MN,
+                                        Int<(MN::value + 128 / int(sizeof(Element)) - 1) / (128 / int(sizeof(Element))) *
+                                            (128 / int(sizeof(Element)))>,
+                                        MN>;
+  using RingA = GmmaRing<Element, MajorA, RingExtent<MajorA, BM>, BK, kStages>;  ///< (BM,BK,S); MN-major: whole panels
+  using RingB = GmmaRing<Element, MajorB, RingExtent<MajorB, BN>, BK, kStages>;  ///< (BN,BK,S); MN-major: whole panels
   static constexpr int kClusterM = Cfg::kClusterM;  ///< blocks of a cluster along M: they share B
   static constexpr int kClusterN = Cfg::kClusterN;  ///< blocks of a cluster along N: they share A
   using Pipeline = PipelineTmaAsync<kStages, kClusterM, kClusterN>;  ///< the ring's barriers

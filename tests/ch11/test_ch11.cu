@@ -162,7 +162,8 @@ TEST(ch11_Gemm, OneConsumerTilesMatchFp64InRrr) {
 }
 
 TEST(ch11_Gemm, FillTilesMatchFp64) {
-  // every_shape's step-9 tiles (128×160, 128×176: the epilogue's last piece 32 or 48 columns wide) at
+  // every_shape's step-9 tiles (128×160, 128×176: the epilogue's last piece 32 or 48 columns wide; in RRR
+  // step 13's, B's third 64-column panel read in part, wholly past N at 11000) at
   // odd sizes: M not a multiple of 128, N ending inside the last tile's narrow piece (10232 = 63·160
   // + 152; 11064 = 62·176 + 152) or before it (11000 = 62·176 + 88: the last piece wholly outside C),
   // K not a multiple of 64 or shorter than one K step. The choice is checked, so that the test cannot
@@ -173,11 +174,14 @@ TEST(ch11_Gemm, FillTilesMatchFp64) {
   if (sms != 132) GTEST_SKIP() << "the sizes are picked for 132 SMs: " << sms;
   for (const auto& [s, bn] : {std::pair{Size{500, 10232, 1040}, 160}, {Size{385, 10232, 8}, 160},
                               {Size{500, 11064, 1040}, 176}, {Size{511, 11000, 520}, 176}}) {
-    const GemmProblem p = problem(s, "RCR");
-    const ch11::Choice c = ch11::choose(p, sms);
-    ASSERT_TRUE(c.kernel == ch11::Choice::tile_shapes && !c.any_shape && !c.aligned_rows && c.tile_bm == 128 && c.tile_bn == bn)
-        << mm::test::size_name(p) << ": " << c.tile_bm << "x" << c.tile_bn;
-    expect_matches_fp64(every, p, 19);
+    for (const char* layout : {"RCR", "RRR"}) {  // RRR: step 13, B MN-major, its third panel read in part
+      const GemmProblem p = problem(s, layout);
+      const ch11::Choice c = ch11::choose(p, sms);
+      ASSERT_TRUE(c.kernel == ch11::Choice::tile_shapes && c.any_shape == (p.b == mm::Order::row) && !c.aligned_rows &&
+                  c.tile_bm == 128 && c.tile_bn == bn)
+          << mm::test::size_name(p) << ": " << c.tile_bm << "x" << c.tile_bn;
+      expect_matches_fp64(every, p, 19);
+    }
   }
 }
 
@@ -566,15 +570,15 @@ TEST(ch11_Choice, MidDecodeTakesOne64x128TilePerSm) {
 
 TEST(ch11_Choice, ATieGoesToTheFullerRounds) {
   // 512×28672×4096: 600 tiles of 128×192 in 5 rounds (91% of them busy) against 896 of 128×128 in 7
-  // (97%): modeled 3.788 against 3.804, within 1%, so the fuller rounds win (both orders, both K; in
-  // RCR every_shape then takes step 9's 128×176: FillTilesWhereTheyFillTheRounds).
+  // (97%): modeled 3.788 against 3.804, within 1%, so the fuller rounds win (both orders, both K; then
+  // every_shape takes step 9's 128×176, in RRR since step 13: FillTilesWhereTheyFillTheRounds).
   auto tile_bn = [](const Size& s) { return ch11::kTileShapes[ch11::choose_tile_shape(problem(s, "RCR"), 132)].bn; };
   for (const Size& s : {Size{512, 28672, 4096}, Size{512, 28672, 8192}, Size{1024, 14336, 4096}, Size{256, 57344, 4096}}) {
     EXPECT_EQ(tile_bn(s), 128) << mm::test::size_name(s);
     const ch11::Choice c = ch11::choose(problem(s, "RRR"), 132);
     EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << mm::test::size_name(s);
     EXPECT_EQ(c.tile_bm, 128) << mm::test::size_name(s);
-    EXPECT_EQ(c.tile_bn, 128) << mm::test::size_name(s);
+    EXPECT_EQ(c.tile_bn, 176) << mm::test::size_name(s);
     EXPECT_EQ(c.splits, 1) << mm::test::size_name(s);
   }
   // Not ties: 512×10240×8192 (128×192 in 2 rounds, 1.52, against 128×128 in 3, 1.63), 3072³ (3 rounds
@@ -610,9 +614,14 @@ TEST(ch11_Choice, FillTilesWhereTheyFillTheRounds) {
   for (const auto& [s, bn] : {std::pair{Size{4096, 4096, 4096}, 256}, {Size{3072, 3072, 3072}, 192}, {Size{8192, 8192, 8192}, 192},
                               {Size{512, 4096, 4096}, 128}, {Size{1024, 1024, 1024}, 128}, {Size{128, 4096, 4096}, 64}})
     EXPECT_EQ(ch11::choose(problem(s, "RCR"), 132).tile_bn, bn) << mm::test::size_name(s);
-  // Only tile_shapes' kernel on operands where they lie: not RRR (any_shape's path, B MN-major), not a
-  // misaligned A (staged by any_shape's path).
-  EXPECT_EQ(ch11::choose(problem({512, 10240, 8192}, "RRR"), 132).tile_bn, 192);
+  // RRR's plain any-shape path takes them too (step 13: B MN-major, its last 64-column panel read in
+  // part); a misaligned A (staged by any_shape's path) does not.
+  for (const auto& [s, bn] : {std::pair{Size{512, 10240, 8192}, 160}, {Size{512, 11008, 4096}, 176}}) {
+    const ch11::Choice c = ch11::choose(problem(s, "RRR"), 132);
+    EXPECT_TRUE(c.kernel == ch11::Choice::tile_shapes && c.tile_bm == 128 && c.tile_bn == bn && c.splits == 1 && c.any_shape &&
+                c.plan.b_mn_major && !c.plan.stage_a && !c.plan.stage_b)
+        << mm::test::size_name(s) << ": " << c.tile_bm << "x" << c.tile_bn << " x" << c.splits;
+  }
   const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));
   EXPECT_EQ(ch11::choose(problem({512, 10240, 8192}, "RCR"), 132, off).tile_bn, 192);
   // The table: N a multiple of 16, not of 64 (the epilogue's narrow last piece), and with_fill_tile's tiles.
@@ -649,8 +658,9 @@ TEST(ch11_Choice, StreamTilesAtM128) {
     EXPECT_TRUE(c.tile_bm == bm && c.tile_bn == bn) << mm::test::size_name(s) << ": " << c.tile_bm << "x" << c.tile_bn;
   }
   EXPECT_EQ(ch11::choose_stream_tile(problem({64, 11008, 4096}, "RCR"), 128, 128, 132), -1);
-  // Only tile_shapes' kernel on operands where they lie: not RRR (any_shape's path, B MN-major in boxes
-  // of 64 columns), not a misaligned A (staged).
+  // Only tile_shapes' kernel on operands where they lie: not RRR (any_shape's path, B MN-major: a
+  // 96-column tile would read a third more of B, its second 64-column panel whole; step 13 measured it
+  // 2-8% slower), not a misaligned A (staged).
   EXPECT_EQ(ch11::choose(problem({128, 11008, 4096}, "RRR"), 132).tile_bn, 128);
   EXPECT_EQ(ch11::choose(problem({128, 6144, 4096}, "RRR"), 132).tile_bn, 128);
   const auto* off = reinterpret_cast<const void*>(std::uintptr_t(256 + 2));

@@ -86,6 +86,15 @@ struct Tile128x160Cfg : Tile128x256Cfg {
 struct Tile128x176Cfg : Tile128x256Cfg {
   using BN = Int<176>;
 };
+/// The same two with a fifth stage (RCR: 5 × 36 and 5 × 38 KB beside the two consumers' C buffers, 212 and
+/// 222 KB), as cuBLAS runs 128×176 at 512×28672×4096 (nvjet_sm90_tst_176x128_64x5, the tensor pipe 97%
+/// busy while active against our 93%: step 9's counter). Appendix steps tile_128x160_s5, tile_128x176_s5.
+struct Tile128x160S5Cfg : Tile128x160Cfg {
+  static constexpr int kStages = 5;
+};
+struct Tile128x176S5Cfg : Tile128x176Cfg {
+  static constexpr int kStages = 5;
+};
 
 /// 128×96 and 64×96 (step 10): 96 columns, for 64 < M <= 128, where B's bytes, not the flops, set the
 /// time: 128×11008 makes 115 tiles of 128×96 on 132 SMs against 86 of 128×128, 128×6144 128 of 64×96

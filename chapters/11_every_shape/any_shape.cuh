@@ -387,7 +387,7 @@ PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* 
   } else if (one_consumer_tile) {
     gemm = whole_k_one_consumer(Tile64x128Cfg{});
   } else if (fill_index >= 0) {  // RRR: B MN-major, its panels whole (collective_mma_sm90.hpp's RingExtent)
-    gemm = with_fill_tile(fill_index, whole_k_mn);
+    gemm = with_fill_tile_s4(fill_index, whole_k_mn);  // 4 stages: B's whole panels leave no room for a fifth
   } else if (p.m <= kSwapMaxM) {
     gemm = with_swap_tile(p, sms, [&](auto cfg) {
       using Cfg = decltype(cfg);

@@ -97,9 +97,9 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       // step 9's tiles (every_shape takes them where the model prefers them; here forced)
       step("tile_128x160", forced_tile<Tile128x160Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_128x176", forced_tile<Tile128x176Cfg>(max_blocks), tile_shapes_rejects),
-      // ... with a fifth stage (cuBLAS's 128×176 keeps 5)
-      step("tile_128x160_s5", forced_tile<Tile128x160S5Cfg>(max_blocks), tile_shapes_rejects),
-      step("tile_128x176_s5", forced_tile<Tile128x176S5Cfg>(max_blocks), tile_shapes_rejects),
+      // ... with 4 stages, as before step 14 (RRR's, step 13)
+      step("tile_128x160_s4", forced_tile<Tile128x160S4Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_128x176_s4", forced_tile<Tile128x176S4Cfg>(max_blocks), tile_shapes_rejects),
       // step 10's tiles (every_shape takes them at 64 < M <= 128 where stream_cost prefers them; here forced)
       step("tile_128x96", forced_tile<Tile128x96Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x96", forced_tile<Tile64x96Cfg>(max_blocks), tile_shapes_rejects),

@@ -78,22 +78,25 @@ struct Tile128x64Cfg : Tile128x256Cfg {
 /// 128×160 and 128×176 (step 9): N a multiple of 16 but not of 64, sized so that the tiles fill their
 /// rounds where 128×192's leave SMs idle (512×10240: 256 tiles of 128×160 in 2 rounds against 216 of
 /// 128×192; 512×11008: 252 of 128×176 against 232). wgmma takes any N in steps of 8; the epilogue
-/// stores the last 32 or 48 columns as a narrower piece (collective_epilogue_sm90.hpp). 4 stages of
-/// 36 and 38 KB. every_shape alone chooses them (fill_tile), so that no other step compiles them.
+/// stores the last 32 or 48 columns as a narrower piece (collective_epilogue_sm90.hpp). 5 stages of 36
+/// and 38 KB beside the two consumers' C buffers (212 and 222 KB; step 14: a fifth stage, as cuBLAS's
+/// 128×176 keeps, 0-3.5% faster than 4 at seven shapes, none slower). every_shape alone chooses them
+/// (fill_tile), so that no other step compiles them.
 struct Tile128x160Cfg : Tile128x256Cfg {
   using BN = Int<160>;
+  static constexpr int kStages = 5;
 };
 struct Tile128x176Cfg : Tile128x256Cfg {
   using BN = Int<176>;
-};
-/// The same two with a fifth stage (RCR: 5 × 36 and 5 × 38 KB beside the two consumers' C buffers, 212 and
-/// 222 KB), as cuBLAS runs 128×176 at 512×28672×4096 (nvjet_sm90_tst_176x128_64x5, the tensor pipe 97%
-/// busy while active against our 93%: step 9's counter). Appendix steps tile_128x160_s5, tile_128x176_s5.
-struct Tile128x160S5Cfg : Tile128x160Cfg {
   static constexpr int kStages = 5;
 };
-struct Tile128x176S5Cfg : Tile128x176Cfg {
-  static constexpr int kStages = 5;
+/// The same two with 4 stages: as RRR runs them (step 13: B MN-major in whole 64-column panels, 192
+/// columns a stage, leaves room for 4), and step 14's control (appendix steps tile_128x160_s4, _s4).
+struct Tile128x160S4Cfg : Tile128x160Cfg {
+  static constexpr int kStages = 4;
+};
+struct Tile128x176S4Cfg : Tile128x176Cfg {
+  static constexpr int kStages = 4;
 };
 
 /// 128×96 and 64×96 (step 10): 96 columns, for 64 < M <= 128, where B's bytes, not the flops, set the
@@ -274,6 +277,12 @@ template <class F>
 decltype(auto) with_fill_tile(int index, F&& f) {
   if (index == 0) return f(Tile128x160Cfg{});
   return f(Tile128x176Cfg{});
+}
+/// The same with the 4-stage configurations RRR's MN-major B leaves room for (step 13).
+template <class F>
+decltype(auto) with_fill_tile_s4(int index, F&& f) {
+  if (index == 0) return f(Tile128x160S4Cfg{});
+  return f(Tile128x176S4Cfg{});
 }
 
 /// Calls `f(Cfg{})` with the configuration of kTileShapes[index]: the one place an index of the

@@ -323,8 +323,9 @@ PreparedGemm prepare_any_swap(const GemmProblem& p, Extents maps, Operand a, Ope
 /// it, multiply with choose_tile_shape's tile (M > 64: split_k's kernel, or tile_shapes' where K is
 /// whole and TMA stores C) or swap_ab's (M <= 64), B K- or MN-major; or, where every_shape's choice
 /// names one (`tile`: RRR with nothing staged and C by TMA), tile_shapes' kernel on that tile, K whole:
-/// 64×128 or 64×256 with one consumer, or step 9's 128×160 and 128×176 with B's panels whole. The staging workspace is allocated here, once
-/// per problem, and each launch copies, then multiplies (one stream). Throws std::invalid_argument for
+/// 64×128 or 64×256 with one consumer, or step 9's 128×160 and 128×176 with B's panels whole. The
+/// staging workspace is allocated here, once per problem, and each launch copies, then multiplies (one
+/// stream). Throws std::invalid_argument for
 /// a problem it refuses (any_shape_rejects), a pointer not 2-byte aligned, or a tile the plan cannot
 /// take.
 template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)

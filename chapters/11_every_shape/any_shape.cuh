@@ -33,7 +33,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -337,9 +336,7 @@ PreparedGemm prepare_any_shape(const GemmProblem& p, const bf16* A, const bf16* 
   const bool rrr = plan.b_mn_major;
   // A tile every_shape names: K whole, tile_shapes' kernel, nothing staged and C stored by TMA; step 9's
   // tiles in RRR only (what every_shape sends here with nothing staged is RRR: step 13).
-  int fill_index = -1;
-  for (int i = 0; i < int(std::size(kFillTiles)); ++i)
-    if (tile.bm == kFillTiles[i].bm && tile.bn == kFillTiles[i].bn) fill_index = i;
+  const int fill_index = fill_tile_index(tile.bm, tile.bn);
   const bool one_consumer_tile = tile.bm == 64 && (tile.bn == 128 || tile.bn == 256);
   if (tile.bm != 0 &&
       (!(one_consumer_tile || (fill_index >= 0 && rrr)) || plan.stage_a || plan.stage_b || plan.c_strided))

@@ -277,9 +277,8 @@ PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16
   for (int i = 0; i < int(std::size(kStreamTiles)); ++i)  // step 10's tiles
     if (c.tile_bm == kStreamTiles[i].bm && c.tile_bn == kStreamTiles[i].bn)
       return with_stream_tile(i, [&](auto cfg) { return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks); });
-  for (int i = 0; i < int(std::size(kFillTiles)); ++i)  // step 9's tiles
-    if (c.tile_bn == kFillTiles[i].bn)
-      return with_fill_tile(i, [&](auto cfg) { return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks); });
+  if (const int i = fill_tile_index(c.tile_bm, c.tile_bn); i >= 0)  // step 9's tiles
+    return with_fill_tile(i, [&](auto cfg) { return prepare_tile_shape<decltype(cfg)>(p, A, B, C, max_blocks); });
   return prepare_tile_shapes(p, A, B, C, max_blocks);
 }
 

@@ -278,6 +278,12 @@ decltype(auto) with_fill_tile(int index, F&& f) {
   if (index == 0) return f(Tile128x160Cfg{});
   return f(Tile128x176Cfg{});
 }
+/// The index into kFillTiles of the tile bm×bn, or -1 when it is not one of them.
+inline int fill_tile_index(int bm, int bn) {
+  for (int i = 0; i < int(std::size(kFillTiles)); ++i)
+    if (kFillTiles[i].bm == bm && kFillTiles[i].bn == bn) return i;
+  return -1;
+}
 /// The same with the 4-stage configurations RRR's MN-major B leaves room for (step 13).
 template <class F>
 decltype(auto) with_fill_tile_s4(int index, F&& f) {

@@ -14,45 +14,23 @@
 #include "gpu_test.hpp"
 #include "harness/gemm_runner.hpp"
 #include "harness/results.hpp"
+#include "naive_gemm_kernel.hpp"
 
 namespace {
-
-// One thread per element of C, fp32 accumulation; with kTf32 each input is first rounded to tf32,
-// as a tensor core sees it.
-template <class TIn, class TOut, bool kTf32>
-__global__ void naive_kernel(mm::GemmProblem p, const TIn* a, const TIn* b, TOut* c) {
-  const std::int64_t i = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y;
-  const std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (i >= p.m || j >= p.n) return;
-  const mm::MatrixShape sa = p.shape_a(), sb = p.shape_b(), sc = p.shape_c();
-  float acc = 0.0f;
-  for (std::int64_t kk = 0; kk < p.k; ++kk) {
-    float x = float(a[sa.offset(i, kk)]), y = float(b[sb.offset(kk, j)]);
-    if constexpr (kTf32) x = mm::round_to_tf32(x), y = mm::round_to_tf32(y);
-    acc += x * y;
-  }
-  c[sc.offset(i, j)] = TOut(acc);
-}
-
-template <class TIn, class TOut, bool kTf32>
-void launch_naive(const mm::GemmProblem& p, const TIn* a, const TIn* b, TOut* c, cudaStream_t stream) {
-  const dim3 block(16, 16);
-  const dim3 grid(unsigned((p.n + 15) / 16), unsigned((p.m + 15) / 16));
-  naive_kernel<TIn, TOut, kTf32><<<grid, block, 0, stream>>>(p, a, b, c);
-}
 
 using Bf16Group = mm::GemmKernelGroup<__nv_bfloat16, __nv_bfloat16>;
 using Tf32Group = mm::GemmKernelGroup<float, float>;
 
 Bf16Group bf16_group() {
   return {.baseline = mm::DType::bf16,
-          .kernels = {{.name = "naive_bf16", .dtype = mm::DType::bf16,
-                       .launch = launch_naive<__nv_bfloat16, __nv_bfloat16, false>}}};
+          .kernels = {{.name = "naive_bf16", .dtype = mm::DType::bf16, .launch = mm::test::launch_naive_bf16,
+                       .rejects = {}, .prepare = {}}}};
 }
 
 Tf32Group tf32_group() {
   return {.baseline = mm::DType::tf32,
-          .kernels = {{.name = "naive_tf32", .dtype = mm::DType::tf32, .launch = launch_naive<float, float, true>}}};
+          .kernels = {{.name = "naive_tf32", .dtype = mm::DType::tf32, .launch = mm::test::launch_naive_tf32,
+                       .rejects = {}, .prepare = {}}}};
 }
 
 const mm::GemmChapter chapter{.chapter = "99_groups_test", .description = "two groups",
@@ -95,7 +73,9 @@ TEST(GemmGroups, EachGroupHasItsCublasRowAndItsKernelsAreMeasuredAgainstIt) {
     EXPECT_GT(r.median_ms, 0.0);
     EXPECT_TRUE(std::isfinite(r.rel_error));
     EXPECT_GT(r.pct_of_cublas, 0.0);
-    if (r.kernel == "cuBLAS") EXPECT_EQ(r.pct_of_cublas, 100.0);
+    if (r.kernel == "cuBLAS") {
+      EXPECT_EQ(r.pct_of_cublas, 100.0);
+    }
   }
   // % of cuBLAS is against the row of the kernel's own group, measured just before it.
   for (std::size_t i : {1u, 3u, 5u, 7u})

@@ -18,7 +18,7 @@
 #include "harness/gemm_runner.hpp"
 #include "layout/arch.hpp"
 #include "gemm/watchdog.hpp"
-#include "layout/mbarrier.hpp"
+#include "watchdog_kernels.hpp"
 
 namespace {
 
@@ -130,19 +130,9 @@ TEST(ch09_Launch, EveryStepRefusesAMisalignedB) {
 
 // ---- The watchdog: a deadlock is a failure, not a hang ----
 
-// One thread waits on a barrier that expects one arrival which never comes.
-__global__ void wait_forever_kernel() {
-  if constexpr (mm::arch::compiled_for(mm::arch::sm90a)) {
-    __shared__ std::uint64_t bar;
-    mm::mbarrier_init(&bar, 1);
-    mm::fence_mbarrier_init();
-    mm::mbarrier_wait(&bar, 0);
-  }
-}
-
 // Launches it and exits 3 when the launch ends in an error (the trap), 0 if it ever returns cleanly.
 [[noreturn]] void run_wait_forever() {
-  wait_forever_kernel<<<1, 1>>>();
+  mm::test::launch_wait_forever();  // watchdog_kernels.cu: one thread waits for an arrival that never comes
   const cudaError_t e = cudaDeviceSynchronize();
   std::fprintf(stderr, "launch ended: %s\n", cudaGetErrorString(e));
   std::exit(e == cudaSuccess ? 0 : 3);
@@ -155,24 +145,11 @@ TEST(ch09_Watchdog, ADeadlockedWaitTrapsInsteadOfHanging) {
   EXPECT_EXIT(run_wait_forever(), ::testing::ExitedWithCode(3), "launch ended");
 }
 
-// A consumer's wait, as a pipeline waits: with the process's record, given up after 1 s.
-__global__ void consumer_waits_forever(mm::Watchdog config) {
-  if constexpr (mm::arch::compiled_for(mm::arch::sm90a)) {
-    __shared__ std::uint64_t bar, word;
-    mm::mbarrier_init(&bar, 1);
-    mm::fence_mbarrier_init();
-    word = 0;
-    mm::WatchdogState watchdog(config, mm::detail::smem_address(&word));
-    mm::mbarrier_wait(mm::detail::smem_address(&bar), 0, watchdog, mm::WatchdogSite::consumer_wait, 5);
-    mm::watchdog_trap_if_gave_up(watchdog, config.record);  // the kernel's one trap
-  }
-}
-
 // Launches it and prints what the host reads after the trap: the watchdog's line.
 [[noreturn]] void run_consumer_waits_forever() {
   mm::Watchdog config = mm::host_watchdog();
   config.bound_ns = 1'000'000'000ull;
-  consumer_waits_forever<<<1, 1>>>(config);
+  mm::test::launch_consumer_waits_forever(config);  // a consumer's wait, given up after 1 s
   const cudaError_t e = cudaDeviceSynchronize();
   std::fprintf(stderr, "launch ended: %s; %s\n", cudaGetErrorString(e), mm::watchdog_report().c_str());
   std::exit(e == cudaSuccess ? 0 : 3);

@@ -39,7 +39,7 @@ constexpr std::size_t shared_storage_bytes() {
 /// `extern __shared__ __align__(1024) std::uint8_t raw[]`. Dynamic shared memory starts at a
 /// 1024-byte boundary of the block's shared window when the kernel has no static shared memory, as
 /// the 128-byte swizzle of TMA and wgmma tiles needs (it is a function of the address); CUTLASS
-/// relies on the same, and tests/gemm/test_smem.cu checks it on the GPU. Rounding the address up at
+/// relies on the same, and tests/gemm/test_smem.cpp checks it on the GPU. Rounding the address up at
 /// run time instead costs more than it looks: the pointer is then no longer a known offset of the
 /// window, and every barrier operation on it recomputes its shared address (chapter 09: 10-12
 /// instructions more between a K step's last wgmma and the next TMA, 4-8% slower).

@@ -140,6 +140,9 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_64x128_2x2", forced_tile<Clustered<Tile64x128Cfg, 2, 2>>(max_blocks), tile_shapes_rejects),
       step("tile_128x128_2x2", forced_tile<Clustered<Tile128x128Cfg, 2, 2>>(max_blocks), tile_shapes_rejects),
       step("tile_128x192_2x2", forced_tile<Clustered<Tile128x192Cfg, 2, 2>>(max_blocks), tile_shapes_rejects),
+      // ... and the tile cuBLAS runs at 3000³: 192×192, three consumer warpgroups, alone and in clusters of 2
+      step("tile_192x192", forced_tile<Tile192x192Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_192x192_2x1", forced_tile<Tile192x192Cluster>(max_blocks), tile_shapes_rejects),
       // the same clusters on any_shape's whole-tile kernel, nothing staged (RRR: B MN-major, read in place)
       // (RRR's MN-major B comes in boxes of 64 columns: 128×192's three would not divide among 2 blocks)
       step("any_128x256_2x1", on_grid(unstaged_tile<Clustered<Tile128x256Cfg, 2, 1>>, max_blocks), unstaged_rejects),

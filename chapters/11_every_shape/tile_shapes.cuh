@@ -145,6 +145,20 @@ struct Tile128x128K128Cfg : Tile128x128Cfg {
   static constexpr int kStages = 3;
 };
 
+/// 192×192 with three consumer warpgroups (cuBLAS's tile at 3000³, `192x192_64x4_2x1`): 3000³ makes
+/// 256 of them, two rounds of 132 SMs where 128×192 makes three, and each asks the L2 for 384 rows a
+/// K step for 2.25 times 128×128's work. 4 stages of 48 KB and one C buffer a consumer (216 KB; two
+/// buffers would leave 3 stages). 512 threads share the 64 K registers: the producer warpgroup keeps
+/// 40, each consumer 152 (its 96 accumulators, 64 × 192 fp32 over 128 threads). Appendix steps
+/// tile_192x192 and tile_192x192_2x1 force it alone and in clusters of 2 along M (the page's appendix:
+/// at 3000³ on the rows in place, 10% faster than every_shape's copy and 128×192; not yet chosen).
+struct Tile192x192Cfg : KernelConfig<192, 192, 64, 4> {
+  static constexpr int kCBuffers = 1;
+  static constexpr int kConsumerRegs = 152;
+};
+/// ... in clusters of 2 along M: the two blocks share B's boxes, each loading half and multicasting it.
+using Tile192x192Cluster = Clustered<Tile192x192Cfg, 2, 1>;
+
 /// 64×32 and 64×48 with one consumer warpgroup (step 12, issue 36): decode at 33-64 rows in one round
 /// of tiles of C with K whole, no partial sums, in place of swap_ab's tiles of Cᵀ. wgmma's n32 and n48;
 /// the epilogue stores the tile as step 9's narrower piece alone (32 or 48 columns: no whole 64-column

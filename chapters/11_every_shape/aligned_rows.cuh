@@ -67,6 +67,30 @@ inline int aligned_rows_tile(const GemmProblem& p, int sms) {
   return choose_tile_shape(aligned, sms);
 }
 
+/// Step 15: where the copy pays (copies_to_aligned_rows), 192×192 tiles in clusters of 2 along M (B
+/// multicast: each block asks the L2 for half of B's rows) read the rows where they lie, when the model
+/// says they finish first. Times in units of one 128×256 tile on one SM (modeled_time's), an SM
+/// running at 1/sms of 750 TFLOP/s. The copy: its bytes at kCopyBytesPerSecond after a launch, then
+/// the aligned GEMM (aligned_rows_tile's tile). In place: rounds of the clusters' units (two tiles
+/// along M; sms / 2 clusters a round) at kInPlace192Efficiency, measured at 3000³: 86.2 µs against the
+/// model's 77.9 µs at efficiency 1 (their ratio, 0.90; the step's page has the runs). 3000³: 2 rounds
+/// in place, 86 µs, against 27 µs of copy and 79 µs of GEMM.
+inline bool runs_in_place_192(const GemmProblem& p, int sms) {
+  constexpr double kGemmFlopsPerSecond = 750e12, kCopyBytesPerSecond = 3e12, kLaunchSeconds = 3e-6;
+  constexpr double kInPlace192Efficiency = 0.90;
+  if (sms < 2) return false;
+  const double unit_seconds = 2.0 * 128.0 * 256.0 * double(p.k) * double(sms) / kGemmFlopsPerSecond;
+  const double copied = 4.0 * double(p.m + p.n) * double(p.k);
+  GemmProblem aligned = p;
+  aligned.k = aligned_pitch(p.k);
+  const double copy_then_gemm = copied / kCopyBytesPerSecond + kLaunchSeconds +
+                                modeled_time(aligned, kTileShapes[aligned_rows_tile(p, sms)], sms) * unit_seconds;
+  const std::int64_t units = launch::ceil_div(launch::ceil_div(p.m, 192), 2) * launch::ceil_div(p.n, 192);
+  const double rounds = double(launch::ceil_div(units, std::int64_t(sms / 2)));
+  const double in_place = rounds * (192.0 * 192.0 / (128.0 * 256.0)) / kInPlace192Efficiency * unit_seconds;
+  return in_place < copy_then_gemm;
+}
+
 /// tile_shapes on copies of A and B with rows of aligned_pitch(K) elements: the copies' buffer is
 /// allocated here, once per problem, and each launch copies, then multiplies (same stream).
 template <class = void>  // compiled where it is called, not where its header is included (step_rules.hpp)

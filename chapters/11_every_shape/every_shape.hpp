@@ -245,6 +245,7 @@ inline Choice choose(const GemmProblem& p, int sms, const void* A = kAligned, co
   if (const Choice c = decode_tile(p, sms, tma_store); c.tile_bm != 0) return c;
   if (p.m <= kSwapMaxM) return swap_choice(p, sms);
   if (copies_to_aligned_rows(p)) {
+    if (runs_in_place_192(p, sms)) return {Choice::tile_shapes, 192, 192, 1};  // step 15: in clusters of 2, in place
     const TileShape s = kTileShapes[aligned_rows_tile(p, sms)];
     return {Choice::tile_shapes, s.bm, s.bn, 1, true};
   }
@@ -269,6 +270,7 @@ PreparedGemm prepare_every_shape(const GemmProblem& p, const bf16* A, const bf16
   if (c.kernel == Choice::swap_ab) return prepare_swap_ab(p, A, B, C, max_blocks);
   if (c.kernel == Choice::split_k) return prepare_split_k(p, A, B, C, max_blocks);
   if (c.aligned_rows) return prepare_aligned_rows(p, A, B, C, max_blocks);
+  if (c.tile_bm == 192) return prepare_tile_shape<Tile192x192Cluster>(p, A, B, C, max_blocks);  // step 15
   if (c.tile_bm == 64 && c.tile_bn == Tile64x256Cfg::BN::value) return prepare_tile_shape<Tile64x256Cfg>(p, A, B, C, max_blocks);
   if (c.tile_bm == 64 && c.tile_bn == Tile64x128Cfg::BN::value) return prepare_tile_shape<Tile64x128Cfg>(p, A, B, C, max_blocks);
   for (int i = 0; i < int(std::size(kDecodeTiles)); ++i)  // step 12's tiles

@@ -339,14 +339,28 @@ TEST(ch11_SharedMemory, M128RingTilesFitWhereTheirNeighboursDoNot) {
 }
 
 TEST(ch11_Gemm, AlignedRowsMatchFp64) {
-  // every_shape's copy into 128-byte-aligned rows (K % 16 != 0, a big problem): K = 1000 and 3000 (rows
-  // 16 bytes into a sector), M not a multiple of the tile; the choice is checked, so that the test
-  // cannot pass on the plain kernel.
+  // every_shape's copy into 128-byte-aligned rows (K % 16 != 0, a big problem, where step 15's 192×192
+  // clusters would not finish first): K = 1000 and 3000 (rows 16 bytes into a sector), M not a multiple
+  // of the tile; the choice is checked, so that the test cannot pass on the plain kernel.
+  MM_REQUIRE_ARCH(mm::arch::sm90a);
+  const auto every = mm::test::step_named(kSteps, "every_shape");
+  for (const Size& s : {Size{1312, 4096, 1000}, Size{1312, 2048, 3000}}) {
+    const GemmProblem p = problem(s, "RCR");
+    ASSERT_TRUE(ch11::choose(p, mm::device_sm_count()).aligned_rows) << mm::test::size_name(p);
+    expect_matches_fp64(every, p, 13);
+  }
+}
+
+TEST(ch11_Gemm, StraddlingRowsInPlaceMatchFp64) {
+  // Step 15: the same misaligned rows read in place by 192×192 tiles in clusters of 2 along M, where the
+  // model says they finish before the copy: M and N not multiples of 192 nor of the cluster's 384 rows
+  // (the last cluster's second block past M), K = 1000 and 3000; the choice is checked.
   MM_REQUIRE_ARCH(mm::arch::sm90a);
   const auto every = mm::test::step_named(kSteps, "every_shape");
   for (const Size& s : {Size{2048, 4096, 1000}, Size{2056, 2048, 3000}}) {
     const GemmProblem p = problem(s, "RCR");
-    ASSERT_TRUE(ch11::choose(p, mm::device_sm_count()).aligned_rows) << mm::test::size_name(p);
+    const ch11::Choice c = ch11::choose(p, mm::device_sm_count());
+    ASSERT_TRUE(!c.aligned_rows && c.tile_bm == 192 && c.tile_bn == 192) << mm::test::size_name(p);
     expect_matches_fp64(every, p, 13);
   }
 }
@@ -738,13 +752,21 @@ TEST(ch11_Choice, DecodeStreamTileWhereItsRoundHasMoreUnits) {
 }
 
 TEST(ch11_Choice, MisalignedRowsAreCopiedWhereTheCopyPays) {
-  // K % 16 != 0 (rows 16 bytes into a 32-byte sector) and the copy saves more than it costs: 3000³
-  // and 3064³ are copied, then take 128×192 tiles as 3008³ would (aligned rows: any tile).
-  for (std::int64_t s : {3000, 3064}) {
+  // K % 16 != 0 (rows 16 bytes into a 32-byte sector) and the copy saves more than it costs: 7000³ and
+  // 1312×4096×3000 are copied, then take the tiles 7040³ and K = 3008 would (aligned rows: any tile).
+  for (const Size& s : {Size{7000, 7000, 7000}, Size{1312, 4096, 3000}}) {
+    const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
+    EXPECT_TRUE(c.aligned_rows) << mm::test::size_name(s);
+    EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << mm::test::size_name(s);
+    EXPECT_EQ(c.tile_bm, 128) << mm::test::size_name(s);
+  }
+  // Step 15: where 192×192 tiles in clusters of 2 finish first in place (at 3000³ two rounds, against
+  // the copy and three rounds of 128×192), they read the rows where they lie.
+  for (std::int64_t s : {3000, 3064, 5000}) {
     const ch11::Choice c = ch11::choose(problem({s, s, s}, "RCR"), 132);
-    EXPECT_TRUE(c.aligned_rows) << s;
+    EXPECT_FALSE(c.aligned_rows) << s;
     EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << s;
-    EXPECT_EQ(c.tile_bn, 192) << s;
+    EXPECT_TRUE(c.tile_bm == 192 && c.tile_bn == 192) << s;
   }
   // Not copied: 1000³ and 1024×1024×1000 (the copy would cost more than it saves), K % 16 == 0 (6000³,
   // 2992³: rows on 32-byte sectors), decode (M = 16).

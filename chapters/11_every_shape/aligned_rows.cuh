@@ -44,6 +44,12 @@ __global__ void copy_to_aligned_rows(const Chunk* __restrict__ a, const Chunk* _
 /// Elements of a row after the copy: K rounded up to a multiple of 64 (128 bytes of bf16).
 inline std::int64_t aligned_pitch(std::int64_t k) { return (k + 63) / 64 * 64; }
 
+/// The copy's model, shared by copies_to_aligned_rows and runs_in_place_192: an aligned GEMM's rate, the
+/// copy's bytes a second and its launch (with the GEMM's wait for it).
+inline constexpr double kAlignedGemmFlopsPerSecond = 750e12, kCopyBytesPerSecond = 3e12, kCopyLaunchSeconds = 3e-6;
+/// The copy's bytes, read and written: A's and B's rows once each way.
+inline double aligned_copy_bytes(const GemmProblem& p) { return 4.0 * double(p.m + p.n) * double(p.k); }
+
 /// True when every_shape copies A and B into aligned rows first: K % 16 != 0 (rows not on 32-byte
 /// sectors) and the time the copy saves is larger than its own. A model from the page's measurements:
 /// at 3000³ the misaligned GEMM took 1.8× the aligned one (so the copy saves 0.8 of an aligned GEMM,
@@ -51,11 +57,10 @@ inline std::int64_t aligned_pitch(std::int64_t k) { return (k + 63) / 64 * 64; }
 /// 3 TB/s, after a launch (3 µs with the GEMM's wait for it). 3000³: saves 58 µs for 27; 1000³:
 /// 2.1 µs for 5.7.
 inline bool copies_to_aligned_rows(const GemmProblem& p) {
-  constexpr double kSavedFraction = 0.8, kGemmFlopsPerSecond = 750e12;
-  constexpr double kCopyBytesPerSecond = 3e12, kLaunchSeconds = 3e-6;
+  constexpr double kSavedFraction = 0.8;
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
-  const double copied = 4.0 * double(p.m + p.n) * double(p.k);  // bytes read and written
-  const double saved = kSavedFraction * flops / kGemmFlopsPerSecond, cost = copied / kCopyBytesPerSecond + kLaunchSeconds;
+  const double saved = kSavedFraction * flops / kAlignedGemmFlopsPerSecond;
+  const double cost = aligned_copy_bytes(p) / kCopyBytesPerSecond + kCopyLaunchSeconds;
   return p.k % 16 != 0 && saved > cost;
 }
 
@@ -76,14 +81,12 @@ inline int aligned_rows_tile(const GemmProblem& p, int sms) {
 /// model's 77.9 µs at efficiency 1 (their ratio, 0.90; the step's page has the runs). 3000³: 2 rounds
 /// in place, 86 µs, against 27 µs of copy and 79 µs of GEMM.
 inline bool runs_in_place_192(const GemmProblem& p, int sms) {
-  constexpr double kGemmFlopsPerSecond = 750e12, kCopyBytesPerSecond = 3e12, kLaunchSeconds = 3e-6;
   constexpr double kInPlace192Efficiency = 0.90;
   if (sms < 2) return false;
-  const double unit_seconds = 2.0 * 128.0 * 256.0 * double(p.k) * double(sms) / kGemmFlopsPerSecond;
-  const double copied = 4.0 * double(p.m + p.n) * double(p.k);
+  const double unit_seconds = 2.0 * 128.0 * 256.0 * double(p.k) * double(sms) / kAlignedGemmFlopsPerSecond;
   GemmProblem aligned = p;
   aligned.k = aligned_pitch(p.k);
-  const double copy_then_gemm = copied / kCopyBytesPerSecond + kLaunchSeconds +
+  const double copy_then_gemm = aligned_copy_bytes(p) / kCopyBytesPerSecond + kCopyLaunchSeconds +
                                 modeled_time(aligned, kTileShapes[aligned_rows_tile(p, sms)], sms) * unit_seconds;
   const std::int64_t units = launch::ceil_div(launch::ceil_div(p.m, 192), 2) * launch::ceil_div(p.n, 192);
   const double rounds = double(launch::ceil_div(units, std::int64_t(sms / 2)));

@@ -754,7 +754,8 @@ TEST(ch11_Choice, DecodeStreamTileWhereItsRoundHasMoreUnits) {
 TEST(ch11_Choice, MisalignedRowsAreCopiedWhereTheCopyPays) {
   // K % 16 != 0 (rows 16 bytes into a 32-byte sector) and the copy saves more than it costs: 7000³ and
   // 1312×4096×3000 are copied, then take the tiles 7040³ and K = 3008 would (aligned rows: any tile).
-  for (const Size& s : {Size{7000, 7000, 7000}, Size{1312, 4096, 3000}}) {
+  // 4000²×3000 and 6000²×5000 too: measured, the copy ran 3% and 7% ahead of 192×192 in place.
+  for (const Size& s : {Size{7000, 7000, 7000}, Size{1312, 4096, 3000}, Size{4000, 4000, 3000}, Size{6000, 6000, 5000}}) {
     const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
     EXPECT_TRUE(c.aligned_rows) << mm::test::size_name(s);
     EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << mm::test::size_name(s);

@@ -151,7 +151,8 @@ struct Tile128x128K128Cfg : Tile128x128Cfg {
 /// buffers would leave 3 stages). 512 threads share the 64 K registers: the producer warpgroup keeps
 /// 40, each consumer 152 (its 96 accumulators, 64 × 192 fp32 over 128 threads). Appendix steps
 /// tile_192x192 and tile_192x192_2x1 force it alone and in clusters of 2 along M (the page's appendix:
-/// at 3000³ on the rows in place, 10% faster than every_shape's copy and 128×192; not yet chosen).
+/// at 3000³ on the rows in place, 10% faster than the copy and 128×192). every_shape runs the clustered
+/// one on misaligned rows where aligned_rows.cuh's runs_in_place_192 says it beats the copy (step 15).
 struct Tile192x192Cfg : KernelConfig<192, 192, 64, 4> {
   static constexpr int kCBuffers = 1;
   static constexpr int kConsumerRegs = 152;

@@ -44,6 +44,8 @@ struct CliSpec {
   int default_reps = 20;                ///< timed runs unless --reps says otherwise
   int default_warmup = 5;               ///< warm-up runs unless --warmup says otherwise
   bool has_k = true;                    ///< false for copy chapters: sizes are M×N
+  /// @brief Whether --interleave is accepted (the GEMM runner's: time a size's kernels in turns).
+  bool can_interleave = false;
   /// @brief Largest M, N or K accepted: 2^31 - 1, as cuBLAS takes `int` m, n, k and leading dimensions
   /// and every kernel `int` extents. Not a limit on elements per matrix: each kernel applies its own
   /// (mm::launch, "the 32-bit rule").
@@ -64,6 +66,9 @@ struct CliOptions {
   int warmup = 5;                    ///< untimed runs first
   std::string csv;                   ///< empty: no CSV; else a path parse_cli found writable (csv_unwritable)
   bool check = true;                 ///< false with --no-check
+  /// @brief --interleave: a size's kernels timed in turns (time_interleaved), one run each a round,
+  /// instead of each kernel's runs together; a clock that moves during the size then moves for all.
+  bool interleave = false;
   std::uint64_t seed = 42;           ///< seed of the random inputs
 };
 

@@ -170,20 +170,29 @@ void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& ru
               << ": not run: " << e.what() << '\n';
     return;
   }
-  const Timing base = time_on_gpu(cublas_run, topt);
-  ResultRow base_row = make_row("cuBLAS", group.baseline, base, rel);
-  base_row.pct_of_cublas = 100.0;
-  run.rows.push_back(base_row);
+  // Each launch that passed its check, in the order of its row. Timed as it passes (each one's runs
+  // together), or with --interleave once the size's last has passed, all in turns (time_interleaved).
+  struct Measured {
+    std::string name;
+    DType dtype;
+    double rel;
+    std::string path;
+    std::function<void(cudaStream_t)> run;
+  };
+  std::vector<Measured> measured;
+  std::vector<Timing> timings;
+  auto measure = [&](Measured m) {
+    if (!opt.interleave) timings.push_back(time_on_gpu(m.run, topt));
+    measured.push_back(std::move(m));
+  };
+  measure({"cuBLAS", group.baseline, rel, "", cublas_run});
   for (DType other : group.also_measure) {
     const std::string name = "cuBLAS_" + std::string(dtype_name(other));
-    auto other_run = [&](cudaStream_t s) {
+    auto other_run = [&, other](cudaStream_t s) {
       run.cublas.gemm(p, other, a.data(), b.data(), c.data(), cuda_data_type<TOut>(), s);
     };
     run_checked(name, other, other_run, rel);
-    const Timing t = time_on_gpu(other_run, topt);
-    ResultRow row = make_row(name, other, t, rel);
-    row.pct_of_cublas = 100.0 * base.median_ms / t.median_ms;
-    run.rows.push_back(row);
+    measure({name, other, rel, "", other_run});
   }
 
   for (const auto& kern : group.kernels) {
@@ -202,10 +211,18 @@ void run_group(const GemmKernelGroup<TIn, TOut>& group, detail::GemmGroupRun& ru
     else launch = PreparedGemm([&](cudaStream_t s) { kern.launch(p, a.data(), b.data(), c.data(), s); });
     if (launch.path.empty()) launch.path = kern.name;
     if (!run_checked(kern.name, kern.dtype, launch.run, rel)) continue;  // a wrong kernel is not timed
-    const Timing t = time_on_gpu(launch.run, topt);
-    ResultRow row = make_row(kern.name, kern.dtype, t, rel);
-    row.path = launch.path;
-    row.pct_of_cublas = 100.0 * base.median_ms / t.median_ms;
+    measure({kern.name, kern.dtype, rel, launch.path, launch.run});  // the copy keeps the preparation's buffers
+  }
+
+  if (opt.interleave) {
+    std::vector<std::function<void(cudaStream_t)>> runs;
+    for (const Measured& m : measured) runs.push_back(m.run);
+    timings = time_interleaved(runs, topt);
+  }
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    ResultRow row = make_row(measured[i].name, measured[i].dtype, timings[i], measured[i].rel);
+    row.path = measured[i].path;
+    row.pct_of_cublas = i == 0 ? 100.0 : 100.0 * timings[0].median_ms / timings[i].median_ms;
     run.rows.push_back(row);
   }
 }
@@ -252,6 +269,7 @@ int detail::run_gemm_groups(int argc, const char* const* argv, const GemmChapter
   spec.layouts = ch.layouts;
   spec.default_reps = ch.default_reps;
   spec.default_warmup = ch.default_warmup;
+  spec.can_interleave = true;
   const CliOptions opt = parse_cli_or_exit(argc, argv, spec);
 
   if (skipped_on_this_gpu(spec.program, ch.needs)) return 0;

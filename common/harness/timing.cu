@@ -104,4 +104,45 @@ Timing time_on_gpu(const std::function<void(cudaStream_t)>& launch, const Timing
   return t;
 }
 
+std::vector<Timing> time_interleaved(const std::vector<std::function<void(cudaStream_t)>>& launches,
+                                     const TimingOptions& opt) {
+  std::vector<Timing> out(launches.size());
+  if (launches.empty()) return out;
+  cudaStream_t stream;
+  MM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t start, stop;
+  MM_CUDA_CHECK(cudaEventCreate(&start));
+  MM_CUDA_CHECK(cudaEventCreate(&stop));
+
+  for (const auto& launch : launches)
+    for (int i = 0; i < opt.warmup; ++i) launch(stream);
+  MM_CHECK_LAUNCH();
+  MM_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  const std::size_t n = launches.size();
+  for (Timing& t : out) t.samples_ms.reserve(opt.reps);
+  for (int r = 0; r < opt.reps; ++r) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t which = (std::size_t(r) + j) % n;
+      if (opt.flush_l2) flush_l2(stream);
+      MM_CUDA_CHECK(cudaEventRecord(start, stream));
+      launches[which](stream);
+      MM_CUDA_CHECK(cudaEventRecord(stop, stream));
+      MM_CUDA_CHECK(cudaEventSynchronize(stop));
+      MM_CHECK_LAUNCH();
+      float ms = 0;
+      MM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      out[which].samples_ms.push_back(ms);
+    }
+  }
+  for (Timing& t : out) {
+    t.median_ms = median(t.samples_ms);
+    t.min_ms = *std::min_element(t.samples_ms.begin(), t.samples_ms.end());
+  }
+  MM_CUDA_CHECK(cudaEventDestroy(start));
+  MM_CUDA_CHECK(cudaEventDestroy(stop));
+  MM_CUDA_CHECK(cudaStreamDestroy(stream));
+  return out;
+}
+
 }  // namespace mm

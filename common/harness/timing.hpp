@@ -34,6 +34,14 @@ void flush_l2(cudaStream_t stream);
 /// @brief Times `launch(stream)`: events are recorded around each run only, so the L2 flush is not counted.
 Timing time_on_gpu(const std::function<void(cudaStream_t)>& launch, const TimingOptions& opt = {});
 
+/// @brief Times several launches in turns: each warmed up (`opt.warmup` runs, in the list's order), then
+/// `opt.reps` rounds in which each launch runs once (L2 flushed before each, as time_on_gpu), round r
+/// starting at launch r mod n. A clock that rises or falls during the measurement then moves every
+/// launch's samples alike, where time_on_gpu's runs of one launch all fall in one stretch of it.
+/// Returns one Timing per launch, in the list's order.
+std::vector<Timing> time_interleaved(const std::vector<std::function<void(cudaStream_t)>>& launches,
+                                     const TimingOptions& opt = {});
+
 /// @brief Median of a list (the mean of the two middle values for an even count); 0 for an empty list.
 double median(std::vector<float> v);
 

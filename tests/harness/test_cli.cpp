@@ -48,6 +48,17 @@ TEST(Cli, Defaults) {
   EXPECT_EQ(o.reps, 20);
 }
 
+TEST(Cli, InterleaveOnlyWhereTheRunnerTakesIt) {
+  // The GEMM runner times a size's kernels in turns with --interleave; a spec without it (the copy
+  // runner's) rejects the flag as unknown, in one line.
+  mm::CliSpec s = spec();
+  EXPECT_FALSE(parse({}, s).interleave);
+  s.can_interleave = true;
+  EXPECT_TRUE(parse({"--interleave"}, s).interleave);
+  EXPECT_FALSE(parse({}, s).interleave);
+  expect_rejected({"--interleave"}, "--interleave");
+}
+
 TEST(Cli, ParsesEverything) {
   const mm::CliOptions o = parse({"--m", "7", "--n", "13", "--k", "5", "--reps", "3", "--warmup", "0",
                                   "--kernel", "tiled", "--csv", "out.csv", "--no-check", "--layout", "all"});

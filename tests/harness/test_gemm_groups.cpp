@@ -83,6 +83,26 @@ TEST(GemmGroups, EachGroupHasItsCublasRowAndItsKernelsAreMeasuredAgainstIt) {
                 1e-4 * rows[i].pct_of_cublas) << rows[i].kernel << " " << rows[i].layout;
 }
 
+TEST(GemmGroups, InterleavedRunGivesTheSameRowsInTheSameOrder) {
+  MM_REQUIRE_GPU();
+  // --interleave times a size's launches in turns after all are checked: the rows are the same, in
+  // the same order, each kernel's % against its own group's cuBLAS row.
+  int rc = -1;
+  const auto rows = run_two_groups({"--interleave"}, rc);
+  EXPECT_EQ(rc, 0) << "a check failed (see the output above)";
+  ASSERT_EQ(rows.size(), 4u);
+  const char* want[] = {"cuBLAS bf16", "naive_bf16 bf16", "cuBLAS tf32", "naive_tf32 tf32"};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].kernel + " " + rows[i].dtype, want[i]);
+    EXPECT_GT(rows[i].median_ms, 0.0);
+    EXPECT_TRUE(std::isfinite(rows[i].rel_error));
+  }
+  EXPECT_EQ(rows[0].pct_of_cublas, 100.0);
+  EXPECT_EQ(rows[2].pct_of_cublas, 100.0);
+  for (std::size_t i : {1u, 3u})
+    EXPECT_NEAR(rows[i].pct_of_cublas, 100.0 * rows[i - 1].median_ms / rows[i].median_ms, 1e-4 * rows[i].pct_of_cublas);
+}
+
 TEST(GemmGroups, KernelSelectsAcrossGroupsAndAnUnselectedGroupIsNotRun) {
   MM_REQUIRE_GPU();
   int rc = -1;

@@ -125,6 +125,29 @@ TEST(GpuHarness, TimingIsPositiveAndOrdered) {
   EXPECT_LE(t.min_ms, t.median_ms);
 }
 
+TEST(GpuHarness, InterleavedTimingTakesTurns) {
+  MM_REQUIRE_GPU();
+  // Three launches that record the order the host calls them in: each warmed up in turn, then each
+  // round runs all three once, round r starting at launch r mod 3.
+  mm::DeviceBuffer<float> x(1 << 20);
+  std::vector<int> order;
+  std::vector<std::function<void(cudaStream_t)>> launches;
+  for (int i = 0; i < 3; ++i)
+    launches.push_back([&, i](cudaStream_t s) {
+      order.push_back(i);
+      MM_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, x.bytes() / std::size_t(i + 1), s));
+    });
+  const std::vector<mm::Timing> t = mm::time_interleaved(launches, {1, 4, true});
+  ASSERT_EQ(t.size(), 3u);
+  for (const mm::Timing& one : t) {
+    EXPECT_EQ(one.samples_ms.size(), 4u);
+    EXPECT_GT(one.min_ms, 0.0);
+    EXPECT_LE(one.min_ms, one.median_ms);
+  }
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2}));
+  EXPECT_TRUE(mm::time_interleaved({}, {1, 4, true}).empty());
+}
+
 // ---- The L2 flush (timing.cu) ----
 //
 // That it evicts and leaves nothing dirty is a property of the hardware's timing, which a test run

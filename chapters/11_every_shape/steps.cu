@@ -121,6 +121,10 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_64x32", forced_tile<Tile64x32Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x48", forced_tile<Tile64x48Cfg>(max_blocks), tile_shapes_rejects),
       step("tile_64x32_1x2", forced_tile<Clustered<Tile64x32Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),
+      // cuBLAS's tile at 128×4096×4096: 64×64 with K whole, 13 stages, alone and in clusters of 2 along M
+      // (the column's two tiles share B, multicast), where every_shape splits K of 128×64 tiles in two
+      step("tile_64x64", forced_tile<Tile64x64Cfg>(max_blocks), tile_shapes_rejects),
+      step("tile_64x64_2x1", forced_tile<Clustered<Tile64x64Cfg, 2, 1>>(max_blocks), tile_shapes_rejects),
       // ... and 64×128 (every_shape's tile at 64×10240×8192) in clusters of 2 and 4 along N, A multicast:
       // cuBLAS's kernel there runs clusters of 4 and reads a quarter of our L2 sectors of A (What is left)
       step("tile_64x128_1x2", forced_tile<Clustered<Tile64x128Cfg, 1, 2>>(max_blocks), tile_shapes_rejects),

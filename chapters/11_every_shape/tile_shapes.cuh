@@ -174,6 +174,12 @@ using Tile192x192Cluster = Clustered<Tile192x192Cfg, 2, 1>;
 struct Tile64x32Cfg : KernelConfig<64, 32, 64, 17> {};
 struct Tile64x48Cfg : KernelConfig<64, 48, 64, 14> {};
 
+/// 64×64 with one consumer warpgroup and 13 stages of 16 KB (208 KB beside the two C buffers): cuBLAS's
+/// kernel at 128×4096×4096 (`nvjet_sm90_tst_64x64_64x13`, in clusters of 2) runs 128 such tiles with K
+/// whole where every_shape splits K of 128×64 tiles in two and writes partial sums. Appendix steps
+/// tile_64x64 and tile_64x64_2x1 (the two tiles of a column share B) force it.
+struct Tile64x64Cfg : KernelConfig<64, 64, 64, 13> {};
+
 /// 64×256 with one consumer warpgroup, for every_shape's widest decode layers (M <= 64, N so wide that
 /// its 256-column tiles alone nearly fill the GPU): one tile per SM streaming its 256 rows of B, and
 /// not the 64 rows of zeros a 128-row tile would multiply; 5 stages of 40 KB.

@@ -70,40 +70,6 @@ double median(std::vector<float> v) {
   return v.size() % 2 ? v[h] : 0.5 * (double(v[h - 1]) + v[h]);
 }
 
-Timing time_on_gpu(const std::function<void(cudaStream_t)>& launch, const TimingOptions& opt) {
-  cudaStream_t stream;
-  MM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaEvent_t start, stop;
-  MM_CUDA_CHECK(cudaEventCreate(&start));
-  MM_CUDA_CHECK(cudaEventCreate(&stop));
-
-  for (int i = 0; i < opt.warmup; ++i) launch(stream);
-  MM_CHECK_LAUNCH();
-  MM_CUDA_CHECK(cudaStreamSynchronize(stream));
-
-  Timing t;
-  t.samples_ms.reserve(opt.reps);
-  for (int i = 0; i < opt.reps; ++i) {
-    // Before the start event: every timed run reads its inputs from device memory, as a first
-    // call would, and finds no dirty line of anyone else's to write back (see flush_l2).
-    if (opt.flush_l2) flush_l2(stream);
-    MM_CUDA_CHECK(cudaEventRecord(start, stream));
-    launch(stream);
-    MM_CUDA_CHECK(cudaEventRecord(stop, stream));
-    MM_CUDA_CHECK(cudaEventSynchronize(stop));
-    MM_CHECK_LAUNCH();
-    float ms = 0;
-    MM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    t.samples_ms.push_back(ms);
-  }
-  t.median_ms = median(t.samples_ms);
-  t.min_ms = *std::min_element(t.samples_ms.begin(), t.samples_ms.end());
-  MM_CUDA_CHECK(cudaEventDestroy(start));
-  MM_CUDA_CHECK(cudaEventDestroy(stop));
-  MM_CUDA_CHECK(cudaStreamDestroy(stream));
-  return t;
-}
-
 std::vector<Timing> time_interleaved(const std::vector<std::function<void(cudaStream_t)>>& launches,
                                      const TimingOptions& opt) {
   std::vector<Timing> out(launches.size());
@@ -124,6 +90,8 @@ std::vector<Timing> time_interleaved(const std::vector<std::function<void(cudaSt
   for (int r = 0; r < opt.reps; ++r) {
     for (std::size_t j = 0; j < n; ++j) {
       const std::size_t which = (std::size_t(r) + j) % n;
+      // Before the start event: every timed run reads its inputs from device memory, as a first
+      // call would, and finds no dirty line of anyone else's to write back (see flush_l2).
       if (opt.flush_l2) flush_l2(stream);
       MM_CUDA_CHECK(cudaEventRecord(start, stream));
       launches[which](stream);
@@ -143,6 +111,11 @@ std::vector<Timing> time_interleaved(const std::vector<std::function<void(cudaSt
   MM_CUDA_CHECK(cudaEventDestroy(stop));
   MM_CUDA_CHECK(cudaStreamDestroy(stream));
   return out;
+}
+
+// One launch in turns with itself: the same runs, in the same order, as before time_interleaved existed.
+Timing time_on_gpu(const std::function<void(cudaStream_t)>& launch, const TimingOptions& opt) {
+  return time_interleaved({launch}, opt).front();
 }
 
 }  // namespace mm

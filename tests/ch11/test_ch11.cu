@@ -252,14 +252,16 @@ TEST(ch11_Gemm, DecodeTilesForcedMatchFp64) {
 }
 
 /// The appendix steps against M = 128's DRAM rate (tile_shapes.cuh: 128×96 with 7 stages and one C
-/// buffer a consumer; 128×96, 128×128 and 64×96 in K steps of 128).
+/// buffer a consumer; 128×96, 128×128 and 64×96 in K steps of 128; cuBLAS's 64×64 with 13 stages,
+/// alone and in clusters of 2 along M).
 bool m128_ring_step(const std::string& name) {
-  return name == "tile_128x96_s7" || name == "tile_128x96_k128" || name == "tile_128x128_k128" || name == "tile_64x96_k128";
+  return name == "tile_128x96_s7" || name == "tile_128x96_k128" || name == "tile_128x128_k128" || name == "tile_64x96_k128" ||
+         name == "tile_64x64" || name == "tile_64x64_2x1";
 }
 
 TEST(ch11_Gemm, M128RingTilesForcedMatchFp64) {
-  // The appendix's deeper ring (7 stages, one C buffer: the tile's two pieces, 64 and 32 columns, take
-  // turns in it) and K steps of 128 (two boxes of 64 k a row a stage; 8 wgmma k-blocks walking both)
+  // The appendix's deeper rings (7 stages, one C buffer: the tile's two pieces, 64 and 32 columns, take
+  // turns in it; 64×64's 13 stages, alone and in clusters of 2 whose second block may have no rows) and K steps of 128 (two boxes of 64 k a row a stage; 8 wgmma k-blocks walking both)
   // at odd sizes: M = 1, 65, 127, 128, 129 (a second row of tiles of one row); N ending inside a tile's
   // first piece or its narrow one (104 = 96 + 8, 1000 = 10·96 + 40, 11024 = 114·96 + 80); K below one
   // step of 128 (8; 64: the second box wholly past K; 72: partly), and past a multiple of 128 by 8, 72

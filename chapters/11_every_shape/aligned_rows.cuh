@@ -81,8 +81,8 @@ inline int aligned_rows_tile(const GemmProblem& p, int sms) {
 /// picked the faster path best over 31 misaligned shapes measured both ways on the H200 (the step's
 /// page): 0.90, the ratio measured at 3000³ alone, ran 192×192 where the copy was 3-7% faster (4000²×3000,
 /// 3504²×5000, 6000²×5000); at 0.86 the choice is within 1% of the faster path at 29 of 31, 1.4% behind
-/// at 5000³ and 4.1% at 2896×3840×4008. 3000³: 2 rounds in place, 86 µs, against 27 µs of copy and
-/// 79 µs of GEMM.
+/// at 5000³ and 4.1% at 2896×3840×4008. 3000³, modeled: 2 rounds in place, 91 µs, against 27 µs of
+/// copy and 79 µs of GEMM (measured: 85 µs against 18 and 78).
 inline bool runs_in_place_192(const GemmProblem& p, int sms) {
   constexpr double kInPlace192Efficiency = 0.86;
   if (sms < 2) return false;

@@ -43,6 +43,11 @@ __global__ void copy_to_aligned_rows(const Chunk* __restrict__ a, const Chunk* _
 
 /// Elements of a row after the copy: K rounded up to a multiple of 64 (128 bytes of bf16).
 inline std::int64_t aligned_pitch(std::int64_t k) { return (k + 63) / 64 * 64; }
+/// The problem the GEMM after the copy sees: K at the aligned pitch.
+inline GemmProblem with_aligned_rows(GemmProblem p) {
+  p.k = aligned_pitch(p.k);
+  return p;
+}
 
 /// The copy's model, shared by copies_to_aligned_rows and runs_in_place_192: an aligned GEMM's rate, the
 /// copy's bytes a second and its launch (with the GEMM's wait for it).
@@ -66,11 +71,7 @@ inline bool copies_to_aligned_rows(const GemmProblem& p) {
 
 /// The index into kTileShapes of the tile the aligned copies get: choose_tile_shape's, for K at the
 /// aligned pitch (its rule against narrow tiles on misaligned rows no longer applies).
-inline int aligned_rows_tile(const GemmProblem& p, int sms) {
-  GemmProblem aligned = p;
-  aligned.k = aligned_pitch(p.k);
-  return choose_tile_shape(aligned, sms);
-}
+inline int aligned_rows_tile(const GemmProblem& p, int sms) { return choose_tile_shape(with_aligned_rows(p), sms); }
 
 /// Step 15: where the copy pays (copies_to_aligned_rows), 192×192 tiles in clusters of 2 along M (B
 /// multicast: each block asks the L2 for half of B's rows) read the rows where they lie, when the model
@@ -87,10 +88,8 @@ inline bool runs_in_place_192(const GemmProblem& p, int sms) {
   constexpr double kInPlace192Efficiency = 0.86;
   if (sms < 2) return false;
   const double unit_seconds = 2.0 * 128.0 * 256.0 * double(p.k) * double(sms) / kAlignedGemmFlopsPerSecond;
-  GemmProblem aligned = p;
-  aligned.k = aligned_pitch(p.k);
   const double copy_then_gemm = aligned_copy_bytes(p) / kCopyBytesPerSecond + kCopyLaunchSeconds +
-                                modeled_time(aligned, kTileShapes[aligned_rows_tile(p, sms)], sms) * unit_seconds;
+                                modeled_time(with_aligned_rows(p), kTileShapes[aligned_rows_tile(p, sms)], sms) * unit_seconds;
   const std::int64_t units = launch::ceil_div(launch::ceil_div(p.m, 192), 2) * launch::ceil_div(p.n, 192);
   const double rounds = double(launch::ceil_div(units, std::int64_t(sms / 2)));
   const double in_place = rounds * (192.0 * 192.0 / (128.0 * 256.0)) / kInPlace192Efficiency * unit_seconds;

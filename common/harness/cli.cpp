@@ -109,7 +109,8 @@ CliOptions parse_cli(int argc, const char* const* argv, const CliSpec& spec) {
   app.add_flag("--no-check", [&o](std::int64_t) { o.check = false; }, "skip the comparison with the fp64 reference");
   if (spec.can_interleave)
     app.add_flag("--interleave", o.interleave,
-                 "time a size's kernels in turns (one run each a round, the first moving each round), not each kernel's runs together");
+                 "time a size's kernels in turns (one run each a round, the first moving each round), "
+                 "not each kernel's runs together");
   app.add_option("--seed", seed, "seed of the random inputs (default 42)")->type_name("INT");
   for (const CliExtraOption& x : spec.extra_options) app.add_option_function<std::string>(x.name, x.set, x.help)->type_name(x.type_name);
   for (const CliExtraFlag& f : spec.extra_flags) app.add_flag(f.name, *f.value, f.help);

@@ -255,13 +255,14 @@ TEST(ch11_Gemm, DecodeTilesForcedMatchFp64) {
 /// buffer a consumer; 128×96, 128×128 and 64×96 in K steps of 128; cuBLAS's 64×64 with 13 stages,
 /// alone and in clusters of 2 along M).
 bool m128_ring_step(const std::string& name) {
-  return name == "tile_128x96_s7" || name == "tile_128x96_k128" || name == "tile_128x128_k128" || name == "tile_64x96_k128" ||
-         name == "tile_64x64" || name == "tile_64x64_2x1";
+  return name == "tile_128x96_s7" || name == "tile_128x96_k128" || name == "tile_128x128_k128" ||
+         name == "tile_64x96_k128" || name == "tile_64x64" || name == "tile_64x64_2x1";
 }
 
 TEST(ch11_Gemm, M128RingTilesForcedMatchFp64) {
   // The appendix's deeper rings (7 stages, one C buffer: the tile's two pieces, 64 and 32 columns, take
-  // turns in it; 64×64's 13 stages, alone and in clusters of 2 whose second block may have no rows) and K steps of 128 (two boxes of 64 k a row a stage; 8 wgmma k-blocks walking both)
+  // turns in it; 64×64's 13 stages, alone and in clusters of 2 whose second block may have no rows) and
+  // K steps of 128 (two boxes of 64 k a row a stage; 8 wgmma k-blocks walking both)
   // at odd sizes: M = 1, 65, 127, 128, 129 (a second row of tiles of one row); N ending inside a tile's
   // first piece or its narrow one (104 = 96 + 8, 1000 = 10·96 + 40, 11024 = 114·96 + 80); K below one
   // step of 128 (8; 64: the second box wholly past K; 72: partly), and past a multiple of 128 by 8, 72
@@ -757,7 +758,8 @@ TEST(ch11_Choice, MisalignedRowsAreCopiedWhereTheCopyPays) {
   // K % 16 != 0 (rows 16 bytes into a 32-byte sector) and the copy saves more than it costs: 7000³ and
   // 1312×4096×3000 are copied, then take the tiles 7040³ and K = 3008 would (aligned rows: any tile).
   // 4000²×3000 and 6000²×5000 too: measured, the copy ran 3% and 7% ahead of 192×192 in place.
-  for (const Size& s : {Size{7000, 7000, 7000}, Size{1312, 4096, 3000}, Size{4000, 4000, 3000}, Size{6000, 6000, 5000}}) {
+  for (const Size& s :
+       {Size{7000, 7000, 7000}, Size{1312, 4096, 3000}, Size{4000, 4000, 3000}, Size{6000, 6000, 5000}}) {
     const ch11::Choice c = ch11::choose(problem(s, "RCR"), 132);
     EXPECT_TRUE(c.aligned_rows) << mm::test::size_name(s);
     EXPECT_EQ(c.kernel, ch11::Choice::tile_shapes) << mm::test::size_name(s);

@@ -139,6 +139,9 @@ std::vector<GemmKernel<bf16, bf16>> steps_on_grid(int max_blocks, int splits) {
       step("tile_128x256_2x1", forced_tile<Clustered<Tile128x256Cfg, 2, 1>>(max_blocks), tile_shapes_rejects),
       step("tile_128x192_2x1", forced_tile<Clustered<Tile128x192Cfg, 2, 1>>(max_blocks), tile_shapes_rejects),
       step("tile_64x128_2x1", forced_tile<Clustered<Tile64x128Cfg, 2, 1>>(max_blocks), tile_shapes_rejects),
+      // ... and 128×64, as few flops a byte as 64×128 but two consumer warpgroups: which of the two sets a
+      // cluster's cost (64×128 loses 29% in clusters of 2 at 3072³, 128×192 1%)?
+      step("tile_128x64_2x1", forced_tile<Clustered<Tile128x64Cfg, 2, 1>>(max_blocks), tile_shapes_rejects),
       // ... and in clusters of 2×2 (A multicast along N and B along M: each block asks the L2 for half of
       // its rows of each), for rows whose pitch straddles 128-byte lines (1000³, 3000³ in place)
       step("tile_64x128_2x2", forced_tile<Clustered<Tile64x128Cfg, 2, 2>>(max_blocks), tile_shapes_rejects),
